@@ -1,0 +1,3 @@
+from fusiondiff.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,232 @@
+"""Command-line front end. It parses arguments, calls the library, and prints: reports to stdout,
+progress and errors to stderr. Every expected failure is one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from fusiondiff import __version__
+from fusiondiff.errors import FusionDiffError
+
+EXIT_OK = 0
+EXIT_DISCREPANCY = 1
+EXIT_ERROR = 2
+
+DESCRIPTION = """\
+Explain why the same nvFuser fusion runs at different speeds in two places: live, inside a
+Thunder session, and reconstructed, from its repro script in a fresh process.
+
+  fusiondiff capture train.py -o live.json      record every nvFusion a script runs
+  fusiondiff replay repro.py -o replay.json     record the fusion a repro script builds
+  fusiondiff diff live.json replay.json         say whether they differ, and why
+  fusiondiff show live.json                     summarise one capture
+  fusiondiff demo                               the seed case: live demo on a GPU,
+                                                bundled H200 captures elsewhere
+"""
+
+
+def _add_protocol_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("timing protocol (shared by capture and replay)")
+    g.add_argument("--samples", type=int, default=30, help="timed samples per fusion (default 30, at least 10 for the statistics)")
+    g.add_argument("--warmup", type=int, default=5, help="untimed executions before sampling (default 5)")
+    g.add_argument("--l2", choices=("cold", "warm"), default="cold", help="cold: flush L2 before each sample (default); warm: back to back")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fusiondiff", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"fusiondiff {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser(
+        "capture",
+        help="run a script and record every nvFusion it executes",
+        description="Run SCRIPT (like `python -m cProfile`) under fusiondiff.capture() and record every "
+        "nvFusion Thunder executes: definition, inputs, options, kernels with launch configs, segmentation "
+        "and timings under the shared protocol. Needs a CUDA GPU, Thunder and nvFuser.",
+    )
+    p.add_argument("script", help="Python script to run")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    p.add_argument("-o", "--output", required=True, help="capture file to write (.json)")
+    p.add_argument("--only", nargs="+", metavar="NAME", help="record only these fusions (nvFusion0 ...)")
+    p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
+    p.add_argument("--cuda-source", action="store_true", help="also store the generated CUDA source text")
+    _add_protocol_options(p)
+    p.set_defaults(handler=_cmd_capture)
+
+    p = sub.add_parser(
+        "replay",
+        help="run a repro script in a fresh process and record its fusions",
+        description="Run a repro script (nvfuser_direct, or legacy `from nvfuser import ...`) in a fresh "
+        "process, intercept every FusionDefinition.execute and record it like the live capture does.",
+    )
+    p.add_argument("script", help="repro script (.py)")
+    p.add_argument("-o", "--output", required=True, help="capture file to write (.json)")
+    p.add_argument("--inputs", metavar="CAPTURE", help="replace the script's inputs by the live side's (exact or synthesized)")
+    p.add_argument("--in-process", action="store_true", help="run in this process (a control for process effects)")
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds before the child process is stopped (default 900)")
+    p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
+    p.add_argument("--cuda-source", action="store_true", help="also store the generated CUDA source text")
+    _add_protocol_options(p)
+    p.set_defaults(handler=_cmd_replay)
+
+    p = sub.add_parser(
+        "repro",
+        help="write a faithful repro script from a capture",
+        description="Write a repro script for a captured fusion that keeps what nvFuser's own repro drops: "
+        "storage offset and alignment, integer value ranges, enable/disable options, NVFUSER_* variables.",
+    )
+    p.add_argument("capture", help="capture file (.json)")
+    p.add_argument("-o", "--output", required=True, help="script to write; with several fusions, a directory")
+    p.add_argument("--fusion", metavar="NAME", help="only this fusion (name or key)")
+    p.set_defaults(handler=_cmd_repro)
+
+    p = sub.add_parser(
+        "diff",
+        help="compare two captures and rank what explains the gap",
+        description="Match the fusions and kernels of two captures, compare every recorded property and the "
+        "timing distributions, and rank the findings. Exit 0: same and nothing found; 1: a discrepancy or "
+        "finding; 2: error.",
+    )
+    p.add_argument("a", help="first capture (usually the live one)")
+    p.add_argument("b", help="second capture (usually the replay)")
+    p.add_argument("--json", metavar="FILE", help="also write the diff record as JSON")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="what to print on stdout")
+    p.set_defaults(handler=_cmd_diff)
+
+    p = sub.add_parser("show", help="summarise one capture", description="Print a summary of a capture file.")
+    p.add_argument("capture", help="capture file (.json)")
+    p.set_defaults(handler=_cmd_show)
+
+    p = sub.add_parser(
+        "report",
+        help="render a diff as Markdown/HTML/Perfetto (not built yet)",
+        description="Full reports (rich terminal, Markdown/HTML with plots, Perfetto trace). Not built yet: "
+        "use `fusiondiff diff` for the text summary and JSON record.",
+    )
+    p.add_argument("inputs", nargs="*", help="captures or diff record")
+    p.set_defaults(handler=_not_built("report"))
+
+    p = sub.add_parser(
+        "demo",
+        help="the seed case study on an embedded default",
+        description="On a machine with a CUDA GPU, Thunder and nvFuser: capture the seed model's forward "
+        "live, replay one repro, and diff them. Elsewhere: diff the bundled captures recorded on an H200.",
+    )
+    p.add_argument("--offline", action="store_true", help="use the bundled captures even when a GPU is present")
+    p.add_argument("--workdir", default="fusiondiff-demo", help="where the live demo writes its captures")
+    p.set_defaults(handler=_cmd_demo)
+    return parser
+
+
+def _not_built(name: str) -> Callable[[argparse.Namespace], int]:
+    def handler(args: argparse.Namespace) -> int:
+        print(f"fusiondiff {name}: not built yet in fusiondiff {__version__}", file=sys.stderr)
+        return EXIT_ERROR
+
+    return handler
+
+
+def _protocol(args: argparse.Namespace):  # noqa: ANN202
+    from fusiondiff.model import TimingProtocol
+
+    if args.samples < 1 or args.warmup < 0:
+        raise FusionDiffError("--samples must be at least 1 and --warmup at least 0")
+    return TimingProtocol(warmup=args.warmup, samples=args.samples, l2_mode=args.l2)
+
+
+def _cmd_capture(args: argparse.Namespace) -> int:
+    from fusiondiff.live import capture_script
+
+    path = capture_script(
+        args.script,
+        args.args,
+        output=args.output,
+        protocol=_protocol(args),
+        only=args.only,
+        save_inputs=args.save_inputs,
+        cuda_source=args.cuda_source,
+        progress=_progress,
+    )
+    print(f"wrote {path}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from fusiondiff.replay.runner import replay_script
+
+    path = replay_script(
+        args.script,
+        output=args.output,
+        protocol=_protocol(args),
+        inputs_capture=args.inputs,
+        in_process=args.in_process,
+        timeout_s=args.timeout,
+        save_inputs=args.save_inputs,
+        cuda_source=args.cuda_source,
+        progress=_progress,
+    )
+    print(f"wrote {path}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _cmd_repro(args: argparse.Namespace) -> int:
+    from fusiondiff.replay.repro import write_repros
+
+    for path in write_repros(args.capture, args.output, fusion=args.fusion):
+        print(f"wrote {path}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from fusiondiff.diff import diff_files
+    from fusiondiff.report.text import render_diff_json, render_diff_text
+
+    result = diff_files(args.a, args.b)
+    if args.json:
+        from fusiondiff.store import _atomic_write
+
+        from pathlib import Path
+
+        text = render_diff_json(result)
+        _atomic_write(Path(args.json), lambda tmp: Path(tmp).write_text(text))
+    print(render_diff_json(result) if args.format == "json" else render_diff_text(result), end="")
+    return EXIT_OK if result.comparable else EXIT_DISCREPANCY
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from fusiondiff.report.text import render_capture_text
+    from fusiondiff.store import load_capture
+
+    print(render_capture_text(load_capture(args.capture)), end="")
+    return EXIT_OK
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from fusiondiff.demo import run_demo
+
+    return run_demo(offline=args.offline, workdir=args.workdir, progress=_progress, out=sys.stdout)
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    try:
+        return args.handler(args)
+    except FusionDiffError as exc:
+        print(f"fusiondiff {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print(f"fusiondiff {args.command}: interrupted", file=sys.stderr)
+        return 130

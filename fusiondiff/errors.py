@@ -1,0 +1,25 @@
+"""One base error for every stage, so the CLI can turn any of them into one line and exit 2."""
+
+
+class FusionDiffError(Exception):
+    """Base of every error fusiondiff raises on purpose. Its message says what to do next."""
+
+
+class CaptureFormatError(FusionDiffError):
+    """A file is not a fusiondiff capture, is damaged, or was written by a newer schema."""
+
+
+class CaptureError(FusionDiffError):
+    """Live capture could not record what it was asked to (no GPU, no Thunder, no nvFusion...)."""
+
+
+class ProfilerError(CaptureError):
+    """The kernel-record source (CUPTI through Kineto or nvFuser) failed or saw no kernels."""
+
+
+class ReplayError(FusionDiffError):
+    """A repro script could not be run, translated, or recorded."""
+
+
+class DiffError(FusionDiffError):
+    """Two captures cannot be compared."""

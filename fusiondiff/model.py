@@ -1,0 +1,412 @@
+"""The records fusiondiff writes and reads: one model shared by capture, replay, diff and report.
+
+A capture file is JSON (``schema_version`` at the top) holding one :class:`Capture`: the
+environment it was recorded in, the timing protocol, and one :class:`FusionRecord` per distinct
+fusion execution (same definition and same input signature recorded once, with a call count).
+Tensors, when saved, live in a safetensors file next to the JSON (see :mod:`fusiondiff.store`).
+
+Every record is a frozen dataclass; statistics are derived from the raw samples on demand, never
+stored as the only copy. Nothing in this module imports torch, so ``fusiondiff diff`` and the
+reports run on a machine without a GPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+import statistics
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from fusiondiff.errors import CaptureFormatError
+
+SCHEMA_VERSION = 1
+"""Version of the JSON layout. Bump it when a field changes meaning or is removed."""
+
+CaptureKind = Literal["live", "replay"]
+L2Mode = Literal["cold", "warm"]
+
+
+@dataclass(frozen=True)
+class TensorMeta:
+    """One fusion input as the fusion saw it: a tensor's layout, or a scalar's value."""
+
+    index: int
+    """Position in the fusion's input list."""
+    kind: Literal["tensor", "scalar"]
+    dtype: str
+    """``torch.bfloat16`` style for tensors; the Python type name (``int``, ``float``) for scalars."""
+    shape: tuple[int, ...] = ()
+    stride: tuple[int, ...] = ()
+    storage_offset: int = 0
+    """In elements, as ``Tensor.storage_offset()``."""
+    storage_numel: int = 0
+    """Elements in the underlying storage; a faithful copy needs at least this many."""
+    device: str = "cpu"
+    alignment_bytes: int = 0
+    """Largest power of two (capped at 256) dividing the data pointer; decides vectorization."""
+    is_contiguous: bool = True
+    min_value: float | None = None
+    """For integer and bool tensors: smallest value (index inputs decide gathers and index types)."""
+    max_value: float | None = None
+    scalar_value: str | None = None
+    """For scalars: ``repr`` of the value, so floats keep full precision."""
+    tensor_key: str | None = None
+    """Name of the saved tensor in the capture's safetensors file, if tensors were saved."""
+
+    @property
+    def signature(self) -> tuple[Any, ...]:
+        """What nvFuser's input cache distinguishes: dtype, shape, stride and alignment."""
+        if self.kind == "scalar":
+            return ("scalar", self.dtype)
+        return (self.dtype, self.shape, self.stride, min(self.alignment_bytes, 16), self.device)
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """How a kernel was launched."""
+
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    cluster: tuple[int, int, int] | None = None
+    """``None`` when the kernel-record source does not report clusters (Kineto does not)."""
+    shared_mem_bytes: int | None = None
+    """Dynamic plus static shared memory per block."""
+    dynamic_smem_bytes: int | None = None
+    """``None`` when the source reports only the total (Kineto)."""
+    static_smem_bytes: int | None = None
+    registers_per_thread: int | None = None
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Raw per-sample device durations and the statistics derived from them."""
+
+    samples_ns: tuple[float, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.samples_ns)
+
+    @property
+    def median_ns(self) -> float:
+        return statistics.median(self.samples_ns) if self.samples_ns else float("nan")
+
+    @property
+    def mean_ns(self) -> float:
+        return statistics.fmean(self.samples_ns) if self.samples_ns else float("nan")
+
+    @property
+    def min_ns(self) -> float:
+        return min(self.samples_ns) if self.samples_ns else float("nan")
+
+    @property
+    def max_ns(self) -> float:
+        return max(self.samples_ns) if self.samples_ns else float("nan")
+
+    @property
+    def iqr_ns(self) -> float:
+        """Interquartile range; 0 with fewer than two samples."""
+        if len(self.samples_ns) < 2:
+            return 0.0
+        q = statistics.quantiles(self.samples_ns, n=4, method="inclusive")
+        return q[2] - q[0]
+
+    def summary(self) -> dict[str, float]:
+        """Derived statistics, written next to the raw samples for readers of the JSON."""
+        return {
+            "count": self.count,
+            "median_ns": self.median_ns,
+            "mean_ns": self.mean_ns,
+            "min_ns": self.min_ns,
+            "max_ns": self.max_ns,
+            "iqr_ns": self.iqr_ns,
+        }
+
+
+@dataclass(frozen=True)
+class KernelRecord:
+    """One kernel launched by a fusion execution, with its times across the samples."""
+
+    name: str
+    """The kernel's function name as launched (``nvfuser_inner_persistent_f0_c1_r0_g0``)."""
+    normalized_name: str
+    """The name without the cache-history parts (``f``, ``c``, ``r``): comparable across processes."""
+    scheduler: str | None
+    group_id: int | None
+    """Segment (group) of the segmented fusion that launched it."""
+    launch: LaunchConfig
+    timing: Timing
+    order: int = 0
+    """Position in launch order within one execution."""
+    source_hash: str | None = None
+    """sha256 of the generated CUDA source, when it could be obtained."""
+    stream: int | None = None
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One group of a segmented fusion: which scheduler compiled it."""
+
+    group_id: int
+    scheduler: str
+
+
+@dataclass(frozen=True)
+class Segmentation:
+    """How nvFuser split the fusion. One segment when it was not segmented."""
+
+    segments: tuple[Segment, ...]
+    source: str = "scheduled_ir"
+    """Where it was read from: ``scheduled_ir`` or ``kernel_names`` (fallback)."""
+
+    @property
+    def is_segmented(self) -> bool:
+        return len(self.segments) > 1
+
+    @property
+    def schedulers(self) -> tuple[str, ...]:
+        return tuple(s.scheduler for s in sorted(self.segments, key=lambda s: s.group_id))
+
+
+@dataclass(frozen=True)
+class TimingProtocol:
+    """How the samples were taken. Stored with every capture so the differ can refuse to compare
+    numbers taken in different ways without saying so."""
+
+    method: str = "kineto"
+    """Kernel-record source: ``kineto`` (torch.profiler / CUPTI) today."""
+    warmup: int = 5
+    samples: int = 30
+    l2_mode: L2Mode = "cold"
+    """``cold``: a buffer of ``flush_bytes`` is written and the device synchronized before each
+    sample, so no input sits in L2; ``warm``: samples run back to back after a synchronize."""
+    flush_bytes: int = 0
+    on_copies: bool = True
+    """Samples ran on storage-faithful copies of the inputs, so the session's tensors never change."""
+
+
+@dataclass(frozen=True)
+class FusionRecord:
+    """One distinct fusion execution: what nvFuser was asked to run, and how it ran it."""
+
+    name: str
+    """Thunder's region name (``nvFusion0``) or ``fusion<N>`` for a replayed script."""
+    definition: str
+    """The definition as nvFuser prints it (``print(fd)``)."""
+    definition_hash: str
+    inputs: tuple[TensorMeta, ...]
+    kernels: tuple[KernelRecord, ...]
+    segmentation: Segmentation
+    timing: Timing
+    """Per sample: sum of the fusion's kernel durations."""
+    call_count: int = 1
+    trace: str | None = None
+    """``forward`` or ``backward`` for a Thunder region; ``None`` for a replay."""
+    ops_summary: str | None = None
+    """Thunder's list of the region's operations."""
+    enable_options: tuple[str, ...] = ()
+    disable_options: tuple[str, ...] = ()
+    device_index: int = 0
+    repro_script: str | None = None
+    """The script nvFuser writes for these inputs (``fd.repro_script_for``)."""
+    exact_constants: tuple[str, ...] = ()
+    """Full-precision ``repr`` of the floating-point constants of the region, where known."""
+    cuda_sources: dict[str, str] = field(default_factory=dict)
+    """Generated CUDA source per kernel name, only when asked for (it is large)."""
+    sm_clock_mhz: tuple[int, ...] = ()
+    """SM clock read before and after the samples."""
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def input_signature(self) -> tuple[Any, ...]:
+        return tuple(t.signature for t in self.inputs)
+
+    @property
+    def key(self) -> str:
+        """Stable identity within a capture: name, pass and a short definition hash."""
+        return f"{self.trace or 'script'}/{self.name}/{self.definition_hash[:12]}"
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where a capture was recorded."""
+
+    gpu_name: str | None = None
+    compute_capability: str | None = None
+    sm_count: int | None = None
+    l2_bytes: int | None = None
+    sm_clock_mhz: int | None = None
+    max_sm_clock_mhz: int | None = None
+    memory_clock_mhz: int | None = None
+    driver_version: str | None = None
+    cuda_version: str | None = None
+    torch_version: str | None = None
+    nvfuser_version: str | None = None
+    thunder_version: str | None = None
+    python_version: str | None = None
+    fusiondiff_version: str | None = None
+    hostname: str | None = None
+    nvfuser_env: dict[str, str] = field(default_factory=dict)
+    """Every ``NVFUSER_*`` environment variable of the recording process."""
+    recorded_at: str | None = None
+    """ISO 8601 time of recording."""
+
+
+@dataclass(frozen=True)
+class Capture:
+    """A whole capture file: environment, protocol and the recorded fusions."""
+
+    kind: CaptureKind
+    environment: Environment
+    protocol: TimingProtocol
+    fusions: tuple[FusionRecord, ...]
+    source: str = ""
+    """What was run: the script path and arguments, or ``session``."""
+    tensors_file: str | None = None
+    """safetensors file next to the JSON holding the exact inputs, if saved."""
+    warnings: tuple[str, ...] = ()
+    schema_version: int = SCHEMA_VERSION
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers shared by every producer of records
+
+
+_KERNEL_NAME = re.compile(
+    r"^(?:nvf::)?nvfuser_(?P<scheduler>[a-z_]+?)_f(?P<f>\d+)_c(?P<c>\d+)_r(?P<r>\d+)_g(?P<g>\d+)"
+)
+
+
+def parse_kernel_name(name: str) -> tuple[str, str | None, int | None]:
+    """Split a launched kernel's name into (normalized name, scheduler, group id).
+
+    nvFuser names kernels ``nvfuser_<scheduler>_f<fusion>_c<concretization>_r<runtime>_g<group>``;
+    ``f``, ``c`` and ``r`` count what this process compiled before, so they are dropped. Kineto
+    reports the demangled signature (``nvf::nvfuser_...(nvf::Tensor<...>)``): the arguments go too.
+    Other kernels (cuBLAS, ATen) keep their name without arguments.
+    """
+    short = name.split("(", 1)[0].strip()
+    match = _KERNEL_NAME.match(short)
+    if not match:
+        return short, None, None
+    scheduler = match["scheduler"]
+    group = int(match["g"])
+    return f"nvfuser_{scheduler}_g{group}", scheduler, group
+
+
+def definition_hash(definition: str) -> str:
+    """sha256 of a definition's text, with trailing spaces and blank lines ignored."""
+    lines = [line.rstrip() for line in definition.strip().splitlines() if line.strip()]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def alignment_of(address: int, cap: int = 256) -> int:
+    """Largest power of two dividing ``address``, at most ``cap`` (0 aligns to everything)."""
+    if address == 0:
+        return cap
+    return min(address & -address, cap)
+
+
+# --------------------------------------------------------------------------------------------
+# JSON codec: dataclasses <-> plain dicts, driven by the type hints so no field is forgotten.
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn a record into JSON-ready data. Timings also get their derived statistics."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, Timing):
+            out["summary"] = to_jsonable(value.summary())
+        return out
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, float) and value != value:  # NaN is not JSON
+        return None
+    return value
+
+
+def _decode(hint: Any, data: Any, where: str) -> Any:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if hint is Any:
+        return data
+    if origin in (typing.Union, types.UnionType):
+        if data is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _decode(arg, data, where)
+            except CaptureFormatError as exc:
+                errors.append(str(exc))
+        raise CaptureFormatError(errors[0] if errors else f"{where}: unexpected null")
+    if origin is Literal:
+        if data not in args:
+            raise CaptureFormatError(f"{where}: {data!r} is not one of {list(args)}")
+        return data
+    if dataclasses.is_dataclass(hint):
+        return _decode_record(hint, data, where)
+    if origin is tuple:
+        if not isinstance(data, list):
+            raise CaptureFormatError(f"{where}: expected a list, found {type(data).__name__}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(args[0], v, f"{where}[{i}]") for i, v in enumerate(data))
+        if len(args) != len(data):
+            raise CaptureFormatError(f"{where}: expected {len(args)} items, found {len(data)}")
+        return tuple(_decode(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, data)))
+    if origin is dict:
+        if not isinstance(data, dict):
+            raise CaptureFormatError(f"{where}: expected an object, found {type(data).__name__}")
+        return {k: _decode(args[1], v, f"{where}.{k}") for k, v in data.items()}
+    if hint is float:
+        if data is None:
+            return float("nan")
+        if isinstance(data, (int, float)) and not isinstance(data, bool):
+            return float(data)
+    elif hint is int:
+        if isinstance(data, int) and not isinstance(data, bool):
+            return data
+    elif hint in (str, bool):
+        if isinstance(data, hint):
+            return data
+    elif hint is type(None) and data is None:
+        return None
+    raise CaptureFormatError(f"{where}: expected {getattr(hint, '__name__', hint)}, found {data!r:.60}")
+
+
+def _decode_record(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise CaptureFormatError(f"{where}: expected an object, found {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            kwargs[f.name] = _decode(hints[f.name], data[f.name], f"{where}.{f.name}")
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise CaptureFormatError(f"{where}: missing field '{f.name}'")
+    return cls(**kwargs)
+
+
+def capture_from_jsonable(data: Any, origin: str = "capture") -> Capture:
+    """Build a :class:`Capture` from parsed JSON, with a clear error for foreign or newer files."""
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise CaptureFormatError(f"{origin} is not a fusiondiff capture (no schema_version)")
+    version = data["schema_version"]
+    if not isinstance(version, int):
+        raise CaptureFormatError(f"{origin}: schema_version {version!r} is not an integer")
+    if version > SCHEMA_VERSION:
+        raise CaptureFormatError(
+            f"{origin} was written with capture schema {version}; this fusiondiff reads up to "
+            f"{SCHEMA_VERSION}: upgrade fusiondiff"
+        )
+    if version < 1:
+        raise CaptureFormatError(f"{origin}: schema_version {version} is not a known version")
+    return _decode_record(Capture, data, origin)

@@ -1,0 +1,1 @@
+"""Renderers: pure functions from records to text. The library never prints."""

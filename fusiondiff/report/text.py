@@ -1,0 +1,75 @@
+"""Plain-text renderers for the terminal: a capture summary and a diff summary."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig
+
+if TYPE_CHECKING:
+    from fusiondiff.diff.model import DiffResult
+
+
+def _us(ns: float) -> str:
+    return "-" if ns != ns else f"{ns / 1000:.2f}"
+
+
+def _dims(d: tuple[int, int, int] | None) -> str:
+    return "-" if d is None else "x".join(str(v) for v in d)
+
+
+def describe_launch(launch: LaunchConfig) -> str:
+    """One-line launch configuration with units."""
+    smem = "-" if launch.shared_mem_bytes is None else f"{launch.shared_mem_bytes} B"
+    regs = "-" if launch.registers_per_thread is None else str(launch.registers_per_thread)
+    text = f"grid {_dims(launch.grid)} block {_dims(launch.block)} smem {smem} regs {regs}"
+    if launch.cluster and launch.cluster != (0, 0, 0):
+        text += f" cluster {_dims(launch.cluster)}"
+    return text
+
+
+def _kernel_line(k: KernelRecord) -> str:
+    return (
+        f"    {k.normalized_name:<40} {_us(k.timing.median_ns):>9} us  "
+        f"(iqr {_us(k.timing.iqr_ns)} us)  {describe_launch(k.launch)}"
+    )
+
+
+def _inputs_line(f: FusionRecord) -> str:
+    parts = []
+    for t in f.inputs:
+        if t.kind == "scalar":
+            parts.append(f"{t.dtype}={t.scalar_value}")
+        else:
+            dtype = t.dtype.replace("torch.", "")
+            extra = "" if t.storage_offset == 0 else f"+{t.storage_offset}"
+            parts.append(f"{dtype}{list(t.shape)}{extra}@{t.alignment_bytes}B")
+    return ", ".join(parts)
+
+
+def render_capture_text(capture: Capture) -> str:
+    """Summary of a capture: environment, protocol, and each fusion with its kernels (times in us)."""
+    env, proto = capture.environment, capture.protocol
+    lines = [
+        f"{capture.kind} capture of {capture.source or '?'}  (schema {capture.schema_version})",
+        f"  recorded {env.recorded_at or '?'} on {env.gpu_name or '?'} ({env.sm_count or '?'} SMs, "
+        f"L2 {(env.l2_bytes or 0) / 2**20:.0f} MiB); torch {env.torch_version}, nvFuser {env.nvfuser_version}, "
+        f"Thunder {env.thunder_version}",
+        f"  protocol: {proto.method}, {proto.warmup} warm-up, {proto.samples} samples, L2 {proto.l2_mode}",
+        f"  {len(capture.fusions)} fusion(s)",
+    ]
+    for w in capture.warnings:
+        lines.append(f"  warning: {w}")
+    for f in capture.fusions:
+        where = f" [{f.trace}]" if f.trace else ""
+        segs = "+".join(f.segmentation.schedulers) or "-"
+        lines.append(
+            f"  {f.name}{where}  {_us(f.timing.median_ns)} us median over {f.timing.count} samples, "
+            f"{len(f.kernels)} kernel(s), segments {segs}, called {f.call_count}x"
+        )
+        lines.append(f"    inputs: {_inputs_line(f)}")
+        if f.enable_options or f.disable_options:
+            lines.append(f"    options: enable={list(f.enable_options)} disable={list(f.disable_options)}")
+        lines.extend(_kernel_line(k) for k in f.kernels)
+        lines.extend(f"    warning: {w}" for w in f.warnings)
+    return "\n".join(lines) + "\n"

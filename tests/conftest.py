@@ -1,0 +1,39 @@
+"""Shared fixtures. Tests marked ``gpu`` skip cleanly where there is no CUDA device or nvFuser."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+def _gpu_unavailable_reason() -> str | None:
+    if importlib.util.find_spec("torch") is None:
+        return "torch is not installed"
+    import torch
+
+    if not torch.cuda.is_available():
+        return "no CUDA device"
+    if importlib.util.find_spec("nvfuser_direct") is None:
+        return "nvFuser (nvfuser_direct) is not installed"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not any("gpu" in item.keywords for item in items):
+        return
+    reason = _gpu_unavailable_reason()
+    if reason is None:
+        return
+    skip = pytest.mark.skip(reason=f"gpu test: {reason}")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA

@@ -1,0 +1,52 @@
+"""The command line: help texts, one-line errors, exit codes, and imports without torch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from fusiondiff.cli import main
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fusiondiff", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_help_lists_every_command():
+    result = run("--help")
+    assert result.returncode == 0
+    for command in ("capture", "replay", "repro", "diff", "show", "report", "demo"):
+        assert command in result.stdout
+
+
+@pytest.mark.parametrize("command", ["capture", "replay", "repro", "diff", "show", "report", "demo"])
+def test_each_command_has_help(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    assert "usage: fusiondiff " + command in capsys.readouterr().out
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    assert main([]) == 2
+    assert "usage" in capsys.readouterr().err
+
+
+def test_missing_capture_is_one_line_exit_2(tmp_path):
+    result = run("show", str(tmp_path / "nope.json"))
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "no such file" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_import_without_torch():
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import fusiondiff, fusiondiff.cli, fusiondiff.model, fusiondiff.store\n"
+        "print(fusiondiff.__version__)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
