@@ -183,7 +183,7 @@ def _cmd_repro(args: argparse.Namespace) -> int:
 
 def _cmd_diff(args: argparse.Namespace) -> int:
     from fusiondiff.diff import diff_files
-    from fusiondiff.report.text import render_diff_json, render_diff_text
+    from fusiondiff.report.diff_text import render_diff_json, render_diff_text
 
     result = diff_files(args.a, args.b)
     if args.json:
