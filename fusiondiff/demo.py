@@ -1,0 +1,86 @@
+"""``fusiondiff demo``: the seed case study on an embedded default.
+
+With a CUDA GPU, Thunder, litgpt and nvFuser: compile the seed model, capture its forward live,
+write fusiondiff's faithful repro of nvFusion0 and replay it in a fresh process, then diff the two.
+Elsewhere: diff the bundled captures, recorded the same way on an NVIDIA H200.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import TextIO
+
+from fusiondiff.recording.recorder import Progress
+
+BUNDLED = Path(__file__).parent / "data" / "demo"
+
+
+def live_stack_missing() -> str | None:
+    """Why the live demo cannot run here, or None when it can."""
+    for module in ("torch", "nvfuser_direct", "thunder", "litgpt"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed"
+    import torch
+
+    if not torch.cuda.is_available():
+        return "no CUDA device"
+    return None
+
+
+def _diff_and_render(a: Path, b: Path, out: TextIO) -> int:
+    from fusiondiff.diff import diff_files
+    from fusiondiff.report.diff_text import render_diff_text
+
+    result = diff_files(a, b)
+    out.write(render_diff_text(result))
+    return 0 if result.comparable else 1
+
+
+def run_offline(out: TextIO, progress: Progress) -> int:
+    """Diff the bundled live capture against the bundled replay of its repro."""
+    from fusiondiff.report.text import render_capture_text
+    from fusiondiff.store import load_capture
+
+    live, replay = BUNDLED / "live.json", BUNDLED / "replay.json"
+    progress(f"fusiondiff demo: bundled captures recorded on {load_capture(live).environment.gpu_name} ({BUNDLED})")
+    out.write(render_capture_text(load_capture(live)))
+    out.write("\n")
+    return _diff_and_render(live, replay, out)
+
+
+def run_live(workdir: Path, out: TextIO, progress: Progress) -> int:
+    """Capture the seed model live, replay fusiondiff's repro of nvFusion0, and diff them."""
+    import torch
+
+    from fusiondiff.live import capture
+    from fusiondiff.replay.repro import write_repros
+    from fusiondiff.replay.runner import replay_script
+    from fusiondiff.report.text import render_capture_text
+    from fusiondiff.seed import build_seed_model
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    progress("fusiondiff demo: compiling the seed model (litgpt Llama-3-8B, 3 layers) with thunderfx")
+    _, compiled, idx = build_seed_model()
+    compiled(idx)  # compile outside the capture: the capture measures executions, not compilation
+    torch.cuda.synchronize()
+    with capture(workdir / "live.json", progress=progress, source="fusiondiff demo: seed model forward") as cap:
+        compiled(idx)
+    assert cap.capture is not None and cap.path is not None
+    out.write(render_capture_text(cap.capture))
+    script = write_repros(cap.path, workdir / "nvFusion0_repro.py", fusion="nvFusion0")[0]
+    progress(f"fusiondiff demo: replaying {script} in a fresh process")
+    replay = replay_script(str(script), output=str(workdir / "replay.json"), protocol=cap.capture.protocol, progress=progress)
+    out.write("\n")
+    return _diff_and_render(cap.path, replay, out)
+
+
+def run_demo(*, offline: bool, workdir: str, progress: Progress, out: TextIO) -> int:
+    """Run the live demo where the stack allows it, the bundled one otherwise."""
+    missing = None if not offline else "--offline"
+    if missing is None:
+        missing = live_stack_missing()
+    if missing is not None:
+        progress(f"fusiondiff demo: live demo not possible here ({missing}); using the bundled H200 captures")
+        return run_offline(out, progress)
+    return run_live(Path(workdir), out, progress)

@@ -1,0 +1,229 @@
+"""Live capture inside a Thunder session.
+
+``with fusiondiff.capture("live.json"):`` records every nvFusion executed in the block, forward
+and backward. Thunder runs each nvFusion through a ``FusionDefinitionWrapper``
+(thunder/executors/nvfuserex_impl.py) that picks a FusionDefinition from its cache and calls
+``fd.execute(args, _enable_options=..., _disable_options=...)``. fusiondiff wraps that call only to
+learn the region's name and pass, and intercepts the execute itself with the shared
+:class:`~fusiondiff.recording.recorder.Recorder`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import runpy
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from fusiondiff.errors import CaptureError, FusionDiffError
+from fusiondiff.model import Capture, TimingProtocol
+from fusiondiff.recording.recorder import Label, Progress, Recorder
+from fusiondiff.store import save_capture
+
+
+class LiveCapture:
+    """Handle returned by :func:`capture`; ``capture`` and ``path`` are set when the block exits."""
+
+    def __init__(self, recorder: Recorder):
+        self.recorder = recorder
+        self.capture: Capture | None = None
+        self.path: Path | None = None
+
+    @property
+    def fusion_count(self) -> int:
+        """Distinct executions recorded so far."""
+        return self.recorder.fusion_count
+
+
+def _thunder_wrapper_class() -> Any | None:
+    """Thunder's FusionDefinitionWrapper, or None when Thunder is not installed."""
+    try:
+        import thunder  # noqa: F401
+    except ImportError:
+        return None
+    try:
+        from thunder.executors import nvfuserex_impl
+    except Exception as exc:  # noqa: BLE001 - Thunder without a working nvFuser
+        raise CaptureError(f"Thunder's nvFuser executor is not available ({type(exc).__name__}: {exc})") from None
+    return nvfuserex_impl.FusionDefinitionWrapper
+
+
+def _float_constants(bsyms: Sequence[Any]) -> tuple[str, ...]:
+    """Full-precision float literals of a Thunder region's bound symbols (nvFuser prints 6 digits)."""
+    found: set[float] = set()
+
+    def visit(value: Any, depth: int) -> None:
+        if depth > 6:
+            return
+        if isinstance(value, float):
+            found.add(value)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                visit(v, depth + 1)
+        elif isinstance(value, dict):
+            for v in value.values():
+                visit(v, depth + 1)
+        elif hasattr(value, "sym") and hasattr(value, "args"):
+            visit(value.args, depth + 1)
+            visit(getattr(value, "kwargs", {}), depth + 1)
+            visit(getattr(value, "subsymbols", ()), depth + 1)
+
+    visit(list(bsyms), 0)
+    return tuple(repr(v) for v in sorted(found) if v == v)
+
+
+def _region_constants(wrapper: Any) -> tuple[str, ...]:
+    """Constants of the region a wrapper executes, read from its ``get_fd`` closure (best effort:
+    Thunder keeps the region's bound symbols there)."""
+    fn = getattr(getattr(wrapper, "get_fd", None), "__wrapped__", None)
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            contents = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(contents, list) and contents and hasattr(contents[0], "sym"):
+            return _float_constants(contents)
+    return ()
+
+
+def _in_backward() -> bool:
+    import torch
+
+    return torch._C._current_graph_task_id() != -1
+
+
+@contextlib.contextmanager
+def _label_thunder_regions(recorder: Recorder, wrapper_class: Any) -> Iterator[None]:
+    original = wrapper_class.__call__
+    constants: dict[int, tuple[Any, tuple[str, ...]]] = {}
+
+    @functools.wraps(original)
+    def call(self: Any, *args: Any) -> Any:
+        name, _, ops = str(self.name).partition(":")
+        cached = constants.get(id(self))
+        if cached is None or cached[0] is not self:
+            cached = (self, _region_constants(self))
+            constants[id(self)] = cached
+        label = Label(
+            name=name.strip(),
+            trace="backward" if _in_backward() else "forward",
+            ops_summary=ops.strip() or None,
+            exact_constants=cached[1],
+        )
+        with recorder.labelled(label):
+            return original(self, *args)
+
+    wrapper_class.__call__ = call
+    try:
+        yield
+    finally:
+        wrapper_class.__call__ = original
+
+
+@contextlib.contextmanager
+def _script_context(script: str, error: Callable[[], BaseException | None]) -> Iterator[None]:
+    """Report a script's own failure rather than the empty capture it caused."""
+    try:
+        yield
+    except CaptureError:
+        failure = error()
+        if failure is None:
+            raise
+        raise FusionDiffError(f"{script} raised {type(failure).__name__}: {failure}; nothing was recorded") from None
+
+
+@contextlib.contextmanager
+def capture(
+    output: str | os.PathLike[str] | None = None,
+    *,
+    protocol: TimingProtocol | None = None,
+    only: Sequence[str] | None = None,
+    save_inputs: bool = False,
+    cuda_source: bool = False,
+    progress: Progress | None = None,
+    source: str = "session",
+) -> Iterator[LiveCapture]:
+    """Record every nvFusion executed inside the block; write ``output`` (JSON) when it ends.
+
+    The session computes exactly what it would without the capture: fusions are timed afterwards on
+    copies of their inputs. No profiler is left running. Raises :class:`CaptureError` when no
+    nvFusion ran (module not compiled by Thunder, or nvFuser not used) and writes nothing then.
+    """
+    recorder = Recorder("live", protocol, timing="inline", only=only, save_inputs=save_inputs,
+                        cuda_source=cuda_source, progress=progress, source=source)
+    wrapper_class = _thunder_wrapper_class()
+    handle = LiveCapture(recorder)
+    recorder.install()
+    try:
+        if wrapper_class is None:
+            recorder.warnings.append("Thunder is not installed: fusions are named by execution order")
+            yield handle
+        else:
+            with _label_thunder_regions(recorder, wrapper_class):
+                yield handle
+    finally:
+        recorder.uninstall()
+    try:
+        handle.capture = recorder.finish()
+    except CaptureError as exc:
+        if recorder.fusion_count == 0:
+            hint = (
+                "; is the module compiled with thunder.jit or thunderfx, with the nvFuser executor?"
+                if wrapper_class is not None
+                else "; Thunder is not installed, and no FusionDefinition.execute ran"
+            )
+            raise CaptureError(f"no nvFusion was executed inside the capture block{hint}") from None
+        raise
+    if output is not None:
+        handle.path = save_capture(handle.capture, output, recorder.tensors or None)
+
+
+def capture_script(
+    script: str,
+    args: Sequence[str],
+    *,
+    output: str | os.PathLike[str],
+    protocol: TimingProtocol | None = None,
+    only: Sequence[str] | None = None,
+    save_inputs: bool = False,
+    cuda_source: bool = False,
+    progress: Progress | None = None,
+) -> Path:
+    """Run ``script`` as ``__main__`` under :func:`capture` (like ``python -m cProfile``)."""
+    path = Path(script)
+    if not path.is_file():
+        raise FusionDiffError(f"{script}: no such file")
+    source = " ".join([script, *args])
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [str(path), *args]
+    sys.path.insert(0, str(path.resolve().parent))
+    script_error: BaseException | None = None
+    try:
+        with _script_context(script, lambda: script_error), capture(
+            output, protocol=protocol, only=only, save_inputs=save_inputs, cuda_source=cuda_source,
+            progress=progress, source=source,
+        ) as handle:
+            try:
+                runpy.run_path(str(path), run_name="__main__")
+            except SystemExit as exc:
+                if exc.code not in (None, 0):
+                    script_error = exc
+            except Exception as exc:  # noqa: BLE001 - the script's error is reported after saving
+                script_error = exc
+                if handle.fusion_count:
+                    handle.recorder.warnings.append(f"the script raised {type(exc).__name__}: {exc}")
+    finally:
+        sys.argv, sys.path = saved_argv, saved_path
+    if handle.path is None:
+        raise CaptureError("nothing was written")
+    if script_error is not None:
+        raise FusionDiffError(
+            f"{script} raised {type(script_error).__name__}: {script_error}; "
+            f"the {handle.fusion_count} fusion(s) recorded before it were written to {handle.path}"
+        )
+    return handle.path
+

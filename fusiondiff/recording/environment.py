@@ -1,0 +1,85 @@
+"""The environment a capture is recorded in: GPU, clocks, driver and library versions."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import os
+import platform
+import socket
+import sys
+
+from fusiondiff.model import Environment
+
+
+def nvfuser_variables() -> dict[str, str]:
+    """Every NVFUSER_* environment variable: they change what nvFuser compiles."""
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith("NVFUSER_")}
+
+
+def _version(module: str, distribution: str) -> str | None:
+    """A package's version without importing it when it is not loaded (Thunder takes seconds)."""
+    mod = sys.modules.get(module)
+    if mod is None:
+        try:
+            return importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+    version = getattr(mod, "version", None)
+    if callable(version):
+        return str(version())
+    return str(getattr(mod, "__version__", None))
+
+
+def sm_clock_mhz(device_index: int = 0) -> int | None:
+    """Current SM clock through NVML, or None where NVML is not available."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+        return int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
+    except Exception:  # noqa: BLE001 - clocks are evidence, not a requirement
+        return None
+
+
+def collect_environment(device_index: int = 0) -> Environment:
+    """Read the recording process's environment (needs torch; the GPU fields need CUDA)."""
+    import torch
+
+    from fusiondiff import __version__
+
+    fields: dict[str, object] = {}
+    if torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(device_index)
+        fields.update(
+            gpu_name=props.name,
+            compute_capability=f"{props.major}.{props.minor}",
+            sm_count=props.multi_processor_count,
+            l2_bytes=props.L2_cache_size,
+        )
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+        fields.update(
+            driver_version=str(pynvml.nvmlSystemGetDriverVersion()),
+            sm_clock_mhz=int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
+            max_sm_clock_mhz=int(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)),
+            memory_clock_mhz=int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
+        )
+    except Exception:  # noqa: BLE001 - NVML is optional
+        pass
+    return Environment(
+        cuda_version=torch.version.cuda,
+        torch_version=torch.__version__,
+        nvfuser_version=_version("nvfuser_direct", "nvfuser"),
+        thunder_version=_version("thunder", "lightning-thunder"),
+        python_version=platform.python_version(),
+        fusiondiff_version=__version__,
+        hostname=socket.gethostname(),
+        nvfuser_env=nvfuser_variables(),
+        recorded_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        **fields,  # type: ignore[arg-type]
+    )

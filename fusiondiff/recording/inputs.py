@@ -1,0 +1,122 @@
+"""Fusion inputs: their metadata, storage-faithful copies, and tensors rebuilt from a capture.
+
+nvFuser picks kernels from sizes, strides and the data pointer's alignment (vectorization), and
+index inputs decide gathers; so a copy used for timing, or an input rebuilt for a replay, must keep
+the storage offset (hence the alignment) and the strides, not just the shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fusiondiff.errors import ReplayError
+from fusiondiff.model import TensorMeta, alignment_of
+
+_INTEGER_KINDS = ("int", "uint", "bool")
+
+
+def _is_tensor(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
+
+
+def quick_signature(inputs: Sequence[Any]) -> tuple[Any, ...]:
+    """What decides a distinct execution, cheap enough for every call (no device sync)."""
+    sig = []
+    for value in inputs:
+        if _is_tensor(value):
+            sig.append(
+                (str(value.dtype), tuple(value.shape), tuple(value.stride()), alignment_of(value.data_ptr()), str(value.device))
+            )
+        else:
+            sig.append((type(value).__name__,))
+    return tuple(sig)
+
+
+def describe_input(index: int, value: Any) -> TensorMeta:
+    """Metadata of one input; integer tensors also get their value range (one device sync)."""
+    if not _is_tensor(value):
+        return TensorMeta(index=index, kind="scalar", dtype=type(value).__name__, scalar_value=repr(value))
+    import torch
+
+    min_value = max_value = None
+    is_integer = not value.dtype.is_floating_point and not value.dtype.is_complex
+    if is_integer and value.numel() > 0:
+        wide = value.to(torch.int64) if value.dtype == torch.bool else value
+        min_value, max_value = float(wide.min().item()), float(wide.max().item())
+    return TensorMeta(
+        index=index,
+        kind="tensor",
+        dtype=str(value.dtype),
+        shape=tuple(value.shape),
+        stride=tuple(value.stride()),
+        storage_offset=value.storage_offset(),
+        storage_numel=value.untyped_storage().nbytes() // value.element_size(),
+        device=str(value.device),
+        alignment_bytes=alignment_of(value.data_ptr()),
+        is_contiguous=value.is_contiguous(),
+        min_value=min_value,
+        max_value=max_value,
+    )
+
+
+def describe_inputs(inputs: Sequence[Any]) -> tuple[TensorMeta, ...]:
+    return tuple(describe_input(i, v) for i, v in enumerate(inputs))
+
+
+def flat_storage(value: Any) -> Any:
+    """The whole storage behind a tensor as a 1-D tensor of its dtype (what safetensors can hold)."""
+    import torch
+
+    numel = value.untyped_storage().nbytes() // value.element_size()
+    flat = torch.empty(0, dtype=value.dtype, device=value.device)
+    flat.set_(value.untyped_storage(), 0, (numel,), (1,))
+    return flat
+
+
+def faithful_copy(value: Any) -> Any:
+    """A copy with the same storage size, offset and strides, so alignment and layout are kept.
+
+    Timing runs on these copies: a fusion that writes into its inputs (in-place updates, aliased
+    outputs) then never changes the session's tensors.
+    """
+    if not _is_tensor(value):
+        return value
+    storage = flat_storage(value).clone()
+    return storage.as_strided(value.shape, value.stride(), value.storage_offset())
+
+
+def materialize(meta: TensorMeta, saved: dict[str, Any] | None = None, device: str | None = None) -> Any:
+    """Rebuild an input from its metadata: the exact saved storage when there is one, otherwise a
+    synthesized storage with the same size, offset, strides and integer value range."""
+    if meta.kind == "scalar":
+        import ast
+
+        if meta.scalar_value is None:
+            raise ReplayError(f"input {meta.index}: scalar without a recorded value")
+        return ast.literal_eval(meta.scalar_value) if meta.scalar_value not in ("inf", "-inf", "nan") else float(meta.scalar_value)
+    import torch
+
+    dtype = getattr(torch, meta.dtype.removeprefix("torch."))
+    target = device or meta.device
+    if saved is not None and meta.tensor_key in saved:
+        storage = saved[meta.tensor_key].to(target)
+    else:
+        numel = max(meta.storage_numel, 1)
+        if dtype.is_floating_point or dtype.is_complex:
+            storage = torch.randn(numel, dtype=dtype, device=target)
+        elif dtype == torch.bool:
+            storage = torch.randint(0, 2, (numel,), device=target).bool()
+        else:
+            low = int(meta.min_value) if meta.min_value is not None else 0
+            high = int(meta.max_value) + 1 if meta.max_value is not None else 10
+            storage = torch.randint(low, max(high, low + 1), (numel,), dtype=dtype, device=target)
+    tensor = storage.as_strided(meta.shape, meta.stride, meta.storage_offset)
+    got = alignment_of(tensor.data_ptr())
+    if min(got, 16) != min(meta.alignment_bytes, 16):
+        raise ReplayError(
+            f"input {meta.index}: rebuilt tensor is {got}-byte aligned, the capture had {meta.alignment_bytes}"
+        )
+    return tensor

@@ -1,0 +1,104 @@
+"""Everything fusiondiff asks of nvFuser, in one place, so version differences stay here.
+
+nvFuser 0.2.36 ships only the direct bindings (``nvfuser_direct``); older wheels also shipped the
+legacy ``nvfuser`` frontend. Optional APIs are found with ``getattr`` and their absence is recorded
+as a warning, never a crash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from fusiondiff.errors import CaptureError
+from fusiondiff.model import Segment, Segmentation, parse_kernel_name
+
+_GROUP = re.compile(r"^g\{\((?P<scheduler>[A-Za-z_]+)\)\s*\n\s*group id:\s*(?P<id>\d+)", re.MULTILINE)
+_GLOBAL = re.compile(r"__global__\s+void\s+(?P<name>\w+)\s*\(")
+
+
+def frontend() -> Any:
+    """The nvFuser Python module that defines ``FusionDefinition``."""
+    try:
+        import nvfuser_direct
+    except ImportError as exc:
+        raise CaptureError(f"nvFuser is not importable ({exc}); install the nvFuser wheel for your CUDA and torch") from None
+    return nvfuser_direct
+
+
+def definition_text(fd: Any) -> str:
+    """The definition as nvFuser prints it: regenerated from the fusion IR, so a live definition
+    and a script's definition of the same fusion print the same text."""
+    return str(fd)
+
+
+def parse_segmentation(scheduled_ir: str | None, kernel_names: Sequence[str]) -> Segmentation:
+    """Segments from a segmented runtime's scheduled IR (``g{(scheduler) group id: N``), or, for an
+    unsegmented fusion, the one segment named by its kernel."""
+    groups = [(int(m["id"]), m["scheduler"]) for m in _GROUP.finditer(scheduled_ir or "")]
+    if groups:
+        return Segmentation(segments=tuple(Segment(group_id=g, scheduler=s) for g, s in sorted(groups)))
+    segments = {}
+    for name in kernel_names:
+        _, scheduler, group = parse_kernel_name(name)
+        if scheduler is not None and group is not None:
+            segments[group] = scheduler
+    return Segmentation(
+        segments=tuple(Segment(group_id=g, scheduler=s) for g, s in sorted(segments.items())), source="kernel_names"
+    )
+
+
+def scheduled_ir(fd: Any) -> str | None:
+    """Scheduled IR of the fusion's most recent execution, or None if unavailable."""
+    fec = getattr(fd, "fec", None)
+    getter = getattr(fec, "get_most_recent_scheduled_ir", None)
+    if getter is None:
+        return None
+    try:
+        return getter()
+    except Exception:  # noqa: BLE001 - evidence only
+        return None
+
+
+def split_cuda_sources(code: str) -> dict[str, str]:
+    """Map each ``__global__`` kernel's name to its source (a segmented fusion has several)."""
+    matches = list(_GLOBAL.finditer(code))
+    if not matches:
+        return {}
+    out = {}
+    for i, m in enumerate(matches):
+        # each kernel's text runs from its signature to the next kernel's signature
+        start = m.start()
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(code)
+        out[m["name"]] = code[start:end]
+    return out
+
+
+def cuda_sources(fd: Any, inputs: Sequence[Any], device: int | None = None) -> tuple[dict[str, str], str | None]:
+    """Generated CUDA source per kernel name, and a warning when nvFuser cannot give it."""
+    getter = getattr(getattr(fd, "fec", None), "get_cuda_kernel", None)
+    if getter is None:
+        return {}, "this nvFuser has no fec.get_cuda_kernel: CUDA source not recorded"
+    try:
+        code = getter(list(inputs), False, device or 0)
+    except Exception as exc:  # noqa: BLE001 - segmented fusions may refuse
+        return {}, f"CUDA source not recorded: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+    return split_cuda_sources(code), None
+
+
+def source_hashes(sources: dict[str, str]) -> dict[str, str]:
+    return {name: hashlib.sha256(text.encode()).hexdigest() for name, text in sources.items()}
+
+
+def repro_script(fd: Any, inputs: Sequence[Any]) -> tuple[str | None, str | None]:
+    """nvFuser's own repro script for these inputs, and a warning when it fails (it raises
+    NameError for Python-scalar inputs in 0.2.36)."""
+    writer = getattr(fd, "repro_script_for", None)
+    if writer is None:
+        return None, "this nvFuser has no repro_script_for"
+    try:
+        return writer(list(inputs)), None
+    except Exception as exc:  # noqa: BLE001
+        return None, f"nvFuser's repro_script_for failed: {type(exc).__name__}: {exc}"

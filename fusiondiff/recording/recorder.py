@@ -1,0 +1,358 @@
+"""The recorder: intercepts ``FusionDefinition.execute`` and turns executions into records.
+
+Live capture and replay use this same class, so both sides have the same records and the same
+timing protocol. The patch is on the class, so it sees Thunder's ``FusionDefinitionWrapper``, a
+repro script, and anything else that executes a fusion.
+
+What the session computes is never changed: the caller's execution runs untouched and returns its
+own outputs; timing re-executes the fusion afterwards on storage-faithful copies of the inputs, with
+the CUDA RNG state saved and restored around it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fusiondiff.errors import CaptureError, FusionDiffError, ProfilerError
+from fusiondiff.model import (
+    Capture,
+    CaptureKind,
+    Environment,
+    FusionRecord,
+    Segmentation,
+    Timing,
+    TimingProtocol,
+    definition_hash,
+)
+from fusiondiff.recording import inputs as input_tools
+from fusiondiff.recording import nvfuser_adapter as nvf
+from fusiondiff.recording.environment import collect_environment, sm_clock_mhz
+from fusiondiff.recording.kineto import KinetoSource, profiler_active
+from fusiondiff.recording.timing import kernel_records, measure, noise_summary
+
+Progress = Callable[[str], None]
+InputOverride = Callable[[str, Sequence[Any]], Sequence[Any] | None]
+"""Given a definition hash and the script's inputs, the inputs to use instead (or None)."""
+
+
+@dataclass(frozen=True)
+class Label:
+    """What the caller knows about the fusion being executed (Thunder's region name, pass...)."""
+
+    name: str
+    trace: str | None = None
+    ops_summary: str | None = None
+    exact_constants: tuple[str, ...] = ()
+
+
+@dataclass
+class _Pending:
+    """A distinct execution seen but not yet timed (deferred timing keeps its input copies)."""
+
+    record: FusionRecord
+    fd: Any
+    copies: list[Any] | None
+    execute_kwargs: dict[str, Any]
+    calls: int = 1
+
+
+class Recorder:
+    """Records every distinct fusion execution while installed.
+
+    ``timing="inline"`` times a new execution right after it ran (memory is released at once);
+    ``"deferred"`` keeps input copies and times everything in :meth:`finish` (used by replay, so a
+    script's own profiler never overlaps ours). Inline timing is deferred automatically while a
+    torch profiler is already running.
+    """
+
+    def __init__(
+        self,
+        kind: CaptureKind,
+        protocol: TimingProtocol | None = None,
+        *,
+        timing: str = "inline",
+        only: Sequence[str] | None = None,
+        save_inputs: bool = False,
+        cuda_source: bool = False,
+        progress: Progress | None = None,
+        input_override: InputOverride | None = None,
+        source: str = "",
+    ):
+        if timing not in ("inline", "deferred"):
+            raise ValueError(f"timing must be 'inline' or 'deferred', not {timing!r}")
+        self.kind = kind
+        self.protocol = protocol or TimingProtocol()
+        self.timing_mode = timing
+        self.only = set(only) if only else None
+        self.save_inputs = save_inputs
+        self.cuda_source = cuda_source
+        self.progress = progress or (lambda message: None)
+        self.input_override = input_override
+        self.source = source
+        self.warnings: list[str] = []
+        self.errors: list[str] = []
+        self.tensors: dict[str, Any] = {}
+        self._pending: dict[tuple[Any, ...], _Pending] = {}
+        self._order: list[tuple[Any, ...]] = []
+        self._definitions: dict[int, tuple[Any, str, str]] = {}
+        self._script_names: dict[int, str] = {}
+        self._local = threading.local()
+        self._lock = threading.RLock()
+        self._original_execute: Callable[..., Any] | None = None
+        self._flush_buffer: Any = None
+        self._environment: Environment | None = None
+        self.used_profiler = False
+
+    # ---------------------------------------------------------------- install / labels
+
+    def install(self) -> None:
+        """Patch ``FusionDefinition.execute``; :meth:`uninstall` restores it."""
+        fd_class = nvf.frontend().FusionDefinition
+        if self._original_execute is not None:
+            raise CaptureError("this recorder is already installed")
+        if getattr(fd_class.execute, "__fusiondiff_recorder__", None) is not None:
+            raise CaptureError("another fusiondiff capture is already active in this process")
+        import torch
+
+        if not torch.cuda.is_available():
+            raise CaptureError("no CUDA device: fusiondiff capture and replay need a GPU")
+        self._original_execute = fd_class.execute
+        self._environment = collect_environment()
+        original = fd_class.execute
+        recorder = self
+
+        def execute(fd: Any, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+            if getattr(recorder._local, "timing", False):
+                return original(fd, inputs, *args, **kwargs)
+            inputs = recorder._override(fd, inputs)
+            outputs = original(fd, inputs, *args, **kwargs)
+            recorder._observe(fd, inputs, kwargs)
+            return outputs
+
+        execute.__fusiondiff_recorder__ = self  # type: ignore[attr-defined]
+        execute.__wrapped__ = original  # type: ignore[attr-defined]
+        fd_class.execute = execute
+
+    def uninstall(self) -> None:
+        if self._original_execute is None:
+            return
+        nvf.frontend().FusionDefinition.execute = self._original_execute
+        self._original_execute = None
+
+    @contextlib.contextmanager
+    def labelled(self, label: Label) -> Iterator[None]:
+        """Executions inside this block are recorded under ``label`` (Thunder's region name)."""
+        previous = getattr(self._local, "label", None)
+        self._local.label = label
+        try:
+            yield
+        finally:
+            self._local.label = previous
+
+    # ---------------------------------------------------------------- observing executions
+
+    def _definition(self, fd: Any) -> tuple[str, str]:
+        cached = self._definitions.get(id(fd))
+        if cached is None or cached[0] is not fd:
+            text = nvf.definition_text(fd)
+            # keep fd alive so its id is never reused for another definition
+            cached = (fd, text, definition_hash(text))
+            self._definitions[id(fd)] = cached
+        return cached[1], cached[2]
+
+    def _override(self, fd: Any, inputs: Any) -> Any:
+        if self.input_override is None:
+            return inputs
+        _, digest = self._definition(fd)
+        replacement = self.input_override(digest, inputs)
+        return inputs if replacement is None else list(replacement)
+
+    def _label(self, fd: Any) -> Label:
+        label = getattr(self._local, "label", None)
+        if label is not None:
+            return label
+        name = self._script_names.setdefault(id(fd), f"fusion{len(self._script_names)}")
+        return Label(name=name)
+
+    def _observe(self, fd: Any, inputs: Sequence[Any], kwargs: dict[str, Any]) -> None:
+        try:
+            with self._lock:
+                self._observe_locked(fd, list(inputs), kwargs)
+        except FusionDiffError as exc:
+            self.errors.append(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a recording failure must not break the session
+            self.errors.append(f"recording failed: {type(exc).__name__}: {exc}")
+
+    def _observe_locked(self, fd: Any, inputs: list[Any], kwargs: dict[str, Any]) -> None:
+        label = self._label(fd)
+        if self.only is not None and label.name not in self.only:
+            return
+        enable = tuple(kwargs.get("_enable_options") or ())
+        disable = tuple(kwargs.get("_disable_options") or ())
+        key = (label.name, label.trace, id(fd), input_tools.quick_signature(inputs), enable, disable)
+        pending = self._pending.get(key)
+        if pending is not None:
+            pending.calls += 1
+            return
+        text, digest = self._definition(fd)
+        metas = list(input_tools.describe_inputs(inputs))
+        warnings: list[str] = []
+        index = len(self._order)
+        if self.save_inputs:
+            for i, value in enumerate(inputs):
+                if metas[i].kind == "tensor":
+                    tensor_key = f"{index}/input{i}"
+                    self.tensors[tensor_key] = input_tools.flat_storage(value).detach().to("cpu", copy=True)
+                    metas[i] = dataclasses.replace(metas[i], tensor_key=tensor_key)
+        repro, repro_warning = nvf.repro_script(fd, inputs)
+        if repro_warning:
+            warnings.append(repro_warning)
+        record = FusionRecord(
+            name=label.name,
+            definition=text,
+            definition_hash=digest,
+            inputs=tuple(metas),
+            kernels=(),
+            segmentation=Segmentation(segments=()),
+            timing=Timing(samples_ns=()),
+            trace=label.trace,
+            ops_summary=label.ops_summary,
+            enable_options=enable,
+            disable_options=disable,
+            device_index=_device_index(kwargs.get("device"), inputs),
+            repro_script=repro,
+            exact_constants=label.exact_constants,
+            warnings=tuple(warnings),
+        )
+        execute_kwargs = {k: v for k, v in kwargs.items() if k in ("device", "_enable_options", "_disable_options")}
+        pending = _Pending(record=record, fd=fd, copies=None, execute_kwargs=execute_kwargs)
+        self._pending[key] = pending
+        self._order.append(key)
+        copies = [input_tools.faithful_copy(v) for v in inputs]
+        if self.timing_mode == "inline" and not profiler_active():
+            self._time(pending, copies)
+        else:
+            pending.copies = copies
+
+    # ---------------------------------------------------------------- timing
+
+    def _flush_l2(self) -> None:
+        self._flush_buffer.zero_()
+
+    def _canary(self) -> None:
+        self._flush_buffer[:256].zero_()
+
+    def _time(self, pending: _Pending, copies: list[Any]) -> None:
+        import torch
+
+        if self._flush_buffer is None:
+            l2 = (self._environment.l2_bytes if self._environment else None) or 64 * 2**20
+            # twice the L2 size: writing it evicts every line the fusion could reuse
+            self._flush_buffer = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
+            self.protocol = dataclasses.replace(self.protocol, flush_bytes=2 * l2)
+        fd, kwargs = pending.fd, pending.execute_kwargs
+        original = self._original_execute
+        assert original is not None
+
+        def run_once() -> None:
+            original(fd, copies, **kwargs)
+
+        record = pending.record
+        rng_states = torch.cuda.get_rng_state_all()
+        self._local.timing = True
+        try:
+            clock_before = sm_clock_mhz(record.device_index)
+            self.used_profiler = True
+            run = measure(run_once, self.protocol, KinetoSource(self._canary), self._flush_l2, torch.cuda.synchronize)
+            clock_after = sm_clock_mhz(record.device_index)
+            ir = nvf.scheduled_ir(fd)
+            sources, source_warning = nvf.cuda_sources(fd, copies, record.device_index)
+        finally:
+            self._local.timing = False
+            torch.cuda.set_rng_state_all(rng_states)
+        kernels, timing, warnings = kernel_records(run, nvf.source_hashes(sources))
+        if source_warning:
+            warnings.append(source_warning)
+        if not kernels:
+            warnings.append("the fusion launched no kernels (expression-evaluator segments only)")
+        segmentation = nvf.parse_segmentation(ir, [k.name for k in kernels])
+        pending.record = dataclasses.replace(
+            record,
+            kernels=kernels,
+            timing=timing,
+            segmentation=segmentation,
+            cuda_sources=sources if self.cuda_source else {},
+            sm_clock_mhz=tuple(c for c in (clock_before, clock_after) if c is not None),
+            warnings=record.warnings + tuple(warnings),
+        )
+        pending.copies = None
+        where = f" [{record.trace}]" if record.trace else ""
+        self.progress(
+            f"fusiondiff: {record.name}{where}: {len(kernels)} kernel(s), "
+            f"{noise_summary(timing.samples_ns)} over {timing.count} {self.protocol.l2_mode}-L2 samples"
+        )
+
+    # ---------------------------------------------------------------- result
+
+    @property
+    def fusion_count(self) -> int:
+        return len(self._order)
+
+    def finish(self) -> Capture:
+        """Time what is still pending, release the flush buffer, and return the capture.
+
+        Raises :class:`ProfilerError` if a recording failed (never writes zeros), and
+        :class:`CaptureError` if nothing was recorded.
+        """
+        try:
+            for key in self._order:
+                pending = self._pending[key]
+                if pending.copies is not None:
+                    if profiler_active():
+                        raise ProfilerError("a torch profiler is still running; fusiondiff cannot time inside it")
+                    copies, pending.copies = pending.copies, None
+                    try:
+                        self._time(pending, copies)
+                    except FusionDiffError as exc:
+                        self.errors.append(str(exc))
+        finally:
+            self._flush_buffer = None
+        if self.errors:
+            unique = list(dict.fromkeys(self.errors))
+            raise ProfilerError(unique[0] + (f" (and {len(unique) - 1} more errors)" if len(unique) > 1 else ""))
+        if not self._order:
+            raise CaptureError("no nvFusion was executed while recording")
+        fusions = tuple(
+            dataclasses.replace(self._pending[k].record, call_count=self._pending[k].calls) for k in self._order
+        )
+        warnings = list(self.warnings)
+        if self.used_profiler:
+            warnings.append(
+                "torch.profiler (CUPTI) was used in this process: nvFuser's PythonProfiler cannot run in it afterwards"
+            )
+        return Capture(
+            kind=self.kind,
+            environment=self._environment or Environment(),
+            protocol=self.protocol,
+            fusions=fusions,
+            source=self.source,
+            warnings=tuple(warnings),
+        )
+
+
+def _device_index(device: Any, inputs: Sequence[Any]) -> int:
+    if isinstance(device, int):
+        return device
+    index = getattr(device, "index", None)
+    if isinstance(index, int):
+        return index
+    for value in inputs:
+        dev = getattr(value, "device", None)
+        if getattr(dev, "type", None) == "cuda":
+            return dev.index or 0
+    return 0

@@ -1,0 +1,124 @@
+"""The timing protocol shared by live capture and replay.
+
+Both sides must be measured the same way, or the comparison is meaningless. The protocol:
+
+1. ``warmup`` untimed executions (compilation, allocator and clock ramp-up are not measured);
+2. ``samples`` timed executions. Before each, in ``cold`` mode, a buffer of at least twice the L2
+   size is written and the device synchronized, so no input or intermediate is served from L2
+   (the live side's inputs were usually just written by the previous op, the repro's were not:
+   flushing takes that difference out); in ``warm`` mode only a synchronize;
+3. per-kernel device durations come from a kernel-record source (CUPTI via Kineto today), one list
+   of kernel events per sample; a fusion's sample time is the sum of its kernels' durations, never
+   the sum of every profiler event (that is what misled the seed issue).
+
+The logic here needs no GPU: the kernel source and the flush are injected, so tests drive it with
+recorded or fake events (as torch.utils.benchmark tests do with mock timers).
+"""
+
+from __future__ import annotations
+
+import statistics
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from fusiondiff.errors import ProfilerError
+from fusiondiff.model import KernelRecord, LaunchConfig, Timing, TimingProtocol, parse_kernel_name
+
+
+@dataclass(frozen=True)
+class KernelEvent:
+    """One kernel launch as the kernel-record source saw it."""
+
+    name: str
+    start_ns: float
+    duration_ns: float
+    launch: LaunchConfig
+    stream: int | None = None
+
+
+@dataclass(frozen=True)
+class SampledRun:
+    """What a kernel source returns: the kernels of each sample, in launch order."""
+
+    samples: tuple[tuple[KernelEvent, ...], ...]
+    warnings: tuple[str, ...] = ()
+
+
+class KernelSource(ABC):
+    """Runs the samples and reports the kernels each one launched."""
+
+    name: str
+
+    @abstractmethod
+    def sample(self, run_once: Callable[[], object], before_sample: Callable[[], None], count: int) -> SampledRun:
+        """Call ``before_sample(); run_once()`` ``count`` times and return each sample's kernels."""
+
+
+def measure(
+    run_once: Callable[[], object],
+    protocol: TimingProtocol,
+    source: KernelSource,
+    flush_l2: Callable[[], None],
+    synchronize: Callable[[], None],
+) -> SampledRun:
+    """Run the protocol: warm-ups, then timed samples with the L2 treatment the protocol asks for."""
+    for _ in range(protocol.warmup):
+        run_once()
+    synchronize()
+
+    def before_sample() -> None:
+        if protocol.l2_mode == "cold":
+            flush_l2()
+        synchronize()
+
+    run = source.sample(run_once, before_sample, protocol.samples)
+    if len(run.samples) != protocol.samples:
+        raise ProfilerError(f"{source.name} returned {len(run.samples)} samples, expected {protocol.samples}")
+    return run
+
+
+def kernel_records(run: SampledRun, source_hashes: dict[str, str] | None = None) -> tuple[tuple[KernelRecord, ...], Timing, list[str]]:
+    """Group a sampled run's kernels into per-kernel records (by launch position) and a fusion timing.
+
+    Returns ``(kernels, fusion_timing, warnings)``. Samples normally launch the same kernels; when
+    they do not (a runtime recompiled mid-run), kernels are grouped by position and a warning says so.
+    """
+    warnings: list[str] = list(run.warnings)
+    counts = {len(s) for s in run.samples}
+    if len(counts) > 1:
+        warnings.append(f"samples launched different numbers of kernels: {sorted(counts)}")
+    width = max(counts) if counts else 0
+    kernels = []
+    for position in range(width):
+        events = [s[position] for s in run.samples if len(s) > position]
+        first = events[0]
+        names = {e.name for e in events}
+        if len(names) > 1:
+            warnings.append(f"kernel position {position} ran {len(names)} different kernels across samples")
+        normalized, scheduler, group = parse_kernel_name(first.name)
+        kernels.append(
+            KernelRecord(
+                name=first.name.split("(", 1)[0].removeprefix("nvf::"),
+                normalized_name=normalized,
+                scheduler=scheduler,
+                group_id=group,
+                launch=first.launch,
+                timing=Timing(samples_ns=tuple(e.duration_ns for e in events)),
+                order=position,
+                source_hash=(source_hashes or {}).get(first.name.split("(", 1)[0].removeprefix("nvf::")),
+                stream=first.stream,
+            )
+        )
+    fusion = Timing(samples_ns=tuple(float(sum(e.duration_ns for e in s)) for s in run.samples))
+    return tuple(kernels), fusion, warnings
+
+
+def noise_summary(samples_ns: Sequence[float]) -> str:
+    """A short spread description for progress lines: median and relative IQR."""
+    if not samples_ns:
+        return "no samples"
+    med = statistics.median(samples_ns)
+    t = Timing(samples_ns=tuple(samples_ns))
+    rel = 100 * t.iqr_ns / med if med else 0.0
+    return f"{med / 1000:.2f} us (iqr {rel:.1f} %)"
