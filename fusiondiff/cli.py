@@ -187,12 +187,12 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
     result = diff_files(args.a, args.b)
     if args.json:
-        from fusiondiff.store import _atomic_write
-
         from pathlib import Path
 
+        from fusiondiff.store import atomic_write
+
         text = render_diff_json(result)
-        _atomic_write(Path(args.json), lambda tmp: Path(tmp).write_text(text))
+        atomic_write(Path(args.json), lambda tmp: Path(tmp).write_text(text))
     print(render_diff_json(result) if args.format == "json" else render_diff_text(result), end="")
     return EXIT_OK if result.comparable else EXIT_DISCREPANCY
 

@@ -25,7 +25,8 @@ def tensors_path_for(json_path: str | os.PathLike[str]) -> Path:
     return path.with_name(path.stem + ".tensors.safetensors")
 
 
-def _atomic_write(path: Path, write: Any) -> None:
+def atomic_write(path: Path, write: Any) -> None:
+    """Call ``write(temporary_path)``, then rename the result onto ``path`` (never half-written)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
@@ -54,8 +55,8 @@ def save_capture(
         from safetensors.torch import save_file
 
         tpath = tensors_path_for(path)
-        _atomic_write(tpath, lambda tmp: save_file(tensors, tmp))
-    _atomic_write(path, lambda tmp: Path(tmp).write_text(text))
+        atomic_write(tpath, lambda tmp: save_file(tensors, tmp))
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text))
     return path
 
 

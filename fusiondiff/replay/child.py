@@ -9,6 +9,7 @@ issue's script does) then never has a profiler overlapping ours.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -86,10 +87,14 @@ def run_replay(
 ) -> ReplayOutcome:
     """Run ``script`` with the recorder installed, time its fusions, write ``output``."""
     from fusiondiff.replay.legacy import translate_legacy
+    from fusiondiff.replay.repro import script_nvfuser_env
 
     source = read_script(script)
     translation = translate_legacy(source, filename=script)
     code = compile(translation.source, script, "exec")
+    # the recorder imports nvFuser before the script runs: the script's NVFUSER_* settings must be
+    # in the environment first, or nvFuser may never read them
+    os.environ.update(script_nvfuser_env(translation.source, filename=script))
     override = InputSubstitution(inputs_capture) if inputs_capture else None
     recorder = Recorder(
         "replay", protocol, timing="deferred", save_inputs=save_inputs, cuda_source=cuda_source,

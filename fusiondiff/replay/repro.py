@@ -1,0 +1,447 @@
+"""Write faithful repro scripts from a capture.
+
+nvFuser's own ``fd.repro_script_for`` rebuilds inputs with ``make_tensor``: fresh contiguous
+storages, random values, no options, no environment. Each of those can change the kernel nvFuser
+picks (alignment decides vectorization, index ranges decide gathers, options and ``NVFUSER_*``
+change scheduling) or the numbers (constants printed with 6 significant digits). The script
+written here keeps all of them, and needs only torch and ``nvfuser_direct`` to run (plus
+safetensors when it loads the exact inputs). Rendering is pure text: no torch here.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import math
+import os
+import re
+import tokenize
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from fusiondiff.errors import FusionDiffError, ReplayError
+from fusiondiff.model import Capture, Environment, FusionRecord, TensorMeta
+from fusiondiff.replay.legacy import translate_legacy
+from fusiondiff.store import atomic_write, load_capture, tensors_path_for
+
+_TORCH_DTYPE = re.compile(r"torch\.[a-z][a-z0-9_]*")
+_FLOAT_LITERAL = re.compile(r"(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?")
+_INT_RANGES = {
+    "torch.uint8": (0, 2**8 - 1),
+    "torch.int8": (-(2**7), 2**7 - 1),
+    "torch.int16": (-(2**15), 2**15 - 1),
+    "torch.uint16": (0, 2**16 - 1),
+    "torch.int32": (-(2**31), 2**31 - 1),
+    "torch.uint32": (0, 2**32 - 1),
+    "torch.int64": (-(2**63), 2**63 - 1),
+    "torch.uint64": (0, 2**64 - 1),
+}
+_DEFAULT_RANGE = (0, 9)
+"""Integer values when the capture did not record a range: nvFuser's own repro draws 0..9 too."""
+
+
+def render_repro(
+    fusion: FusionRecord,
+    environment: Environment,
+    tensors_file: str | None = None,
+    *,
+    capture_name: str | None = None,
+    notes: Sequence[str] = (),
+) -> str:
+    """The text of a runnable repro script for one recorded fusion.
+
+    With ``tensors_file`` (a safetensors file; a relative path is taken relative to the script),
+    inputs that have a ``tensor_key`` are loaded exactly; the others are synthesized with the
+    recorded dtype, storage size, storage offset, strides and integer range. ``capture_name`` and
+    ``notes`` only go into the header comment. Raises :class:`ReplayError` when the record cannot
+    make a runnable script (a definition that does not parse, a scalar without a value).
+    """
+    definition, function = _definition(fusion)
+    definition, restored, ambiguous = restore_constants(definition, fusion.exact_constants)
+    inputs = sorted(fusion.inputs, key=lambda m: m.index)
+    exact = tensors_file is not None and any(m.tensor_key for m in inputs if m.kind == "tensor")
+    out: list[str] = []
+    out += _header(fusion, environment, capture_name, exact, notes)
+    out += _environment(environment.nvfuser_env)
+    out += ["import torch", "from nvfuser_direct import FusionDefinition, DataType", ""]
+    if restored or ambiguous:
+        out.append("# Constants nvFuser printed with 6 significant digits, restored from the recorded exact values:")
+        out += [f"#   {printed} -> {value}" for printed, value in restored]
+        out += [f"#   {printed}: several recorded constants round to it, left as printed" for printed in ambiguous]
+    else:
+        out.append("")
+    out += [definition.rstrip("\n"), "", "", "with FusionDefinition() as fd:", f"    {function}(fd)", ""]
+    out += _helpers(inputs, tensors_file if exact else None)
+    out += _inputs(fusion, inputs, exact)
+    out += _execute(fusion)
+    return "\n".join(out) + "\n"
+
+
+def write_repros(
+    capture_path: str | os.PathLike[str], output: str | os.PathLike[str], fusion: str | None = None
+) -> list[Path]:
+    """Write repro scripts for a capture's fusions; returns the paths written.
+
+    One fusion (the capture's only one, or the one ``fusion`` names by name or key): ``output`` is
+    the script, unless it is an existing directory. Several: ``output`` is a directory holding
+    ``<trace>_<name>.py`` per fusion. Exact inputs saved with the capture are loaded by the
+    scripts through a path relative to them. Every script is rendered before any is written, and
+    each is written atomically.
+    """
+    capture_path = Path(capture_path)
+    capture = load_capture(capture_path)
+    chosen = select_fusions(capture, fusion, origin=str(capture_path))
+    output = Path(output)
+    if len(chosen) == 1 and not output.is_dir():
+        targets = [(chosen[0], output)]
+    else:
+        if output.exists() and not output.is_dir():
+            raise FusionDiffError(
+                f"{output} is a file but {capture_path} has {len(chosen)} fusions: "
+                "give a directory, or pick one with --fusion"
+            )
+        targets = [(record, output / name) for record, name in zip(chosen, _file_names(chosen))]
+    tensors, notes = _saved_tensors(capture, capture_path)
+    rendered = []
+    for record, path in targets:
+        tensors_file = _relative_to(tensors, path.parent) if tensors is not None else None
+        text = render_repro(record, capture.environment, tensors_file, capture_name=str(capture_path), notes=notes)
+        rendered.append((path, text))
+    for path, text in rendered:
+        atomic_write(path, lambda tmp, text=text: Path(tmp).write_text(text))
+    return [path for path, _ in rendered]
+
+
+def select_fusions(
+    capture: Capture, fusion: str | None = None, origin: str = "capture"
+) -> tuple[FusionRecord, ...]:
+    """The capture's fusions, or the one ``fusion`` names: a name (``nvFusion0``), a key
+    (``forward/nvFusion0/1a2b...``) or the start of a key (``forward/nvFusion0``)."""
+    if not capture.fusions:
+        raise FusionDiffError(f"{origin} holds no fusions: nothing to write a repro for")
+    if fusion is None:
+        return capture.fusions
+    matches = tuple(
+        f for f in capture.fusions if fusion in (f.name, f.key) or ("/" in fusion and f.key.startswith(fusion))
+    )
+    if not matches:
+        available = ", ".join(f"{f.name} ({f.key})" for f in capture.fusions)
+        raise FusionDiffError(f"{origin} has no fusion {fusion!r}; available: {available}")
+    if len(matches) > 1:
+        keys = ", ".join(f.key for f in matches)
+        raise FusionDiffError(f"{fusion!r} names {len(matches)} fusions in {origin}: {keys}; give the key")
+    return matches
+
+
+def restore_constants(
+    definition: str, exact_constants: Iterable[str]
+) -> tuple[str, tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """Put full-precision constants back into a printed definition.
+
+    nvFuser prints doubles with 6 significant digits (``1.00000e-05``), so a constant such as
+    float32 eps widened to double (``9.999999747378752e-06``) comes back slightly changed. A printed
+    literal is replaced when exactly one recorded constant rounds to it at 6 significant digits
+    and differs from it. Returns the new text, the ``(printed, exact)`` pairs replaced, and the
+    printed literals left alone because several recorded constants round to them.
+    """
+    values = set()
+    for text in exact_constants:
+        try:
+            value = abs(float(text))
+        except ValueError:
+            continue
+        if math.isfinite(value) and value != 0.0:
+            values.add(value)
+    if not values:
+        return definition, (), ()
+    lines = definition.splitlines(keepends=True)
+    edits: list[tuple[int, int, int, str]] = []
+    restored: dict[str, str] = {}
+    ambiguous: list[str] = []
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(definition).readline))
+    except (tokenize.TokenError, SyntaxError) as exc:
+        raise ReplayError(f"the recorded definition could not be read: {exc}") from None
+    for tok in tokens:
+        is_float = _FLOAT_LITERAL.fullmatch(tok.string) and set(".eE") & set(tok.string)
+        if tok.type != tokenize.NUMBER or not is_float:
+            continue
+        printed = float(tok.string)
+        candidates = {v for v in values if float(f"{v:.6g}") == printed}
+        if len(candidates) > 1:
+            if tok.string not in ambiguous:
+                ambiguous.append(tok.string)
+        elif candidates and (exact := candidates.pop()) != printed:
+            edits.append((tok.start[0], tok.start[1], tok.end[1], repr(exact)))
+            restored[tok.string] = repr(exact)
+    for row, begin, end, text in sorted(edits, reverse=True):
+        line = lines[row - 1]
+        lines[row - 1] = line[:begin] + text + line[end:]
+    return "".join(lines), tuple(restored.items()), tuple(ambiguous)
+
+
+def script_nvfuser_env(source: str, filename: str = "<script>") -> dict[str, str]:
+    """The ``NVFUSER_*`` variables a script sets at its top level with ``os.environ[NAME] = "value"``.
+
+    A runner that imports ``nvfuser_direct`` before running the script (to intercept ``execute``)
+    should put these in the process environment first: set later, nvFuser may never read them.
+    """
+    try:
+        body = ast.parse(source, filename=filename).body
+    except SyntaxError as exc:
+        raise ReplayError(f"{filename} is not valid Python: {exc.msg} (line {exc.lineno})") from None
+    found: dict[str, str] = {}
+    for stmt in body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target, value = stmt.targets[0], stmt.value
+        if not (isinstance(target, ast.Subscript) and ast.unparse(target.value) == "os.environ"):
+            continue
+        name = target.slice
+        if (
+            isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.startswith("NVFUSER_")
+            and isinstance(value, ast.Constant) and isinstance(value.value, str)
+        ):
+            found[name.value] = value.value
+    return found
+
+
+# --------------------------------------------------------------------------------------------
+# Script sections
+
+
+def _definition(fusion: FusionRecord) -> tuple[str, str]:
+    """The definition in direct syntax and the name of the function it defines."""
+    where = f"the definition of {fusion.key}"
+    # A capture made with the legacy frontend (nvFuser 0.2.27-0.2.35) prints legacy calls.
+    try:
+        text = translate_legacy(fusion.definition, filename=where).source
+    except ReplayError as exc:
+        raise ReplayError(f"{fusion.key}: {exc}") from None
+    functions = [n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+    if not functions:
+        raise ReplayError(f"{where} defines no function (expected `def nvfuser_fusion(fd : FusionDefinition)`)")
+    return text, functions[0]
+
+
+def _header(
+    fusion: FusionRecord, env: Environment, capture_name: str | None, exact: bool, notes: Sequence[str]
+) -> list[str]:
+    from fusiondiff import __version__
+
+    def known(value: object) -> str:
+        return _one_line(str(value)) if value is not None else "unknown"
+
+    trace = f"{fusion.trace} trace" if fusion.trace else "script"
+    called = _times(fusion.call_count)
+    gpu = known(env.gpu_name) + (f" (sm {env.compute_capability})" if env.compute_capability else "")
+    lines = [
+        f"# Repro of fusion {_one_line(fusion.key)} ({_one_line(fusion.name)}, {trace}, called {called}),",
+        f"# written by fusiondiff {__version__} from capture {known(capture_name)}.",
+        f"# Recorded at {known(env.recorded_at)} on {gpu}: driver {known(env.driver_version)},",
+        f"#   CUDA {known(env.cuda_version)}, torch {known(env.torch_version)}, nvFuser {known(env.nvfuser_version)},"
+        f" Thunder {known(env.thunder_version)}.",
+        "# It keeps what nvFuser's repro_script_for drops: the NVFUSER_* variables, each input's storage",
+        "# offset (so its pointer alignment), strides and integer value range, the enable/disable options",
+        "# and the constants' full precision" + (", and loads the exact inputs." if exact else "."),
+        "# Needs torch and nvfuser_direct" + (", and safetensors for the exact inputs." if exact else "."),
+    ]
+    lines += [f"# Note: {_one_line(note)}" for note in notes]
+    return lines + [""]
+
+
+def _environment(nvfuser_env: dict[str, str]) -> list[str]:
+    lines = ["import os", "import sys", "from pathlib import Path", ""]
+    lines.append("# nvFuser reads NVFUSER_* when it starts, so they are set before nvfuser_direct is imported.")
+    recorded = {k: v for k, v in sorted(nvfuser_env.items()) if k.startswith("NVFUSER_")}
+    lines += [f"os.environ[{name!r}] = {value!r}" for name, value in recorded.items()]
+    lines += [
+        f"RECORDED_NVFUSER_ENV = {sorted(recorded)!r}",
+        "for _name in sorted(os.environ):",
+        "    if _name.startswith('NVFUSER_') and _name not in RECORDED_NVFUSER_ENV:",
+        "        print(f'warning: {_name} is set here but was not set in the recording', file=sys.stderr)",
+        "",
+    ]
+    return lines
+
+
+def _helpers(inputs: list[TensorMeta], tensors_file: str | None) -> list[str]:
+    tensors = [m for m in inputs if m.kind == "tensor"]
+    lines: list[str] = []
+    if any(m.tensor_key is None or tensors_file is None for m in tensors):
+        lines += [
+            "",
+            "def _storage(numel, dtype, device, low=0, high=9):",
+            "    # A fresh storage: the caching allocator aligns it to 512 bytes, so the recorded storage",
+            "    # offset alone gives the data pointer the alignment it had in the recording.",
+            "    if dtype.is_floating_point or dtype.is_complex:",
+            "        # randn has no kernels for 1-byte floats: draw in float32 and convert.",
+            "        draw = dtype if dtype.itemsize > 1 else torch.float32",
+            "        return torch.randn(numel, dtype=draw, device=device).to(dtype)",
+            "    if dtype == torch.bool:",
+            "        return torch.randint(0, 2, (numel,), device=device).bool()",
+            "    return torch.randint(low, high + 1, (numel,), dtype=dtype, device=device)",
+            "",
+        ]
+    if tensors_file is not None:
+        lines += [
+            "",
+            "from safetensors.torch import load_file",
+            "",
+            f"TENSORS_FILE = Path({tensors_file!r})",
+            "if not TENSORS_FILE.is_absolute():",
+            "    # Relative to this script, so the script and the saved inputs can move together.",
+            "    TENSORS_FILE = Path(__file__).resolve().parent / TENSORS_FILE",
+            "if not TENSORS_FILE.exists():",
+            "    sys.exit(f'exact inputs not found: {TENSORS_FILE} (keep it where the capture saved it)')",
+            "_SAVED = load_file(str(TENSORS_FILE))",
+            "",
+            "",
+            "def _exact(key, dtype, device):",
+            "    # Each saved tensor is the input's whole storage, flat. Copied into a fresh storage (aligned",
+            "    # to 512 bytes by the caching allocator) so the storage offset sets the alignment.",
+            "    return _SAVED[key].to(device, copy=True).view(dtype)",
+            "",
+        ]
+    if any(m.device.startswith("cuda") and m.alignment_bytes for m in tensors):
+        lines += [
+            "",
+            "def _check_alignment(index, tensor, recorded):",
+            "    # Largest power of two dividing the data pointer, capped at 256, as fusiondiff records it:",
+            "    # nvFuser vectorizes by it, so another alignment can mean another kernel.",
+            "    ptr = tensor.data_ptr()",
+            "    got = 256 if ptr == 0 else min(ptr & -ptr, 256)",
+            "    if got != recorded:",
+            "        print(f'warning: input {index} is {got}-byte aligned; in the recording it was {recorded}',",
+            "              file=sys.stderr)",
+            "",
+        ]
+    return lines
+
+
+def _inputs(fusion: FusionRecord, inputs: list[TensorMeta], exact: bool) -> list[str]:
+    lines = ["", "inputs = []"]
+    for meta in inputs:
+        if meta.kind == "scalar":
+            literal = _scalar_literal(fusion, meta)
+            lines.append(f"inputs.append({literal})  # input {meta.index}: {_one_line(meta.dtype)}")
+            continue
+        dtype = meta.dtype
+        if not _TORCH_DTYPE.fullmatch(dtype):
+            raise ReplayError(f"{fusion.key}: input {meta.index} has dtype {dtype!r}, not a torch dtype")
+        shape, stride = _ints(meta.shape), _ints(meta.stride)
+        layout = f"{shape}, {stride}, {int(meta.storage_offset)}"
+        offset = int(meta.storage_offset)
+        describe = f"# input {meta.index}: {dtype} shape {shape} stride {stride}, storage offset {offset}"
+        if exact and meta.tensor_key is not None:
+            lines.append(describe + ", exact values")
+            exact_storage = f"_exact({meta.tensor_key!r}, {dtype}, {meta.device!r})"
+            lines.append(f"inputs.append({exact_storage}.as_strided({layout}))")
+        else:
+            numel = max(int(meta.storage_numel), _needed_numel(meta))
+            bounds = ""
+            if dtype in _INT_RANGES:
+                low, high, why = _int_range(meta)
+                describe += f", values {low}..{high}{why}"
+                bounds = f", {low}, {high}"
+            lines.append(describe)
+            storage = f"_storage({numel}, {dtype}, {meta.device!r}{bounds})"
+            lines.append(f"inputs.append({storage}.as_strided({layout}))")
+        if meta.device.startswith("cuda") and meta.alignment_bytes:
+            lines.append(f"_check_alignment({meta.index}, inputs[-1], {int(meta.alignment_bytes)})")
+    return lines + [""]
+
+
+def _execute(fusion: FusionRecord) -> list[str]:
+    device = f", device={int(fusion.device_index)}" if fusion.device_index else ""
+    return [
+        "# The per-call options the recording passed (Thunder passes them; nvFuser's repro drops them).",
+        f"outputs = fd.execute(inputs{device}, _enable_options={list(fusion.enable_options)!r},"
+        f" _disable_options={list(fusion.disable_options)!r})",
+        "torch.cuda.synchronize()",
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# Small helpers
+
+
+def _scalar_literal(fusion: FusionRecord, meta: TensorMeta) -> str:
+    text = meta.scalar_value
+    if text is None:
+        raise ReplayError(f"{fusion.key}: input {meta.index} is a scalar whose value was not recorded")
+    if text.strip() in ("nan", "inf", "-inf"):
+        return f"float({text.strip()!r})"
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        value = None
+    # Only number literals go into the script: the value comes from a file and becomes code.
+    if type(value) not in (int, float, bool, complex):
+        raise ReplayError(f"{fusion.key}: input {meta.index} has scalar value {text!r:.40}, not a number")
+    return repr(value)
+
+
+def _int_range(meta: TensorMeta) -> tuple[int, int, str]:
+    lo, hi = meta.min_value, meta.max_value
+    if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+        return (*_DEFAULT_RANGE, " (range not recorded)")
+    low, high = math.floor(lo), math.ceil(hi)
+    dmin, dmax = _INT_RANGES[meta.dtype]
+    # randint's bound is exclusive and must fit the dtype, so the dtype's largest value is given up.
+    return max(low, dmin), min(high, dmax - 1), ""
+
+
+def _needed_numel(meta: TensorMeta) -> int:
+    """Elements as_strided reaches: storage offset plus the largest linear index, plus one."""
+    if any(size == 0 for size in meta.shape):
+        return int(meta.storage_offset)
+    return int(meta.storage_offset) + 1 + sum((size - 1) * abs(st) for size, st in zip(meta.shape, meta.stride))
+
+
+def _ints(values: Sequence[int]) -> str:
+    return repr(tuple(int(v) for v in values))
+
+
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count} times"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _file_names(fusions: Sequence[FusionRecord]) -> list[str]:
+    """``<trace>_<name>.py``; a definition hash is added where two fusions would share a name
+    (one Thunder region can run several definitions)."""
+
+    def clean(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
+
+    base = [clean(f"{f.trace or 'script'}_{f.name}") for f in fusions]
+    names = []
+    for stem, record in zip(base, fusions):
+        names.append(f"{stem}_{clean(record.definition_hash[:12])}.py" if base.count(stem) > 1 else f"{stem}.py")
+    return names
+
+
+def _saved_tensors(capture: Capture, capture_path: Path) -> tuple[Path | None, tuple[str, ...]]:
+    """The capture's safetensors file if it is there, and a header note if it should be but is not."""
+    if capture.tensors_file:
+        path = Path(capture.tensors_file)
+        if not path.is_absolute():
+            path = capture_path.parent / path
+    else:
+        path = tensors_path_for(capture_path)
+    if path.exists():
+        return path, ()
+    if capture.tensors_file:
+        return None, (f"the capture's exact inputs ({capture.tensors_file}) were not found: inputs are synthesized",)
+    return None, ()
+
+
+def _relative_to(path: Path, directory: Path) -> str:
+    try:
+        return os.path.relpath(path.resolve(), directory.resolve())
+    except ValueError:  # another drive on Windows: no relative path exists
+        return str(path.resolve())

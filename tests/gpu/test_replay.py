@@ -1,0 +1,150 @@
+"""Replay on the GPU: legacy and direct scripts, inputs from a capture, faithful repros, bad scripts."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from fusiondiff.errors import ReplayError
+from fusiondiff.model import TimingProtocol
+from .test_harness import define_seed_rmsnorm
+
+pytestmark = pytest.mark.gpu
+
+DATA = Path(__file__).parent.parent / "data"
+QUICK = TimingProtocol(warmup=3, samples=10)
+
+RMSNORM_SCRIPT = textwrap.dedent(
+    """
+    import torch
+    from nvfuser_direct import FusionDefinition, DataType
+    {definition}
+    with FusionDefinition() as fd:
+        define_seed_rmsnorm(fd)
+    OFFSET = {offset}
+    x = torch.randn(4 * 1024 * 4096 + OFFSET, dtype=torch.bfloat16, device="cuda")[OFFSET:].view(4, 1024, 4096)
+    w = torch.randn(4096, dtype=torch.bfloat16, device="cuda")
+    fd.execute([x, w])
+    """
+)
+
+
+def _script(offset: int) -> str:
+    """A self-contained script running the seed RMSNorm with its input at a storage offset."""
+    definition = inspect.getsource(define_seed_rmsnorm)
+    return RMSNORM_SCRIPT.replace("{definition}", definition).replace("{offset}", str(offset))
+
+
+def _kernels(capture):
+    return [(k.normalized_name, k.launch.block, k.launch.registers_per_thread) for f in capture.fusions for k in f.kernels]
+
+
+def test_seed_legacy_script_replays(tmp_path):
+    from fusiondiff.replay.runner import replay_script
+    from fusiondiff.store import load_capture
+
+    path = replay_script(str(DATA / "seed" / "legacy_repro.py"), output=str(tmp_path / "r.json"), protocol=QUICK)
+    capture = load_capture(path)
+    print("legacy seed replay:", _kernels(capture), capture.fusions[0].timing.median_ns / 1000, "us")
+    assert len(capture.fusions) == 1
+    assert capture.fusions[0].kernels[0].scheduler == "inner_persistent"
+    assert any("translated" in w for w in capture.warnings)
+
+
+def test_storage_offset_survives_fusiondiff_repro_but_not_nvfusers(tmp_path):
+    from fusiondiff.replay.repro import write_repros
+    from fusiondiff.replay.runner import replay_script
+    from fusiondiff.store import load_capture
+
+    script = tmp_path / "offset.py"
+    script.write_text(_script(1))
+    live = load_capture(replay_script(str(script), output=str(tmp_path / "live.json"), protocol=QUICK))
+    assert live.fusions[0].inputs[0].alignment_bytes == 2 and live.fusions[0].inputs[0].storage_offset == 1
+
+    nvf_script = tmp_path / "nvfuser_repro.py"
+    nvf_script.write_text(live.fusions[0].repro_script)
+    nvf = load_capture(replay_script(str(nvf_script), output=str(tmp_path / "nvf.json"), protocol=QUICK))
+    ours_script = write_repros(tmp_path / "live.json", tmp_path / "ours.py")[0]
+    ours = load_capture(replay_script(str(ours_script), output=str(tmp_path / "ours.json"), protocol=QUICK))
+    print("live", _kernels(live), "\nnvFuser repro", _kernels(nvf), "\nfusiondiff repro", _kernels(ours))
+    assert nvf.fusions[0].inputs[0].storage_offset == 0
+    assert _kernels(nvf) != _kernels(live)
+    assert ours.fusions[0].inputs[0].alignment_bytes == 2
+    assert _kernels(ours) == _kernels(live)
+
+
+def test_inputs_from_capture_replace_the_scripts(tmp_path):
+    from fusiondiff.replay.runner import replay_script
+    from fusiondiff.store import load_capture
+
+    live_script = tmp_path / "live.py"
+    live_script.write_text(_script(1))
+    replay_script(str(live_script), output=str(tmp_path / "live.json"), protocol=QUICK)
+    aligned = tmp_path / "aligned.py"
+    aligned.write_text(_script(0))
+    path = replay_script(str(aligned), output=str(tmp_path / "r.json"), protocol=QUICK,
+                         inputs_capture=str(tmp_path / "live.json"), in_process=True)
+    capture = load_capture(path)
+    assert capture.fusions[0].inputs[0].storage_offset == 1
+    assert any("inputs replaced" in w for w in capture.warnings)
+
+
+def test_script_that_raises_keeps_what_ran_before(tmp_path):
+    from fusiondiff.replay.runner import replay_script
+    from fusiondiff.store import load_capture
+
+    script = tmp_path / "raises.py"
+    script.write_text(_script(0) + "\nraise RuntimeError('boom')\n")
+    with pytest.raises(ReplayError, match="RuntimeError: boom.*1 fusion"):
+        replay_script(str(script), output=str(tmp_path / "r.json"), protocol=QUICK)
+    assert len(load_capture(tmp_path / "r.json").fusions) == 1
+
+
+def test_script_that_hangs_is_stopped_and_its_group_is_gone(tmp_path):
+    from fusiondiff.replay.runner import replay_script
+    from fusiondiff.store import load_capture
+
+    pidfile = tmp_path / "child.pid"
+    script = tmp_path / "hangs.py"
+    script.write_text(
+        _script(0)
+        + textwrap.dedent(
+            f"""
+            import subprocess, time
+            p = subprocess.Popen(["sleep", "600"])
+            open({str(pidfile)!r}, "w").write(str(p.pid))
+            time.sleep(600)
+            """
+        )
+    )
+    start = time.monotonic()
+    with pytest.raises(ReplayError, match="timeout"):
+        replay_script(str(script), output=str(tmp_path / "r.json"), protocol=QUICK, timeout_s=45)
+    print(f"hang stopped after {time.monotonic() - start:.1f} s")
+    assert len(load_capture(tmp_path / "r.json").fusions) == 1
+    grandchild = int(pidfile.read_text())
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.kill(grandchild, 0)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("import torch\nprint('no fusion here')\n", "executed no fusion"),
+        ("def broken(:\n", "not valid Python"),
+    ],
+)
+def test_bad_scripts_are_one_line_errors(tmp_path, content, message):
+    from fusiondiff.replay.runner import replay_script
+
+    script = tmp_path / "bad.py"
+    script.write_text(content)
+    with pytest.raises(ReplayError, match=message):
+        replay_script(str(script), output=str(tmp_path / "r.json"), protocol=QUICK)
+    assert not (tmp_path / "r.json").exists()

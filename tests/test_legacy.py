@@ -1,0 +1,179 @@
+"""Legacy repro scripts (``from nvfuser import ...``) translated for nvfuser_direct, checked as text."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from pathlib import Path
+
+import pytest
+
+from fusiondiff.errors import ReplayError
+from fusiondiff.replay.legacy import Translation, translate_legacy
+
+SEED_SCRIPT = Path(__file__).parent / "data" / "seed" / "legacy_repro.py"
+
+
+def changed_lines(before: str, after: str) -> list[str]:
+    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+    return [line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+
+
+def test_seed_script_needs_only_the_import_changed():
+    source = SEED_SCRIPT.read_text()
+    result = translate_legacy(source, str(SEED_SCRIPT))
+    assert result.is_legacy
+    assert result.changes == ("line 8: from nvfuser import -> from nvfuser_direct import",)
+    assert changed_lines(source, result.source) == [
+        "-from nvfuser import FusionDefinition, DataType",
+        "+from nvfuser_direct import FusionDefinition, DataType",
+    ]
+    # The versions header and every other comment survive.
+    assert result.source.startswith("# CUDA devices:\n#  0: NVIDIA RTX 6000 Ada Generation\n")
+    assert "# nvfuser version: 0.2.26+git37bc4fa\n" in result.source
+    assert "        # sleep(5)\n" in result.source
+    compile(result.source, "translated_seed.py", "exec")
+
+
+def test_direct_script_passes_through_unchanged():
+    translated_seed = translate_legacy(SEED_SCRIPT.read_text()).source
+    again = translate_legacy(translated_seed)
+    assert again == Translation(source=translated_seed, is_legacy=False, changes=())
+    direct = (
+        "# a direct script\n"
+        "import nvfuser_direct\n"
+        "from nvfuser_direct import FusionDefinition, DataType  # comment\n"
+        "with FusionDefinition() as fd:\n"
+        "    T0 = fd.define_tensor(shape=[2, 3], contiguity=[True, True], dtype=DataType.Float)\n"
+        "    V = fd.define_vector(2)\n"
+        "    fd.add_output(fd.ops.stride_order(T0, [0, 1]))\n"
+    )
+    assert translate_legacy(direct) == Translation(source=direct, is_legacy=False, changes=())
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("import nvfuser", "import nvfuser_direct as nvfuser"),
+        ("import nvfuser as nvf", "import nvfuser_direct as nvf"),
+        ("import os, nvfuser", "import os, nvfuser_direct as nvfuser"),
+        ("from nvfuser import FusionDefinition, DataType", "from nvfuser_direct import FusionDefinition, DataType"),
+        ("from nvfuser import *", "from nvfuser_direct import *"),
+        (
+            "from nvfuser.pytorch_utils import torch_dtype_to_nvfuser_dtype",
+            "from nvfuser_direct.pytorch_utils import torch_dtype_to_nvfuser_dtype",
+        ),
+        ("import nvfuser.pytorch_utils as pu", "import nvfuser_direct.pytorch_utils as pu"),
+        # `import nvfuser.x` also binds `nvfuser`, so the package is bound under that name too.
+        ("import nvfuser.pytorch_utils", "import nvfuser_direct.pytorch_utils, nvfuser_direct as nvfuser"),
+        ("from nvfuser import nvfuser_version", "from nvfuser_direct import nvfuser_direct_version as nvfuser_version"),
+    ],
+)
+def test_imports_go_to_nvfuser_direct(line, expected):
+    result = translate_legacy(line + "\n")
+    assert result.source == expected + "\n"
+    assert result.is_legacy
+    assert len(result.changes) == 1 and result.changes[0].startswith("line 1: ")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["import nvfuser_direct", "import nvfuserx", "from .nvfuser import helper", "from thunder.executors import nvfuserex"],
+)
+def test_other_modules_are_left_alone(line):
+    assert translate_legacy(line + "\n").source == line + "\n"
+
+
+def test_define_vector_of_values_becomes_a_plain_list():
+    source = (
+        "def f(fd):\n"
+        "    V0 = fd.define_vector([S1, 4096], dtype=DataType.Int)\n"
+        "    V1 = fd.define_vector((2, 3))\n"
+        "    V2 = fd.define_vector(3)\n"
+    )
+    result = translate_legacy(source)
+    assert result.source == (
+        "def f(fd):\n"
+        "    V0 = [S1, 4096]\n"
+        "    V1 = [2, 3]\n"
+        # The input form (a size) exists in nvfuser_direct as it is.
+        "    V2 = fd.define_vector(3)\n"
+    )
+    assert result.changes == (
+        "line 2: fd.define_vector([S1, 4096], dtype=DataType.Int) -> [S1, 4096]",
+        "line 3: fd.define_vector((2, 3)) -> [2, 3]",
+    )
+
+
+def test_add_output_stride_order_becomes_the_stride_order_op():
+    source = "def f(fd):\n    fd.add_output(T5, stride_order=[2, 0, 1])\n"
+    result = translate_legacy(source)
+    assert result.source == "def f(fd):\n    fd.add_output(fd.ops.stride_order(T5, [2, 0, 1]))\n"
+    assert result.changes == (
+        "line 2: fd.add_output(T5, stride_order=[2, 0, 1]) -> fd.add_output(fd.ops.stride_order(T5, [2, 0, 1]))",
+    )
+    plain = "def f(fd):\n    fd.add_output(T5)\n"
+    assert translate_legacy(plain).source == plain
+
+
+def test_nested_rewrites_and_the_rest_of_the_text_are_kept():
+    source = (
+        "# header kept\n"
+        "from nvfuser import FusionDefinition  # import comment\n"
+        "\n"
+        "def f(fd):  # signature comment\n"
+        "    name = 'é'; fd.add_output(fd.ops.add(T0, T1), stride_order=fd.define_vector([1, 0]))  # after\n"
+        "    fd.add_output(\n"
+        "        T2,  # inner comments of a rewritten call are lost; the line's tail is not\n"
+        "        stride_order=[0, 1],\n"
+        "    )  # tail\n"
+    )
+    result = translate_legacy(source)
+    assert result.source == (
+        "# header kept\n"
+        "from nvfuser_direct import FusionDefinition  # import comment\n"
+        "\n"
+        "def f(fd):  # signature comment\n"
+        "    name = 'é'; fd.add_output(fd.ops.stride_order(fd.ops.add(T0, T1), [1, 0]))  # after\n"
+        "    fd.add_output(fd.ops.stride_order(T2, [0, 1]))  # tail\n"
+    )
+    # One line per rewrite, in source order, inner ones included.
+    assert [c.split(":")[0] for c in result.changes] == ["line 2", "line 5", "line 5", "line 6"]
+    ast.parse(result.source)
+
+
+def test_untranslatable_ops_are_all_named_in_one_line():
+    source = (
+        "from nvfuser import FusionDefinition\n"
+        "from nvfuser.contrib import nn\n"
+        "def f(fd):\n"
+        "    T2 = fd.ops.add_alpha(T0, T1, S0)\n"
+        "    T3 = fd.ops.sub_alpha(T0, T1, S0)\n"
+        "    T4 = fd.ops.add_alpha(T2, T3, S0)\n"
+        "    T5 = fd.ops.batch_norm(T0, w, b, m, v, False, S0, S1, False)\n"
+        "    T6 = fd.ops.index_put_accumulate(T0, I0, T1)\n"
+        "    V7 = fd.ops.tensor_sizes(T0); S8 = fd.ops.at(V7, 0)\n"
+    )
+    with pytest.raises(ReplayError) as exc:
+        translate_legacy(source, "bug.py")
+    message = str(exc.value)
+    assert "\n" not in message
+    assert message == (
+        "cannot translate legacy ops for nvfuser_direct: nvfuser.contrib (line 2), fd.ops.add_alpha (lines 4, 6), "
+        "fd.ops.sub_alpha (line 5), fd.ops.batch_norm (line 7), fd.ops.index_put_accumulate (line 8), "
+        "fd.ops.tensor_sizes (line 9), fd.ops.at (line 9)"
+    )
+
+
+def test_an_op_named_like_a_missing_one_outside_ops_is_fine():
+    source = "x = table.at(3)\ny = model.add_alpha\n"
+    assert translate_legacy(source).source == source
+
+
+def test_syntax_error_is_one_line_with_the_line_number():
+    with pytest.raises(ReplayError) as exc:
+        translate_legacy("import torch\nx = (1,\n", "broken.py")
+    message = str(exc.value)
+    assert message.startswith("broken.py is not valid Python: ")
+    assert message.endswith("(line 2)")
+    assert "\n" not in message

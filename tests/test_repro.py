@@ -1,0 +1,365 @@
+"""Repro scripts written from captures. The records here are built in test code (they describe
+the seed's RMSNorm fusion but were not recorded); the scripts are checked by compiling them and
+reading their content, never run (no torch, no GPU here)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from fusiondiff.cli import main
+from fusiondiff.errors import FusionDiffError, ReplayError
+from fusiondiff.model import (
+    Capture,
+    Environment,
+    FusionRecord,
+    Segment,
+    Segmentation,
+    TensorMeta,
+    Timing,
+    TimingProtocol,
+    definition_hash,
+)
+from fusiondiff.replay.repro import (
+    render_repro,
+    restore_constants,
+    script_nvfuser_env,
+    select_fusions,
+    write_repros,
+)
+from fusiondiff.store import save_capture, tensors_path_for
+
+DEFINITION = """\
+def nvfuser_fusion(fd : FusionDefinition) -> None :
+    T0 = fd.define_tensor(shape=[4, 1024, 4096], contiguity=[True, True, True], dtype=DataType.BFloat16, is_cpu=False)
+    T1 = fd.define_tensor(shape=[4096], contiguity=[True], dtype=DataType.BFloat16, is_cpu=False)
+    T2 = fd.define_tensor(shape=[4, 1024], contiguity=[True, True], dtype=DataType.Int, is_cpu=False)
+    T3 = fd.ops.cast(T0, dtype=DataType.Float)
+    T4 = fd.ops.mul(T3, T3)
+    T5 = fd.ops.sum(T4, dims=[2], keepdim=False, dtype=DataType.Null)
+    S6 = fd.define_scalar(4096.00, dtype=DataType.Double)
+    T7 = fd.ops.div(T5, S6)
+    S8 = fd.define_scalar(1.00000e-05, dtype=DataType.Double)
+    T9 = fd.ops.add(T7, S8)
+    fd.add_output(T9)
+"""
+
+ENV = Environment(
+    gpu_name="NVIDIA H200",
+    compute_capability="9.0",
+    driver_version="580.82.07",
+    cuda_version="13.0",
+    torch_version="2.11.0+cu130",
+    nvfuser_version="0.2.36",
+    thunder_version="0.2.6",
+    nvfuser_env={"NVFUSER_DISABLE": "kernel_reuse", "NVFUSER_ENABLE": "id_model"},
+    recorded_at="2026-03-01T12:00:00+00:00",
+)
+
+INPUTS = (
+    # bf16 activations at storage offset 1: 2-byte aligned, the seed's slow case.
+    TensorMeta(index=0, kind="tensor", dtype="torch.bfloat16", shape=(4, 1024, 4096), stride=(4194304, 4096, 1),
+               storage_offset=1, storage_numel=16777217, device="cuda:0", alignment_bytes=2),
+    TensorMeta(index=1, kind="tensor", dtype="torch.bfloat16", shape=(4096,), stride=(1,), storage_numel=4096,
+               device="cuda:0", alignment_bytes=256, tensor_key="nvFusion0.input1"),
+    TensorMeta(index=2, kind="tensor", dtype="torch.int64", shape=(4, 1024), stride=(1024, 1), storage_numel=4096,
+               device="cuda:0", alignment_bytes=256, min_value=0.0, max_value=254.0, tensor_key="nvFusion0.input2"),
+    TensorMeta(index=3, kind="scalar", dtype="float", scalar_value="9.999999747378752e-06"),
+)
+
+
+def make_fusion(**changes) -> FusionRecord:
+    """A record built in test code, shaped like what the live capture writes."""
+    fields = dict(
+        name="nvFusion0",
+        definition=DEFINITION,
+        definition_hash=definition_hash(changes.get("definition", DEFINITION)),
+        inputs=INPUTS,
+        kernels=(),
+        segmentation=Segmentation(segments=(Segment(group_id=0, scheduler="inner_persistent"),)),
+        timing=Timing(samples_ns=(19400.0, 19500.0)),
+        trace="forward",
+        call_count=3,
+        enable_options=("kernel_reuse",),
+        disable_options=("parallel_compile",),
+        exact_constants=("9.999999747378752e-06", "4096.0"),
+    )
+    fields.update(changes)
+    return FusionRecord(**fields)
+
+
+def make_capture(*fusions: FusionRecord, tensors_file: str | None = None) -> Capture:
+    return Capture(kind="live", environment=ENV, protocol=TimingProtocol(), fusions=fusions,
+                   source="train.py", tensors_file=tensors_file)
+
+
+def module_body(source: str) -> list[ast.stmt]:
+    return ast.parse(source).body
+
+
+def test_script_compiles_and_has_the_header():
+    source = render_repro(make_fusion(), ENV, capture_name="live.json")
+    compile(source, "repro.py", "exec")
+    header = source.split("\n\n", 1)[0]
+    for fact in ("forward/nvFusion0/", "called 3 times", "fusiondiff", "live.json", "NVIDIA H200", "sm 9.0",
+                 "driver 580.82.07", "CUDA 13.0", "torch 2.11.0+cu130", "nvFuser 0.2.36", "Thunder 0.2.6",
+                 "2026-03-01T12:00:00+00:00", "repro_script_for drops"):
+        assert fact in header, fact
+    assert all(line.startswith("#") for line in header.splitlines())
+
+
+def test_nvfuser_variables_are_set_before_nvfuser_direct_is_imported():
+    body = module_body(render_repro(make_fusion(), ENV))
+    env_lines = [
+        s.lineno for s in body
+        if isinstance(s, ast.Assign) and ast.unparse(s.targets[0]).startswith("os.environ[")
+    ]
+    import_line = next(s.lineno for s in body if isinstance(s, ast.ImportFrom) and s.module == "nvfuser_direct")
+    assert len(env_lines) == 2
+    assert max(env_lines) < import_line
+    source = render_repro(make_fusion(), ENV)
+    assert "os.environ['NVFUSER_DISABLE'] = 'kernel_reuse'" in source
+    assert "os.environ['NVFUSER_ENABLE'] = 'id_model'" in source
+    # No other module is needed than torch and nvfuser_direct (and the standard library).
+    imported = {a.name for s in body if isinstance(s, ast.Import) for a in s.names}
+    imported |= {s.module for s in body if isinstance(s, ast.ImportFrom)}
+    assert imported == {"os", "sys", "pathlib", "torch", "nvfuser_direct"}
+
+
+def test_a_runner_can_read_the_variables_without_running_the_script():
+    source = render_repro(make_fusion(), ENV)
+    assert script_nvfuser_env(source) == {"NVFUSER_DISABLE": "kernel_reuse", "NVFUSER_ENABLE": "id_model"}
+    other = "import os\nos.environ['PATH'] = 'x'\nos.environ[name] = 'y'\nif True:\n    os.environ['NVFUSER_DUMP'] = 'z'\n"
+    assert script_nvfuser_env(other) == {}
+    with pytest.raises(ReplayError, match="s.py is not valid Python"):
+        script_nvfuser_env("os.environ[", "s.py")
+
+
+def test_definition_is_embedded_and_called():
+    source = render_repro(make_fusion(), ENV)
+    assert "def nvfuser_fusion(fd : FusionDefinition) -> None :" in source
+    assert "with FusionDefinition() as fd:\n    nvfuser_fusion(fd)\n" in source
+    legacy_name = make_fusion(definition=DEFINITION.replace("def nvfuser_fusion(", "def nvfuser_fusion_id0("))
+    assert "    nvfuser_fusion_id0(fd)\n" in render_repro(legacy_name, ENV)
+
+
+def test_inputs_keep_storage_offset_stride_alignment_and_int_range():
+    source = render_repro(make_fusion(), ENV)
+    assert (
+        "inputs.append(_storage(16777217, torch.bfloat16, 'cuda:0')"
+        ".as_strided((4, 1024, 4096), (4194304, 4096, 1), 1))\n_check_alignment(0, inputs[-1], 2)\n"
+    ) in source
+    assert "inputs.append(_storage(4096, torch.bfloat16, 'cuda:0').as_strided((4096,), (1,), 0))" in source
+    assert (
+        "inputs.append(_storage(4096, torch.int64, 'cuda:0', 0, 254).as_strided((4, 1024), (1024, 1), 0))\n"
+        "_check_alignment(2, inputs[-1], 256)\n"
+    ) in source
+    # Scalars keep their full precision as a literal.
+    assert "inputs.append(9.999999747378752e-06)" in source
+    # The storage is filled by dtype: normal floats, integers in [low, high] inclusive.
+    assert "torch.randn(numel, dtype=draw, device=device)" in source
+    assert "torch.randint(low, high + 1, (numel,), dtype=dtype, device=device)" in source
+    assert "min(ptr & -ptr, 256)" in source
+
+
+def test_int_range_falls_back_to_0_to_9_and_storage_grows_to_what_the_view_reaches():
+    index = TensorMeta(index=0, kind="tensor", dtype="torch.int32", shape=(8, 2), stride=(4, 1), storage_offset=3,
+                       storage_numel=0, device="cuda:0")
+    mask = TensorMeta(index=1, kind="tensor", dtype="torch.bool", shape=(5,), stride=(1,), storage_numel=5,
+                      device="cuda:0")
+    wide = TensorMeta(index=2, kind="tensor", dtype="torch.int64", shape=(2,), stride=(1,), storage_numel=2,
+                      device="cuda:0", min_value=-5.0, max_value=float(2**63 - 1))
+    source = render_repro(make_fusion(inputs=(index, mask, wide)), ENV)
+    # offset 3 + (8-1)*4 + (2-1)*1 + 1 = 33 elements, although the record said 0.
+    assert "_storage(33, torch.int32, 'cuda:0', 0, 9).as_strided((8, 2), (4, 1), 3)" in source
+    assert "values 0..9 (range not recorded)" in source
+    assert "_storage(5, torch.bool, 'cuda:0').as_strided((5,), (1,), 0)" in source
+    # randint's exclusive bound must fit int64.
+    assert f"_storage(2, torch.int64, 'cuda:0', -5, {2**63 - 2})" in source
+    # Unknown alignment (0) is not checked.
+    assert "_check_alignment(" not in source.split("inputs = []", 1)[1]
+
+
+def test_options_and_device_are_passed_to_execute():
+    source = render_repro(make_fusion(), ENV)
+    assert (
+        "outputs = fd.execute(inputs, _enable_options=['kernel_reuse'], _disable_options=['parallel_compile'])"
+        in source
+    )
+    on_gpu1 = render_repro(make_fusion(device_index=1, enable_options=(), disable_options=()), ENV)
+    assert "outputs = fd.execute(inputs, device=1, _enable_options=[], _disable_options=[])" in on_gpu1
+
+
+def test_constant_close_to_the_printed_one_is_restored():
+    source = render_repro(make_fusion(), ENV)
+    assert "S8 = fd.define_scalar(9.999999747378752e-06, dtype=DataType.Double)" in source
+    assert "#   1.00000e-05 -> 9.999999747378752e-06" in source
+    # 4096.0 is exactly what was printed: nothing to restore.
+    assert "S6 = fd.define_scalar(4096.00, dtype=DataType.Double)" in source
+
+
+def test_constant_that_only_looks_similar_is_not_substituted():
+    text, restored, ambiguous = restore_constants(DEFINITION, ["1e-06"])
+    assert text == DEFINITION
+    assert restored == () and ambiguous == ()
+    source = render_repro(make_fusion(exact_constants=("1e-06",)), ENV)
+    assert "fd.define_scalar(1.00000e-05, dtype=DataType.Double)" in source
+    assert "restored from the recorded exact values" not in source
+
+
+def test_constant_restoration_rules():
+    text, restored, _ = restore_constants(DEFINITION, ["9.999999747378752e-06"])
+    assert restored == (("1.00000e-05", "9.999999747378752e-06"),)
+    assert text == DEFINITION.replace("1.00000e-05", "9.999999747378752e-06")
+    # The sign is printed as an operator: only the magnitude is replaced.
+    text, restored, _ = restore_constants("x = -1.00000e-05\n", ["-9.999999747378752e-06"])
+    assert text == "x = -9.999999747378752e-06\n"
+    # Two recorded values round to the same literal: which one it was is unknown, so it stays.
+    text, restored, ambiguous = restore_constants(DEFINITION, ["9.999999747378752e-06", "1e-05"])
+    assert text == DEFINITION and restored == () and ambiguous == ("1.00000e-05",)
+    # Integers, strings and unparsable values are left alone.
+    text, restored, _ = restore_constants("y = f(4096, '1.00000e-05')\n", ["4096.0000001", "9.999999747378752e-06", "x"])
+    assert text == "y = f(4096, '1.00000e-05')\n" and restored == ()
+
+
+def test_ambiguous_constant_is_noted_in_the_script():
+    source = render_repro(make_fusion(exact_constants=("9.999999747378752e-06", "1e-05")), ENV)
+    assert "#   1.00000e-05: several recorded constants round to it, left as printed" in source
+    compile(source, "repro.py", "exec")
+
+
+def test_exact_tensors_are_loaded_relative_to_the_script():
+    source = render_repro(make_fusion(), ENV, "live.tensors.safetensors")
+    compile(source, "repro.py", "exec")
+    assert "from safetensors.torch import load_file" in source
+    assert "TENSORS_FILE = Path('live.tensors.safetensors')" in source
+    assert "TENSORS_FILE = Path(__file__).resolve().parent / TENSORS_FILE" in source
+    assert "_exact('nvFusion0.input1', torch.bfloat16, 'cuda:0').as_strided((4096,), (1,), 0)" in source
+    assert "_exact('nvFusion0.input2', torch.int64, 'cuda:0').as_strided((4, 1024), (1024, 1), 0)" in source
+    # An input without a saved tensor is still synthesized.
+    assert "_storage(16777217, torch.bfloat16, 'cuda:0').as_strided((4, 1024, 4096), (4194304, 4096, 1), 1)" in source
+    # Without a tensors file, safetensors is not needed.
+    assert "safetensors" not in render_repro(make_fusion(), ENV)
+
+
+def test_scalars_become_number_literals_only():
+    def scalar(value: str | None) -> FusionRecord:
+        return make_fusion(inputs=(TensorMeta(index=0, kind="scalar", dtype="float", scalar_value=value),))
+
+    assert "inputs.append(float('nan'))" in render_repro(scalar("nan"), ENV)
+    assert "inputs.append(-3)" in render_repro(scalar("-3"), ENV)
+    assert "inputs.append(True)" in render_repro(scalar("True"), ENV)
+    with pytest.raises(ReplayError, match="input 0 is a scalar whose value was not recorded"):
+        render_repro(scalar(None), ENV)
+    with pytest.raises(ReplayError, match="not a number"):
+        render_repro(scalar("__import__('os').system('true')"), ENV)
+
+
+def test_legacy_definition_is_translated_and_untranslatable_one_names_the_fusion():
+    legacy = DEFINITION.replace("fd.add_output(T9)", "fd.add_output(T9, stride_order=[0, 1])")
+    assert "fd.add_output(fd.ops.stride_order(T9, [0, 1]))" in render_repro(make_fusion(definition=legacy), ENV)
+    broken = DEFINITION.replace("fd.ops.add(T7, S8)", "fd.ops.add_alpha(T7, S8, S6)")
+    with pytest.raises(ReplayError, match=r"forward/nvFusion0/.*fd\.ops\.add_alpha \(line 11\)"):
+        render_repro(make_fusion(definition=broken), ENV)
+
+
+def test_write_one_fusion_to_a_file(tmp_path):
+    capture_path = save_capture(make_capture(make_fusion()), tmp_path / "live.json")
+    written = write_repros(capture_path, tmp_path / "out" / "repro.py")
+    assert written == [tmp_path / "out" / "repro.py"]
+    source = written[0].read_text()
+    assert source == render_repro(make_fusion(), ENV, capture_name=str(capture_path))
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["repro.py"]  # no temporary left behind
+
+
+def test_write_several_fusions_to_a_directory(tmp_path):
+    other = DEFINITION.replace("T9 = fd.ops.add(T7, S8)", "T9 = fd.ops.sub(T7, S8)")
+    fusions = (
+        make_fusion(),
+        make_fusion(trace="backward"),
+        make_fusion(name="nvFusion1"),
+        # Same region, another definition: the names would collide, so the hash tells them apart.
+        make_fusion(name="nvFusion1", definition=other),
+        make_fusion(name="fusion0", trace=None),
+    )
+    capture_path = save_capture(make_capture(*fusions), tmp_path / "live.json")
+    written = write_repros(capture_path, tmp_path / "repros")
+    h1, h2 = (f.definition_hash[:12] for f in fusions[2:4])
+    assert [p.name for p in written] == [
+        "forward_nvFusion0.py", "backward_nvFusion0.py", f"forward_nvFusion1_{h1}.py", f"forward_nvFusion1_{h2}.py",
+        "script_fusion0.py",
+    ]
+    assert sorted(p.name for p in (tmp_path / "repros").iterdir()) == sorted(p.name for p in written)
+    assert "fd.ops.sub(T7, S8)" in written[3].read_text()
+    (tmp_path / "a_file.py").write_text("")
+    with pytest.raises(FusionDiffError, match="is a file but .* has 5 fusions"):
+        write_repros(capture_path, tmp_path / "a_file.py")
+
+
+def test_one_fusion_into_an_existing_directory(tmp_path):
+    capture_path = save_capture(make_capture(make_fusion()), tmp_path / "live.json")
+    (tmp_path / "out").mkdir()
+    assert write_repros(capture_path, tmp_path / "out") == [tmp_path / "out" / "forward_nvFusion0.py"]
+
+
+def test_select_by_name_or_key_and_errors_list_the_names(tmp_path):
+    fusions = (make_fusion(), make_fusion(trace="backward"), make_fusion(name="nvFusion1"))
+    capture = make_capture(*fusions)
+    assert select_fusions(capture, "nvFusion1") == (fusions[2],)
+    assert select_fusions(capture, fusions[1].key) == (fusions[1],)
+    assert select_fusions(capture, "backward/nvFusion0") == (fusions[1],)
+    with pytest.raises(FusionDiffError) as exc:
+        select_fusions(capture, "nvFusion7", origin="live.json")
+    message = str(exc.value)
+    assert message.startswith("live.json has no fusion 'nvFusion7'; available: nvFusion0 (forward/nvFusion0/")
+    assert "nvFusion1 (forward/nvFusion1/" in message and "(backward/nvFusion0/" in message
+    with pytest.raises(FusionDiffError, match="'nvFusion0' names 2 fusions"):
+        select_fusions(capture, "nvFusion0")
+    with pytest.raises(FusionDiffError, match="holds no fusions"):
+        select_fusions(make_capture(), None)
+    capture_path = save_capture(capture, tmp_path / "live.json")
+    assert write_repros(capture_path, tmp_path / "one.py", fusion="nvFusion1") == [tmp_path / "one.py"]
+    with pytest.raises(FusionDiffError, match="no fusion 'nope'"):
+        write_repros(capture_path, tmp_path / "none.py", fusion="nope")
+    assert not (tmp_path / "none.py").exists()
+
+
+def test_saved_tensors_are_referenced_relative_to_each_script(tmp_path):
+    capture_path = save_capture(make_capture(make_fusion(), tensors_file="live.tensors.safetensors"),
+                                tmp_path / "live.json")
+    # Only the file's presence matters here: the scripts are not run.
+    tensors_path_for(capture_path).write_bytes(b"")
+    beside = write_repros(capture_path, tmp_path / "repro.py")[0].read_text()
+    assert "TENSORS_FILE = Path('live.tensors.safetensors')" in beside
+    below = write_repros(capture_path, tmp_path / "sub" / "repro.py")[0].read_text()
+    assert "TENSORS_FILE = Path('../live.tensors.safetensors')" in below
+    assert "_exact('nvFusion0.input2', torch.int64" in below
+
+
+def test_missing_saved_tensors_fall_back_to_synthesized_inputs_with_a_note(tmp_path):
+    capture_path = save_capture(make_capture(make_fusion(), tensors_file="live.tensors.safetensors"),
+                                tmp_path / "live.json")
+    source = write_repros(capture_path, tmp_path / "repro.py")[0].read_text()
+    assert "# Note: the capture's exact inputs (live.tensors.safetensors) were not found: inputs are synthesized" in source
+    assert "safetensors.torch" not in source
+    assert "_storage(4096, torch.int64, 'cuda:0', 0, 254)" in source
+
+
+def test_cli_repro_writes_the_script(tmp_path, capsys):
+    capture_path = save_capture(make_capture(make_fusion()), tmp_path / "live.json")
+    assert main(["repro", str(capture_path), "-o", str(tmp_path / "r.py")]) == 0
+    assert f"wrote {tmp_path / 'r.py'}" in capsys.readouterr().err
+    compile((tmp_path / "r.py").read_text(), "r.py", "exec")
+    assert main(["repro", str(capture_path), "-o", str(tmp_path / "x.py"), "--fusion", "nvFusion9"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "available: nvFusion0" in err
+
+
+def test_header_comment_cannot_break_out_of_the_comment():
+    sneaky = replace(ENV, gpu_name="GPU\nimport shutil")
+    source = render_repro(make_fusion(), sneaky)
+    assert "\nimport shutil" not in source
+    compile(source, "repro.py", "exec")
