@@ -104,6 +104,7 @@ class Recorder:
         self._local = threading.local()
         self._lock = threading.RLock()
         self._original_execute: Callable[..., Any] | None = None
+        self._execute_untraced: Callable[..., Any] | None = None
         self._flush_buffer: Any = None
         self._environment: Environment | None = None
         self.used_profiler = False
@@ -122,6 +123,8 @@ class Recorder:
         if not torch.cuda.is_available():
             raise CaptureError("no CUDA device: fusiondiff capture and replay need a GPU")
         self._original_execute = fd_class.execute
+        # kept after uninstall: deferred timing in finish() runs the original execute
+        self._execute_untraced = fd_class.execute
         self._environment = collect_environment()
         original = fd_class.execute
         recorder = self
@@ -256,8 +259,8 @@ class Recorder:
             self._flush_buffer = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
             self.protocol = dataclasses.replace(self.protocol, flush_bytes=2 * l2)
         fd, kwargs = pending.fd, pending.execute_kwargs
-        original = self._original_execute
-        assert original is not None
+        original = self._execute_untraced
+        assert original is not None, "install() sets the original execute"
 
         def run_once() -> None:
             original(fd, copies, **kwargs)

@@ -169,6 +169,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcome = ReplayOutcome(status="error", message=str(exc))
     except SyntaxError as exc:
         outcome = ReplayOutcome(status="error", message=f"{params['script']} is not valid Python: {exc.msg} (line {exc.lineno})")
+    except Exception as exc:  # noqa: BLE001 - an internal failure still reaches the parent as one line
+        if os.environ.get("FUSIONDIFF_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        outcome = ReplayOutcome(status="error", message=f"internal error in the replay: {type(exc).__name__}: {exc}")
     Path(params["status"]).write_text(json.dumps(asdict(outcome)))
     return 0 if outcome.status == "ok" else 2
 

@@ -1,0 +1,288 @@
+"""Property comparison: every recorded property of two paired fusions (and of the two captures'
+environments and protocols), as :class:`PropertyChange` records.
+
+The comparison itself is DeepDiff over the ``to_jsonable`` form of what is compared. What is left
+out, and why:
+
+- timing samples and their summaries: :mod:`fusiondiff.diff.stats` compares those;
+- raw kernel names: their ``f/c/r`` parts count what the process compiled before (history), so they
+  are compared by the ``runtime_reuse`` rule, and kernels are paired by normalized name;
+- fusion names, traces, call counts, repro scripts, Thunder op summaries and CUDA source texts:
+  they describe how a fusion was reached or are large derived text (``source_hash`` stands for
+  the source);
+- tensor keys, storage sizes and devices of inputs: file bookkeeping, not what nvFuser sees;
+- hostname, recording time and fusiondiff version of the environment;
+- a property unknown on one side (``None``: a cluster Kineto does not report, a source hash that
+  was not read) is not a difference.
+
+DeepDiff runs per record, only on records that differ, memoised per diff (:class:`RecordComparer`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import operator
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from deepdiff import DeepDiff
+
+from fusiondiff.diff.model import Category, PropertyChange
+from fusiondiff.model import Capture, FusionRecord, KernelRecord, to_jsonable
+
+INPUT_FIELDS = (
+    "kind",
+    "dtype",
+    "shape",
+    "stride",
+    "storage_offset",
+    "alignment_bytes",
+    "is_contiguous",
+    "min_value",
+    "max_value",
+    "scalar_value",
+)
+"""The input properties compared: what nvFuser's cache key, scheduler heuristics or index math see."""
+
+LAUNCH_FIELDS = (
+    "grid",
+    "block",
+    "cluster",
+    "shared_mem_bytes",
+    "dynamic_smem_bytes",
+    "static_smem_bytes",
+    "registers_per_thread",
+)
+
+CLOCK_FIELDS = ("sm_clock_mhz", "max_sm_clock_mhz", "memory_clock_mhz")
+_ENVIRONMENT_IGNORED = ("hostname", "recorded_at", "fusiondiff_version", "nvfuser_env")
+
+_input_values = operator.attrgetter(*INPUT_FIELDS)
+
+_FUSION_CATEGORIES: dict[str, Category] = {
+    "definition_hash": "definition",
+    "exact_constants": "constants",
+    "enable_options": "options",
+    "disable_options": "options",
+    "segmentation": "segmentation",
+    "device_index": "environment",
+}
+
+
+def _deep_changes(view_a: dict[str, Any], view_b: dict[str, Any]) -> Iterable[list[Any]]:
+    """Paths (as key lists) of every difference DeepDiff finds between two JSON-able views."""
+    tree = DeepDiff(view_a, view_b, view="tree", ignore_numeric_type_changes=True, verbose_level=2)
+    for levels in tree.values():
+        for level in levels:
+            yield level.path(output_format="list")
+
+
+def _lookup(view: Any, path: Sequence[Any]) -> Any:
+    for key in path:
+        try:
+            view = view[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return view
+
+
+Record = tuple[tuple[str, Any], ...]
+"""A flat record view: ``(field, value)`` pairs, hashable so DeepDiff answers can be memoised."""
+
+
+def _known(a: Any, b: Any, fields: Sequence[str]) -> tuple[Record, Record]:
+    """Fields both records know (``None`` means the source did not say: not a difference)."""
+    view_a, view_b = [], []
+    for name in fields:
+        va, vb = getattr(a, name), getattr(b, name)
+        if va is not None and vb is not None:
+            view_a.append((name, va))
+            view_b.append((name, vb))
+    return tuple(view_a), tuple(view_b)
+
+
+def _fusion_properties(f: FusionRecord) -> Record:
+    return (
+        ("definition_hash", f.definition_hash),
+        ("exact_constants", f.exact_constants),
+        # Options are sets: the order they were passed in does not matter to nvFuser.
+        ("enable_options", tuple(sorted(f.enable_options))),
+        ("disable_options", tuple(sorted(f.disable_options))),
+        ("segmentation", f.segmentation.schedulers),
+        ("device_index", f.device_index),
+    )
+
+
+class RecordComparer:
+    """Compares paired fusions and kernels record by record with DeepDiff.
+
+    DeepDiff runs per record (the fusion's own properties, each input, each kernel's launch
+    configuration), only where a cheap equality check says the records differ, and its answers
+    are memoised for the life of the comparer (one diff): the same layouts and launch
+    configurations repeat across kernels and across the identical fusions of a model's layers,
+    and one DeepDiff call costs a fraction of a millisecond."""
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[Record, Record], tuple[str, ...]] = {}
+
+    def changed_fields(self, view_a: Record, view_b: Record) -> tuple[str, ...]:
+        """The fields DeepDiff finds different between two flat record views, in field order."""
+        key = (view_a, view_b)
+        if key not in self._memo:
+            paths = _deep_changes(to_jsonable(dict(view_a)), to_jsonable(dict(view_b)))
+            self._memo[key] = tuple(dict.fromkeys(str(path[0]) for path in paths))
+        return self._memo[key]
+
+    def _changes(
+        self,
+        prefix: str,
+        view_a: Record,
+        view_b: Record,
+        category: Category | dict[str, Category],
+        kernel: str | None = None,
+    ) -> list[PropertyChange]:
+        values_a, values_b = dict(view_a), dict(view_b)
+        return [
+            PropertyChange(
+                f"{prefix}{name}",
+                to_jsonable(values_a.get(name)),
+                to_jsonable(values_b.get(name)),
+                category if isinstance(category, str) else category[name],
+                kernel,
+            )
+            for name in self.changed_fields(view_a, view_b)
+        ]
+
+    def fusion(self, fa: FusionRecord, fb: FusionRecord) -> tuple[PropertyChange, ...]:
+        """Fusion-level differences: definition, exact constants, inputs, options, segmentation,
+        device. An input's field is reported as a whole (``inputs[0].stride``); an input present
+        on one side only as ``inputs[2]`` with ``None`` on the other side."""
+        changes: list[PropertyChange] = []
+        props_a, props_b = _fusion_properties(fa), _fusion_properties(fb)
+        if props_a != props_b:
+            changes += self._changes("", props_a, props_b, _FUSION_CATEGORIES)
+        for index in range(max(len(fa.inputs), len(fb.inputs))):
+            ta = tuple(zip(INPUT_FIELDS, _input_values(fa.inputs[index]))) if index < len(fa.inputs) else None
+            tb = tuple(zip(INPUT_FIELDS, _input_values(fb.inputs[index]))) if index < len(fb.inputs) else None
+            if ta == tb:
+                continue
+            if ta is None or tb is None:
+                whole_a = to_jsonable(dict(ta)) if ta else None
+                whole_b = to_jsonable(dict(tb)) if tb else None
+                changes.append(PropertyChange(f"inputs[{index}]", whole_a, whole_b, "inputs"))
+            else:
+                changes += self._changes(f"inputs[{index}].", ta, tb, "inputs")
+        return tuple(changes)
+
+    def kernel(self, ka: KernelRecord, kb: KernelRecord) -> tuple[PropertyChange, ...]:
+        """Differences of two matched kernels: launch configuration fields (``launch.block``) and
+        the generated source (``source_hash``)."""
+        if ka.launch == kb.launch and ka.source_hash == kb.source_hash:
+            return ()
+        launch_a, launch_b = _known(ka.launch, kb.launch, LAUNCH_FIELDS)
+        changes = self._changes("launch.", launch_a, launch_b, "launch", ka.normalized_name)
+        source_a, source_b = _known(ka, kb, ("source_hash",))
+        return tuple(changes + self._changes("", source_a, source_b, "source", ka.normalized_name))
+
+
+def compare_captures(a: Capture, b: Capture) -> tuple[PropertyChange, ...]:
+    """Capture-level differences: environment, NVFUSER_* variables, clocks and timing protocol."""
+    env_a, env_b = {}, {}
+    for name, va in vars(a.environment).items():
+        vb = getattr(b.environment, name)
+        if name not in _ENVIRONMENT_IGNORED and va is not None and vb is not None:
+            env_a[name], env_b[name] = va, vb
+    view_a = to_jsonable(
+        {"environment": env_a, "nvfuser_env": a.environment.nvfuser_env, "protocol": a.protocol}
+    )
+    view_b = to_jsonable(
+        {"environment": env_b, "nvfuser_env": b.environment.nvfuser_env, "protocol": b.protocol}
+    )
+    if view_a == view_b:
+        return ()
+    changes: dict[str, PropertyChange] = {}
+    for path in _deep_changes(view_a, view_b):
+        keep = path[:2]
+        text = ".".join(map(str, keep[1:] if keep[0] == "environment" else keep))
+        if text in changes:
+            continue
+        if keep[0] == "nvfuser_env":
+            category: Category = "env_vars"
+        elif keep[0] == "protocol":
+            category = "protocol"
+        else:
+            category = "clocks" if keep[1] in CLOCK_FIELDS else "environment"
+        changes[text] = PropertyChange(text, _lookup(view_a, keep), _lookup(view_b, keep), category)
+    return tuple(changes.values())
+
+
+def definition_diff(definition_a: str, definition_b: str) -> tuple[str, ...]:
+    """Op-level diff of two printed definitions: ``-`` lines only in A, ``+`` lines only in B."""
+    lines_a = [line.strip() for line in definition_a.splitlines() if line.strip()]
+    lines_b = [line.strip() for line in definition_b.splitlines() if line.strip()]
+    diff = difflib.unified_diff(lines_a, lines_b, lineterm="", n=0)
+    return tuple(line for line in diff if not line.startswith(("---", "+++", "@@")))
+
+
+_FLOAT_LITERAL = re.compile(r"(?<![\w.])-?\d+\.\d+(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def _as_float(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return None if math.isnan(value) else value
+
+
+def lossy_constants(printed_definition: str, exact: Sequence[str], printer_exact: Sequence[str]) -> list[tuple[str, str]]:
+    """Printed literals that are the 6-significant-digit rounding of a more precise constant.
+
+    ``exact`` are one side's full-precision constants, ``printed_definition`` the other side's
+    printed definition and ``printer_exact`` that side's own exact constants. nvFuser prints
+    doubles with 6 significant digits (``1.00000e-05``), so a script built from the print runs
+    another value than the session did. Returns ``(printed literal, exact value)`` pairs; an exact
+    value the printing side itself ran with is not reported.
+    """
+    if not exact:
+        return []
+    known = {v for v in map(_as_float, printer_exact) if v is not None}
+    found = []
+    literals = set(_FLOAT_LITERAL.findall(printed_definition))
+    for text in exact:
+        value = _as_float(text)
+        if value is None or value in known or math.isinf(value):
+            continue
+        rounded = float(f"{value:.5e}")
+        for literal in sorted(literals):
+            if float(literal) == rounded and float(literal) != value:
+                found.append((literal, text))
+    return found
+
+
+_ITEMSIZE_BYTES = {
+    "float64": 8, "double": 8, "int64": 8, "long": 8, "complex64": 8, "complex128": 16,
+    "float32": 4, "float": 4, "int32": 4, "int": 4, "uint32": 4,
+    "bfloat16": 2, "float16": 2, "half": 2, "int16": 2, "uint16": 2,
+    "int8": 1, "uint8": 1, "bool": 1,
+}  # fmt: skip
+
+
+def itemsize_bytes(dtype: str) -> int | None:
+    """Bytes per element of a ``torch.<dtype>`` string; ``None`` when unknown."""
+    name = dtype.removeprefix("torch.")
+    if name.startswith("float8"):
+        return 1
+    return _ITEMSIZE_BYTES.get(name)
+
+
+def input_bytes(f: FusionRecord) -> int:
+    """Bytes of the fusion's tensor inputs as viewed (their working set), unknown dtypes skipped."""
+    total = 0
+    for t in f.inputs:
+        size = itemsize_bytes(t.dtype) if t.kind == "tensor" else None
+        if size is not None:
+            total += math.prod(t.shape) * size
+    return total

@@ -1,0 +1,180 @@
+"""The differ's pipeline: match, compare, time, find, rank."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+
+from fusiondiff.diff.compare import RecordComparer, compare_captures, definition_diff
+from fusiondiff.diff.context import RuleContext
+from fusiondiff.diff.findings import find_findings
+from fusiondiff.diff.match import FusionMatch, KernelMatch, match_fusions, match_kernels
+from fusiondiff.diff.model import (
+    DiffResult,
+    FusionPair,
+    KernelPair,
+    TimingVerdict,
+    UnmatchedFusion,
+    UnmatchedKernel,
+)
+from fusiondiff.diff.rules_setup import capture_warnings
+from fusiondiff.diff.stats import MIN_SAMPLES, compare_timings
+from fusiondiff.errors import DiffError
+from fusiondiff.model import Capture, FusionRecord
+from fusiondiff.store import load_capture
+
+
+def diff_files(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str]) -> DiffResult:
+    """Load two capture files and :func:`diff` them (A is usually live, B the replay)."""
+    a, b = load_capture(path_a), load_capture(path_b)
+    return diff(a, b, source_a=_described(path_a, a), source_b=_described(path_b, b))
+
+
+def _described(path: str | os.PathLike[str], capture: Capture) -> str:
+    return f"{path} ({capture.source})" if capture.source else str(path)
+
+
+def diff(
+    a: Capture,
+    b: Capture,
+    *,
+    label_a: str | None = None,
+    label_b: str | None = None,
+    source_a: str | None = None,
+    source_b: str | None = None,
+) -> DiffResult:
+    """Compare two captures: pair fusions and kernels, compare their properties and timings, and
+    rank the findings that explain the gap. Raises :class:`DiffError` if a capture has no fusions."""
+    for side, capture, source in (("A", a, source_a), ("B", b, source_b)):
+        if not capture.fusions:
+            raise DiffError(
+                f"capture {side} ({source or capture.source or capture.kind}) holds no fusions, so there is "
+                f"nothing to compare: check its warnings with `fusiondiff show` and capture again"
+            )
+    matches, left_overs = match_fusions(a.fusions, b.fusions)
+    records = [(a.fusions[m.index_a], b.fusions[m.index_b]) for m in matches]
+    kernel_matches = [match_kernels(fa.kernels, fb.kernels) for fa, fb in records]
+    fusion_verdicts, kernel_verdicts = _timing_verdicts(records, kernel_matches)
+    comparer = RecordComparer()
+    pairs = tuple(
+        _fusion_pair(comparer, fa, fb, m, km, label, fv, kv)
+        for (fa, fb), m, km, label, fv, kv in zip(
+            records, matches, kernel_matches, _pair_labels(records), fusion_verdicts, kernel_verdicts
+        )
+    )
+    unmatched = tuple(
+        _unmatched_fusion(left.side, (a if left.side == "A" else b).fusions[left.index], left.reason)
+        for left in left_overs
+    )
+    changes = compare_captures(a, b)
+    findings = find_findings(RuleContext(a=a, b=b, pairs=pairs, changes=changes))
+    return DiffResult(
+        label_a=label_a or f"A ({a.kind})",
+        label_b=label_b or f"B ({b.kind})",
+        source_a=source_a or a.source,
+        source_b=source_b or b.source,
+        pairs=pairs,
+        unmatched=unmatched,
+        changes=changes,
+        findings=findings,
+        warnings=tuple(_warnings(a, b, pairs, unmatched)),
+    )
+
+
+def _timing_verdicts(
+    records: Sequence[tuple[FusionRecord, FusionRecord]], kernel_matches: Sequence[KernelMatch]
+) -> tuple[list[TimingVerdict], list[list[TimingVerdict]]]:
+    """Every fusion's and matched kernel's verdict, computed in one batch (it is vectorised)."""
+    timings = [(fa.timing, fb.timing) for fa, fb in records]
+    for (fa, fb), km in zip(records, kernel_matches):
+        timings += [(fa.kernels[i].timing, fb.kernels[j].timing) for i, j in km.pairs]
+    verdicts = compare_timings(timings)
+    fusion_verdicts = verdicts[: len(records)]
+    kernel_verdicts = []
+    start = len(records)
+    for km in kernel_matches:
+        kernel_verdicts.append(verdicts[start : start + len(km.pairs)])
+        start += len(km.pairs)
+    return fusion_verdicts, kernel_verdicts
+
+
+def _name(f: FusionRecord) -> str:
+    return f"{f.name} [{f.trace}]" if f.trace else f.name
+
+
+def _pair_labels(records: Sequence[tuple[FusionRecord, FusionRecord]]) -> list[str]:
+    """``nvFusion0 [forward]`` when both sides agree, else ``nvFusion0 [forward] vs fusion0``;
+    a repeated label gets ``#2``, ``#3``... so every label names one pair."""
+    labels = []
+    seen: Counter[str] = Counter()
+    for fa, fb in records:
+        label = _name(fa) if _name(fa) == _name(fb) else f"{_name(fa)} vs {_name(fb)}"
+        seen[label] += 1
+        labels.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+    return labels
+
+
+def _fusion_pair(
+    comparer: RecordComparer,
+    fa: FusionRecord,
+    fb: FusionRecord,
+    match: FusionMatch,
+    kernel_match: KernelMatch,
+    label: str,
+    timing: TimingVerdict,
+    kernel_timings: Sequence[TimingVerdict],
+) -> FusionPair:
+    records = [(fa.kernels[i], fb.kernels[j]) for i, j in kernel_match.pairs]
+    kernels = tuple(
+        KernelPair(
+            normalized_name=ka.normalized_name,
+            name_a=ka.name,
+            name_b=kb.name,
+            order_a=ka.order,
+            order_b=kb.order,
+            timing=verdict,
+            changes=comparer.kernel(ka, kb),
+        )
+        for (ka, kb), verdict in zip(records, kernel_timings)
+    )
+    counts = f"A launches {len(fa.kernels)} kernel(s), B {len(fb.kernels)}"
+    unmatched = tuple(
+        UnmatchedKernel(side, k.name, k.normalized_name, k.order, k.timing.median_ns, f"only in {side}: {counts}")
+        for side, f, indices in (("A", fa, kernel_match.only_a), ("B", fb, kernel_match.only_b))
+        for k in (f.kernels[i] for i in indices)
+    )
+    redefined = fa.definition_hash != fb.definition_hash
+    return FusionPair(
+        label=label,
+        key_a=fa.key,
+        key_b=fb.key,
+        index_a=match.index_a,
+        index_b=match.index_b,
+        matched_by=match.matched_by,
+        timing=timing,
+        kernels=kernels,
+        unmatched_kernels=unmatched,
+        changes=comparer.fusion(fa, fb),
+        definition_diff=definition_diff(fa.definition, fb.definition) if redefined else (),
+    )
+
+
+def _unmatched_fusion(side: str, f: FusionRecord, reason: str) -> UnmatchedFusion:
+    return UnmatchedFusion(side=side, key=f.key, name=f.name, trace=f.trace, median_ns=f.timing.median_ns, reason=reason)
+
+
+def _warnings(a: Capture, b: Capture, pairs: Sequence[FusionPair], unmatched: Sequence[UnmatchedFusion]) -> list[str]:
+    warnings = capture_warnings(a, b)
+    if not pairs:
+        warnings.append("nothing matched: no fusion of A pairs with a fusion of B; are these captures of the same program?")
+    elif unmatched:
+        sides = Counter(u.side for u in unmatched)
+        warnings.append(f"{sides['A']} fusion(s) only in A and {sides['B']} only in B were not compared")
+    few = sum(1 for p in pairs if min(p.timing.count_a, p.timing.count_b) < MIN_SAMPLES)
+    if few:
+        warnings.append(
+            f"{few} fusion(s) have fewer than {MIN_SAMPLES} samples on a side: their verdicts need a gap of "
+            f"1.25x or more with non-overlapping samples"
+        )
+    return warnings

@@ -1,0 +1,146 @@
+"""Findings: one rule per cause, run over the diff, then ranked.
+
+Each rule is a small function in ``rules_inputs``, ``rules_fusion`` or ``rules_setup``, listed in
+:data:`RULES`. Ranking (:func:`rank_findings`):
+
+1. Every finding has ``explained_ns``: the absolute median gap of the kernels it names, else of
+   the fusions it names (nothing for fusions whose verdict is SAME); setup findings get the gap of
+   every fusion they invalidate.
+2. A consequence (segmentation, kernel variant, CUDA source, runtime history) whose fusions are all
+   named by a cause is *explained by* that cause: it never ranks above it (its sort value is capped
+   at the cause's ``explained_ns``), it lists the cause's rank in ``caused_by``, and the cause lists
+   it in ``supported_by``. So a storage offset that led to another kernel variant ranks first, with
+   the variant as its supporting evidence, even when kernel medians sum to a bit more than the
+   fusion's median gap.
+3. Sort by that value, largest first; ties go setup, cause, consequence, unexplained (a gap measured
+   under two protocols is itself in doubt, so fixing the setup comes first), then the order of
+   :data:`RULES`, then fusion label.
+
+Pairs whose time differs (fusion or kernel FASTER/SLOWER) with no finding at all get an
+``unexplained`` finding: nothing recorded differs, which points at the machine or process state,
+not at the fusion.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from collections.abc import Sequence
+
+from fusiondiff.diff import rules_fusion, rules_inputs, rules_setup
+from fusiondiff.diff.context import (
+    Rule,
+    RuleContext,
+    fusion_gap_ns,
+    kernel_gap_ns,
+    kernel_label,
+    limited,
+    make_finding,
+    us,
+)
+from fusiondiff.diff.model import Finding
+
+RULES: tuple[Rule, ...] = (
+    # setup: how and where it was measured
+    rules_setup.l2_mode,
+    rules_setup.measurement,
+    rules_setup.gpu_or_versions,
+    # causes: what the fusion was given
+    rules_inputs.storage_offset,
+    rules_inputs.input_alignment,
+    rules_inputs.input_strides,
+    rules_inputs.dtype_shape,
+    rules_inputs.index_value_range,
+    rules_inputs.scalar_value,
+    rules_fusion.definition,
+    rules_fusion.constant_precision,
+    rules_fusion.options,
+    rules_setup.env_vars,
+    # consequences: what nvFuser made of it
+    rules_fusion.segmentation,
+    rules_fusion.kernel_variant,
+    rules_fusion.cuda_source,
+    rules_fusion.runtime_reuse,
+)
+"""Every rule, in tie-break order."""
+
+_ROLE_ORDER = {"setup": 0, "cause": 1, "consequence": 2, "unexplained": 3}
+_DIRECTIONS = ("FASTER", "SLOWER")
+
+
+def unexplained(ctx: RuleContext, found: Sequence[Finding]) -> list[Finding]:
+    """Fusions (or their kernels) that are faster or slower although no rule found anything."""
+    covered = {label for f in found for label in f.fusions}
+    findings = []
+    for pair in ctx.pairs:
+        kernels = [k for k in pair.kernels if k.timing.verdict in _DIRECTIONS]
+        if pair.label in covered or (pair.timing.verdict not in _DIRECTIONS and not kernels):
+            continue
+        t = pair.timing
+        lines = [f"fusion {t.verdict.lower()} in B: {us(t.median_a_ns)} in A, {us(t.median_b_ns)} in B ({t.reason})"]
+        lines += limited(
+            [f"{k.normalized_name} {k.timing.verdict.lower()} in B: {us(k.timing.median_a_ns)} in A, "
+             f"{us(k.timing.median_b_ns)} in B" for k in kernels]
+        )
+        lines.append(
+            "no recorded property differs: look at the machine and process state (other work on "
+            "the GPU, clocks, power limits) and repeat both captures"
+        )
+        title = f"{pair.label} differs in time, and nothing recorded explains it"
+        explained = fusion_gap_ns(pair) or sum(kernel_gap_ns(k) for k in kernels)
+        labels = [kernel_label(pair, k) for k in kernels]
+        findings.append(make_finding("unexplained", "unexplained", title, lines, [pair.label], explained, labels))
+    return findings
+
+
+def find_findings(ctx: RuleContext) -> tuple[Finding, ...]:
+    """Run every rule over the context and return the findings ranked."""
+    found = [finding for rule in RULES for finding in rule(ctx)]
+    found += unexplained(ctx, found)
+    return rank_findings(found)
+
+
+def rank_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
+    """Rank findings (see the module docstring) and link consequences to their causes."""
+    rule_order = {rule.__name__: i for i, rule in enumerate(RULES)}
+    causes_by_label: dict[str, list[int]] = defaultdict(list)
+    for i, f in enumerate(findings):
+        if f.role == "cause":
+            for label in f.fusions:
+                causes_by_label[label].append(i)
+
+    causes_of: dict[int, list[int]] = {}
+    sort_ns = [f.explained_ns for f in findings]
+    for i, f in enumerate(findings):
+        if f.role != "consequence" or not f.fusions:
+            continue
+        wanted = set(f.fusions)
+        covering = [c for c in causes_by_label[f.fusions[0]] if wanted <= set(findings[c].fusions)]
+        if covering:
+            causes_of[i] = covering
+            sort_ns[i] = min(sort_ns[i], max(findings[c].explained_ns for c in covering))
+
+    order = sorted(
+        range(len(findings)),
+        key=lambda i: (
+            -sort_ns[i],
+            _ROLE_ORDER[findings[i].role],
+            rule_order.get(findings[i].rule, len(rule_order)),
+            findings[i].fusions[:1],
+            findings[i].title,
+        ),
+    )
+    rank_of = {i: r for r, i in enumerate(order, start=1)}
+    supported: dict[int, list[int]] = defaultdict(list)
+    for consequence, causes in causes_of.items():
+        for cause in causes:
+            supported[cause].append(rank_of[consequence])
+    return tuple(
+        dataclasses.replace(
+            findings[i],
+            rank=rank_of[i],
+            caused_by=tuple(sorted(rank_of[c] for c in causes_of.get(i, ()))),
+            supported_by=tuple(sorted(supported.get(i, ()))),
+        )
+        for i in order
+    )

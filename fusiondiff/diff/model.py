@@ -1,0 +1,198 @@
+"""The records a diff produces: matched pairs, property changes, timing verdicts and findings.
+
+Like the capture records these are frozen dataclasses that :func:`fusiondiff.model.to_jsonable`
+turns into JSON. They name kernels and fusions by label instead of embedding the capture records,
+so a diff of 10,000 kernels stays small; the captures themselves stay the source of the samples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Verdict = Literal["SAME", "FASTER", "SLOWER", "AMBIGUOUS"]
+"""Timing verdict of side B relative to side A (``SLOWER``: B takes longer than A)."""
+
+Side = Literal["A", "B"]
+
+Role = Literal["cause", "setup", "consequence", "unexplained"]
+"""What a finding is: ``cause``, a recorded input or setting of the fusion differs; ``setup``, the
+two numbers were not taken like for like (protocol, machine, versions, missing events);
+``consequence``, nvFuser made something else of the fusion (segments, launch config, source);
+``unexplained``, the times differ and no recorded property does."""
+
+Category = Literal[
+    "definition",
+    "constants",
+    "inputs",
+    "options",
+    "env_vars",
+    "environment",
+    "clocks",
+    "protocol",
+    "segmentation",
+    "launch",
+    "source",
+]
+"""Which kind of recorded property a :class:`PropertyChange` is about."""
+
+
+@dataclass(frozen=True)
+class PropertyChange:
+    """One recorded property that differs between A and B."""
+
+    path: str
+    """Where, in the record (``inputs[1].alignment_bytes``, ``launch.block``, ``nvfuser_env``)."""
+    a: Any
+    """Value on side A; ``None`` where A lacks the property (an input or variable only in B)."""
+    b: Any
+    """Value on side B; ``None`` where B lacks it."""
+    category: Category
+    kernel: str | None = None
+    """Normalized name of the kernel it belongs to; ``None`` for fusion- and capture-level ones."""
+
+
+@dataclass(frozen=True)
+class TimingVerdict:
+    """Two sample distributions compared: B relative to A. See :mod:`fusiondiff.diff.stats`."""
+
+    median_a_ns: float
+    median_b_ns: float
+    iqr_a_ns: float
+    iqr_b_ns: float
+    count_a: int
+    """Samples on side A."""
+    count_b: int
+    ratio: float
+    """``median_b_ns / median_a_ns``; NaN when either median is missing or A's is 0."""
+    p_value: float | None
+    """Two-sided Mann-Whitney U p-value; ``None`` when a side has fewer than two samples."""
+    verdict: Verdict
+    reason: str
+    """Why this verdict, in one line (the rule that decided it)."""
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def gap_ns(self) -> float:
+        """B's median minus A's median (positive: B is slower)."""
+        return self.median_b_ns - self.median_a_ns
+
+
+@dataclass(frozen=True)
+class KernelPair:
+    """A kernel of A matched to a kernel of B (same scheduler and segment group)."""
+
+    normalized_name: str
+    name_a: str
+    """Raw launched name on side A (its ``f/c/r`` parts carry cache history)."""
+    name_b: str
+    order_a: int
+    order_b: int
+    timing: TimingVerdict
+    changes: tuple[PropertyChange, ...] = ()
+    """Launch configuration and source differences of this kernel."""
+
+
+@dataclass(frozen=True)
+class UnmatchedKernel:
+    """A kernel launched on one side only (segmentation changed, or a foreign kernel)."""
+
+    side: Side
+    name: str
+    normalized_name: str
+    order: int
+    median_ns: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class FusionPair:
+    """A fusion of A matched to a fusion of B, with everything that differs between them."""
+
+    label: str
+    """Short unique name used by findings and reports (``nvFusion0 [forward] vs fusion0``)."""
+    key_a: str
+    """:attr:`fusiondiff.model.FusionRecord.key` on side A."""
+    key_b: str
+    index_a: int
+    """Position of the fusion in ``Capture.fusions`` of A."""
+    index_b: int
+    matched_by: Literal["definition_and_inputs", "definition_and_shapes", "definition", "name", "similar_definition"]
+    """Which matching pass paired them, strongest first (see :mod:`fusiondiff.diff.match`)."""
+    timing: TimingVerdict
+    kernels: tuple[KernelPair, ...] = ()
+    unmatched_kernels: tuple[UnmatchedKernel, ...] = ()
+    changes: tuple[PropertyChange, ...] = ()
+    """Fusion-level differences: definition, constants, inputs, options, segmentation."""
+    definition_diff: tuple[str, ...] = ()
+    """Op-level diff of the printed definitions (``-`` lines from A, ``+`` lines from B)."""
+
+
+@dataclass(frozen=True)
+class UnmatchedFusion:
+    """A fusion with no counterpart on the other side. Reported, never dropped."""
+
+    side: Side
+    key: str
+    name: str
+    trace: str | None
+    median_ns: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One cause (or circumstance) that explains part of the timing gap, with its evidence."""
+
+    rule: str
+    """Id of the rule that produced it (``storage_offset``, ``kernel_variant``...)."""
+    title: str
+    role: Role
+    evidence: tuple[str, ...]
+    """Lines of evidence, each readable alone, values with units."""
+    fusions: tuple[str, ...]
+    """Labels of the fusion pairs it explains (all pairs for capture-wide findings)."""
+    kernels: tuple[str, ...] = ()
+    """``<pair label>/<normalized kernel name>`` of the kernels it explains, if kernel-specific."""
+    explained_ns: float = 0.0
+    """The part of the timing gap it explains: the absolute median gap of the kernels it names,
+    else of its fusions (0 where their verdict is SAME). Setup findings get the whole gap of the
+    fusions they invalidate. Causes of one fusion each get its whole gap: an upper bound."""
+    rank: int = 0
+    """1 for the finding that explains most; see :func:`fusiondiff.diff.findings.rank_findings`."""
+    caused_by: tuple[int, ...] = ()
+    """For a consequence: ranks of the findings that explain the same fusions as causes."""
+    supported_by: tuple[int, ...] = ()
+    """For a cause: ranks of the consequences it explains (e.g. the kernel variant it led to)."""
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    """Everything :func:`fusiondiff.diff.diff` found about two captures."""
+
+    label_a: str
+    """How reports name side A (``A (live)``)."""
+    label_b: str
+    source_a: str
+    """What side A ran (``Capture.source``)."""
+    source_b: str
+    pairs: tuple[FusionPair, ...]
+    unmatched: tuple[UnmatchedFusion, ...]
+    changes: tuple[PropertyChange, ...]
+    """Capture-level differences: environment, NVFUSER_* variables, clocks, timing protocol."""
+    findings: tuple[Finding, ...]
+    """Ranked: ``findings[0]`` explains most."""
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def comparable(self) -> bool:
+        """True when the two runs may be treated as the same: every matched fusion and kernel has
+        the verdict SAME, nothing is unmatched, and no finding was made."""
+        if not self.pairs or self.unmatched or self.findings:
+            return False
+        return all(
+            p.timing.verdict == "SAME"
+            and not p.unmatched_kernels
+            and all(k.timing.verdict == "SAME" for k in p.kernels)
+            for p in self.pairs
+        )

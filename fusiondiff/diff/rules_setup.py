@@ -1,0 +1,147 @@
+"""Rules about the circumstances of the two captures: NVFUSER_* variables, the timing protocol,
+the quality of the measurement, and the machine and software versions.
+
+Setup findings say the two numbers were not taken like for like, so they are given the whole gap
+of every fusion they invalidate: comparing under one protocol on one machine comes first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from fusiondiff.diff.compare import input_bytes
+from fusiondiff.diff.context import RuleContext, fusion_gap_ns, limited, make_finding, mib, show
+from fusiondiff.diff.model import Finding, FusionPair
+from fusiondiff.diff.stats import MIN_SAMPLES
+from fusiondiff.model import Capture, FusionRecord
+
+CLOCK_TOLERANCE = 0.05
+"""Clock readings further apart than this fraction count as different (boost clocks wander)."""
+_PROFILER_TROUBLE = re.compile(r"cupti|kernel events?|no kernels?|missing kernel|profiler", re.IGNORECASE)
+
+
+def env_vars(ctx: RuleContext) -> Iterator[Finding]:
+    """The recording processes had other NVFUSER_* environment variables."""
+    changes = ctx.capture_changes("env_vars")
+    if not changes:
+        return
+    lines = [f"{c.path.removeprefix('nvfuser_env.')}: {show(c.a)} in A, {show(c.b)} in B" for c in changes]
+    lines.append("NVFUSER_* variables change what nvFuser compiles for every fusion of the process")
+    names = ", ".join(c.path.removeprefix("nvfuser_env.") for c in changes)
+    yield make_finding("env_vars", "cause", f"NVFUSER_* variables differ ({names})", lines, ctx.labels, ctx.total_gap_ns())
+
+
+def l2_mode(ctx: RuleContext) -> Iterator[Finding]:
+    """One side flushed L2 before each sample, the other did not."""
+    if ctx.a.protocol.l2_mode == ctx.b.protocol.l2_mode:
+        return
+    lines = [
+        f"L2 mode: {ctx.a.protocol.l2_mode} in A, {ctx.b.protocol.l2_mode} in B "
+        "(cold: L2 flushed before each sample; warm: samples back to back)"
+    ]
+    l2 = ctx.a.environment.l2_bytes or ctx.b.environment.l2_bytes
+    ranked = sorted(ctx.pairs, key=fusion_gap_ns, reverse=True)
+    for pair in ranked[:5]:
+        working_set = input_bytes(ctx.fusion_a(pair))
+        if not l2:
+            fit = "L2 size not recorded"
+        elif working_set <= l2:
+            fit = f"fits in L2 ({mib(l2)}): warm samples read inputs from L2, cold ones from memory"
+        else:
+            fit = f"exceeds L2 ({mib(l2)}): the mode matters less for this fusion"
+        lines.append(f"{pair.label}: inputs {mib(working_set)}, {fit}")
+    title = "The captures were timed with a different L2 mode"
+    yield make_finding("l2_mode", "setup", title, lines, ctx.labels, ctx.total_gap_ns())
+
+
+def _clocks_apart(a: object, b: object) -> bool:
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or max(a, b) <= 0:
+        return False
+    return abs(a - b) > CLOCK_TOLERANCE * max(a, b)
+
+
+def _capture_issues(ctx: RuleContext) -> list[str]:
+    """Measurement problems that affect every fusion of the captures."""
+    lines = []
+    pa, pb = ctx.a.protocol, ctx.b.protocol
+    if pa.method != pb.method:
+        lines.append(
+            f"timing method: {pa.method} in A, {pb.method} in B: the kernel-record sources count "
+            "different events (a sum of every profiler event is not a sum of kernel times)"
+        )
+    for name in ("warmup", "flush_bytes", "on_copies"):
+        va, vb = getattr(pa, name), getattr(pb, name)
+        if va != vb:
+            lines.append(f"protocol {name}: {show(va)} in A, {show(vb)} in B")
+    for change in ctx.capture_changes("clocks"):
+        if _clocks_apart(change.a, change.b):
+            lines.append(f"{change.path}: {show(change.a)} MHz in A, {show(change.b)} MHz in B")
+    for side, capture in (("A", ctx.a), ("B", ctx.b)):
+        lines += [f"{side}'s capture warns: {w}" for w in capture.warnings if _PROFILER_TROUBLE.search(w)]
+    return lines
+
+
+def _fusion_issues(side: str, f: FusionRecord) -> list[str]:
+    lines = []
+    if f.timing.count < MIN_SAMPLES:
+        lines.append(f"{f.timing.count} sample(s) in {side}, fewer than {MIN_SAMPLES}")
+    if f.timing.count and not any(f.timing.samples_ns):
+        lines.append(f"every sample in {side} is 0 ns: the profiler recorded no kernel events")
+    if len(f.sm_clock_mhz) >= 2 and _clocks_apart(min(f.sm_clock_mhz), max(f.sm_clock_mhz)):
+        lines.append(f"SM clock moved between {min(f.sm_clock_mhz)} and {max(f.sm_clock_mhz)} MHz during {side}'s samples")
+    lines += [f"{side} warns: {w}" for w in f.warnings if _PROFILER_TROUBLE.search(w)]
+    return lines
+
+
+def measurement(ctx: RuleContext) -> Iterator[Finding]:
+    """The numbers themselves are weak: few samples, another timing method, missing kernel events,
+    clocks that differ or moved."""
+    capture_lines = _capture_issues(ctx)
+    fusion_lines: list[str] = []
+    affected: list[FusionPair] = []
+    for pair in ctx.pairs:
+        issues = _fusion_issues("A", ctx.fusion_a(pair)) + _fusion_issues("B", ctx.fusion_b(pair))
+        if issues:
+            affected.append(pair)
+            fusion_lines += [f"{pair.label}: {issue}" for issue in issues]
+    if not capture_lines and not fusion_lines:
+        return
+    pairs = ctx.pairs if capture_lines else tuple(affected)
+    lines = capture_lines + limited(fusion_lines)
+    if capture_lines:
+        title = "The two captures were not measured like for like"
+    else:
+        title = "Some timings are too weak to compare"
+    yield make_finding("measurement", "setup", title, lines, [p.label for p in pairs], ctx.total_gap_ns(pairs))
+
+
+def gpu_or_versions(ctx: RuleContext) -> Iterator[Finding]:
+    """Another GPU, driver, CUDA, torch, nvFuser or Thunder version, or another device index."""
+    lines = [f"{c.path}: {show(c.a)} in A, {show(c.b)} in B" for c in ctx.capture_changes("environment")]
+    for pair in ctx.pairs:
+        lines += [f"{pair.label} {c.path}: {show(c.a)} in A, {show(c.b)} in B" for c in pair.changes if c.category == "environment"]
+    if lines:
+        title = "The captures come from another GPU or software versions"
+        yield make_finding("gpu_or_versions", "setup", title, lines, ctx.labels, ctx.total_gap_ns())
+
+
+def capture_warnings(a: Capture, b: Capture) -> list[str]:
+    """One-line notices about comparing these two captures at all (for ``DiffResult.warnings``)."""
+    warnings = []
+    pa, pb = a.protocol, b.protocol
+    differing = [
+        f"{name} {show(getattr(pa, name))} vs {show(getattr(pb, name))}"
+        for name in ("method", "l2_mode", "warmup", "samples", "flush_bytes", "on_copies")
+        if getattr(pa, name) != getattr(pb, name)
+    ]
+    if differing:
+        warnings.append(f"timing protocols differ ({', '.join(differing)}): the times are not taken like for like")
+    ea, eb = a.environment, b.environment
+    if ea.gpu_name and eb.gpu_name and ea.gpu_name != eb.gpu_name:
+        warnings.append(f"recorded on different GPUs: {ea.gpu_name} vs {eb.gpu_name}")
+    for name in ("sm_clock_mhz", "max_sm_clock_mhz", "memory_clock_mhz"):
+        va, vb = getattr(ea, name), getattr(eb, name)
+        if _clocks_apart(va, vb):
+            warnings.append(f"{name} differs: {va} MHz vs {vb} MHz")
+    return warnings
