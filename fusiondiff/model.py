@@ -13,7 +13,7 @@ reports run on a machine without a GPU.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
+import functools
 import re
 import statistics
 import types
@@ -21,6 +21,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from fusiondiff.definition import canonical_definition, definition_hash, structural_hash
 from fusiondiff.errors import CaptureFormatError
 
 SCHEMA_VERSION = 1
@@ -225,6 +226,12 @@ class FusionRecord:
     def input_signature(self) -> tuple[Any, ...]:
         return tuple(t.signature for t in self.inputs)
 
+    @functools.cached_property
+    def structure_hash(self) -> str:
+        """The definition's graph hash (:func:`fusiondiff.definition.structural_hash`), computed
+        by this fusiondiff whatever version wrote the file: what the differ matches on."""
+        return structural_hash(self.definition)
+
     @property
     def key(self) -> str:
         """Stable identity within a capture: name, pass and a short definition hash."""
@@ -296,12 +303,6 @@ def parse_kernel_name(name: str) -> tuple[str, str | None, int | None]:
     scheduler = match["scheduler"]
     group = int(match["g"])
     return f"nvfuser_{scheduler}_g{group}", scheduler, group
-
-
-def definition_hash(definition: str) -> str:
-    """sha256 of a definition's text, with trailing spaces and blank lines ignored."""
-    lines = [line.rstrip() for line in definition.strip().splitlines() if line.strip()]
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
 def alignment_of(address: int, cap: int = 256) -> int:

@@ -46,8 +46,8 @@ def test_same_name_and_trace_with_another_definition_is_paired_not_dropped():
     (pair,) = result.pairs
     assert pair.matched_by == "name"
     assert pair.definition_diff == (
-        "-T21 = fd.ops.rsqrt(T20)",
-        "+T21 = fd.ops.sqrt(T20)",
+        "-v13 = fd.ops.rsqrt(v12)",
+        "+v13 = fd.ops.sqrt(v12)",
     )
     assert [f.rule for f in result.findings] == ["definition"]
 

@@ -166,7 +166,7 @@ EVIDENCE = {
     "dtype_shape (input count)": "input 1 exists only in A",
     "index_value_range": "values [0, 254] in A, [0, 128255] in B",
     "scalar_value": "1e-05 in A, 1e-06 in B",
-    "definition": "+T21 = fd.ops.sqrt(T20)",
+    "definition": "+v13 = fd.ops.sqrt(v12)",
     "constant_precision": "9.999999747378752e-06 is printed as 1.00000e-05 in B's definition (B ran with [1e-05])",
     "options": "enable_options: [] in A, [id_model] in B",
     "env_vars": "NVFUSER_DISABLE: unset in A, kernel_reuse in B",

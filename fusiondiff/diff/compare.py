@@ -105,7 +105,7 @@ def _known(a: Any, b: Any, fields: Sequence[str]) -> tuple[Record, Record]:
 
 def _fusion_properties(f: FusionRecord) -> Record:
     return (
-        ("definition_hash", f.definition_hash),
+        ("definition_hash", f.structure_hash),
         ("exact_constants", f.exact_constants),
         # Options are sets: the order they were passed in does not matter to nvFuser.
         ("enable_options", tuple(sorted(f.enable_options))),

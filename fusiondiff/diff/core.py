@@ -21,7 +21,7 @@ from fusiondiff.diff.model import (
 from fusiondiff.diff.rules_setup import capture_warnings
 from fusiondiff.diff.stats import MIN_SAMPLES, compare_timings
 from fusiondiff.errors import DiffError
-from fusiondiff.model import Capture, FusionRecord
+from fusiondiff.model import Capture, FusionRecord, canonical_definition
 from fusiondiff.store import load_capture
 
 
@@ -144,7 +144,7 @@ def _fusion_pair(
         for side, f, indices in (("A", fa, kernel_match.only_a), ("B", fb, kernel_match.only_b))
         for k in (f.kernels[i] for i in indices)
     )
-    redefined = fa.definition_hash != fb.definition_hash
+    redefined = fa.structure_hash != fb.structure_hash
     return FusionPair(
         label=label,
         key_a=fa.key,
@@ -156,7 +156,7 @@ def _fusion_pair(
         kernels=kernels,
         unmatched_kernels=unmatched,
         changes=comparer.fusion(fa, fb),
-        definition_diff=definition_diff(fa.definition, fb.definition) if redefined else (),
+        definition_diff=definition_diff(canonical_definition(fa.definition), canonical_definition(fb.definition)) if redefined else (),
     )
 
 

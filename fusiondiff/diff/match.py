@@ -29,7 +29,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from fusiondiff.model import FusionRecord, KernelRecord
+from fusiondiff.model import FusionRecord, KernelRecord, canonical_definition
 
 SIMILAR_DEFINITION_RATIO = 0.9
 """Pass 5 pairs definitions at least this alike (``difflib`` ratio over lines)."""
@@ -117,9 +117,9 @@ def match_fusions(
                 del left_a[i]
                 del left_b[j]
 
-    run_pass("definition_and_inputs", lambda f: (f.definition_hash, f.input_signature), unique_only=False)
-    run_pass("definition_and_shapes", lambda f: (f.definition_hash, _shapes(f)), unique_only=False)
-    run_pass("definition", lambda f: f.definition_hash, unique_only=True)
+    run_pass("definition_and_inputs", lambda f: (f.structure_hash, f.input_signature), unique_only=False)
+    run_pass("definition_and_shapes", lambda f: (f.structure_hash, _shapes(f)), unique_only=False)
+    run_pass("definition", lambda f: f.structure_hash, unique_only=True)
     run_pass("name", lambda f: (f.name, f.trace, _dtypes(f)), unique_only=True)
     for i, j in _pair_similar_definitions(a, b, left_a, left_b):
         matches.append(FusionMatch(i, j, "similar_definition"))
@@ -141,9 +141,9 @@ def _pair_similar_definitions(
         if not ib or len(ia) * len(ib) > _MAX_SIMILARITY_CANDIDATES:
             continue
         for i in ia:
-            lines_a = a[i].definition.splitlines()
+            lines_a = canonical_definition(a[i].definition).splitlines()
             for j in ib:
-                matcher = difflib.SequenceMatcher(None, lines_a, b[j].definition.splitlines(), autojunk=False)
+                matcher = difflib.SequenceMatcher(None, lines_a, canonical_definition(b[j].definition).splitlines(), autojunk=False)
                 if matcher.quick_ratio() < SIMILAR_DEFINITION_RATIO:  # cheap upper bound first
                     continue
                 ratio = matcher.ratio()
@@ -162,14 +162,14 @@ def _unmatched_reasons(
     side: str, left: Iterable[int], fusions: Sequence[FusionRecord], other: Sequence[FusionRecord]
 ) -> list[FusionLeftOver]:
     other_side = "B" if side == "A" else "A"
-    definitions = Counter(g.definition_hash for g in other)
+    definitions = Counter(g.structure_hash for g in other)
     names = {(g.name, g.trace) for g in other}
     left_overs = []
     for i in left:
         f = fusions[i]
-        if definitions[f.definition_hash]:
+        if definitions[f.structure_hash]:
             reason = (
-                f"{definitions[f.definition_hash]} fusion(s) of {other_side} share its definition, but with "
+                f"{definitions[f.structure_hash]} fusion(s) of {other_side} share its definition, but with "
                 f"other input shapes, and none could be paired one to one"
             )
         elif (f.name, f.trace) in names:

@@ -29,8 +29,8 @@ def definition(ctx: RuleContext) -> Iterator[Finding]:
         if not any(c.category == "definition" for c in pair.changes):
             continue
         diff = pair.definition_diff
-        lines = [f"definition hash {ctx.fusion_a(pair).definition_hash[:12]} in A, "
-                 f"{ctx.fusion_b(pair).definition_hash[:12]} in B; ops that differ (- A, + B):"]
+        lines = [f"definition hash {ctx.fusion_a(pair).structure_hash[:12]} in A, "
+                 f"{ctx.fusion_b(pair).structure_hash[:12]} in B; ops that differ (- A, + B):"]
         lines += limited([f"  {line}" for line in diff]) if diff else ["  (only whitespace or line order)"]
         title = f"{pair.label} runs another definition"
         yield make_finding("definition", "cause", title, lines, [pair.label], fusion_gap_ns(pair))

@@ -77,8 +77,10 @@ def _capture_issues(ctx: RuleContext) -> list[str]:
     for change in ctx.capture_changes("clocks"):
         if _clocks_apart(change.a, change.b):
             lines.append(f"{change.path}: {show(change.a)} MHz in A, {show(change.b)} MHz in B")
+    # a warning both captures carry describes both the same way: it does not make them unlike
+    shared = set(ctx.a.warnings) & set(ctx.b.warnings)
     for side, capture in (("A", ctx.a), ("B", ctx.b)):
-        lines += [f"{side}'s capture warns: {w}" for w in capture.warnings if _PROFILER_TROUBLE.search(w)]
+        lines += [f"{side}'s capture warns: {w}" for w in capture.warnings if _PROFILER_TROUBLE.search(w) and w not in shared]
     return lines
 
 

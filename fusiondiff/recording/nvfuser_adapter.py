@@ -88,8 +88,21 @@ def cuda_sources(fd: Any, inputs: Sequence[Any], device: int | None = None) -> t
     return split_cuda_sources(code), None
 
 
+_TENSOR_NAME = re.compile(r"\bT\d+\b")
+_NVFUSER_KERNEL = re.compile(r"\bnvfuser_([a-z_]+?)_f\d+_c\d+_r\d+_g(\d+)\b")
+
+
+def canonical_source(code: str) -> str:
+    """CUDA source with what depends on the process's history taken out: the kernel name's
+    f/c/r counters, and tensor names from IR numbering (``T21``), renamed in order of appearance."""
+    code = _NVFUSER_KERNEL.sub(lambda m: f"nvfuser_{m[1]}_g{m[2]}", code)
+    names: dict[str, str] = {}
+    return _TENSOR_NAME.sub(lambda m: names.setdefault(m[0], f"T{len(names)}"), code)
+
+
 def source_hashes(sources: dict[str, str]) -> dict[str, str]:
-    return {name: hashlib.sha256(text.encode()).hexdigest() for name, text in sources.items()}
+    """sha256 of each kernel's canonical source: equal for the same kernel compiled in two processes."""
+    return {name: hashlib.sha256(canonical_source(text).encode()).hexdigest() for name, text in sources.items()}
 
 
 def repro_script(fd: Any, inputs: Sequence[Any]) -> tuple[str | None, str | None]:

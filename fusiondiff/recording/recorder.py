@@ -335,8 +335,9 @@ class Recorder:
         )
         warnings = list(self.warnings)
         if self.used_profiler:
-            warnings.append(
-                "torch.profiler (CUPTI) was used in this process: nvFuser's PythonProfiler cannot run in it afterwards"
+            # about the session, not the measurement: said once, not stored in the capture
+            self.progress(
+                "fusiondiff: torch.profiler (CUPTI) was used in this process: nvFuser's PythonProfiler cannot run in it afterwards"
             )
         return Capture(
             kind=self.kind,

@@ -60,7 +60,7 @@ class InputSubstitution:
         capture = load_capture(capture_path)
         self.by_hash: dict[str, FusionRecord] = {}
         for fusion in capture.fusions:
-            self.by_hash.setdefault(fusion.definition_hash, fusion)
+            self.by_hash.setdefault(fusion.structure_hash, fusion)
         self.saved = load_tensors(capture_path) if tensors_path_for(capture_path).exists() else None
         self.used: set[str] = set()
 

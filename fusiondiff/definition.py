@@ -1,0 +1,99 @@
+"""Telling whether two printed fusion definitions are the same fusion.
+
+nvFuser prints a definition from its IR (``print(fd)``). Two prints of one fusion differ when the
+fusion was built twice (Thunder's live definition, then a script rebuilt from that print):
+
+- value names come from IR numbering (``tv6``, ``c44``), which depends on how the fusion was built;
+- statements come in a topological order that depends on creation order;
+- the printer's round trip adds casts that change nothing: a cast to the dtype a value already has,
+  and ``cast(..., dtype=DataType.Index)`` on integer scalars such as pad widths.
+
+:func:`canonical_definition` removes the first difference (for readable diffs);
+:func:`structural_hash` removes all three by hashing the definition as a graph from its outputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+_ASSIGNED = re.compile(r"^\s*(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
+_STATEMENT = re.compile(r"^\s*(?:(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*)?fd\.(?P<call>[\w.]+)\((?P<args>.*)\)\s*$")
+_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+_DTYPE = re.compile(r"dtype\s*=\s*DataType\.(\w+)")
+_PRESERVES_DTYPE = {
+    "ops.broadcast", "ops.broadcast_in_dim", "ops.expand", "ops.reshape", "ops.permute", "ops.slice",
+    "ops.pad", "ops.cat", "ops.set", "ops.segment_set", "ops.squeeze", "ops.stride_order", "ops.neg",
+}
+
+
+def canonical_definition(definition: str) -> str:
+    """The definition with value names replaced by ``v0, v1, ...`` in order of assignment, and
+    trailing spaces and blank lines dropped."""
+    lines = [line.rstrip() for line in definition.strip().splitlines() if line.strip()]
+    names: dict[str, str] = {}
+    for line in lines:
+        match = _ASSIGNED.match(line)
+        if match:
+            for name in re.split(r"\s*,\s*", match["targets"]):
+                names.setdefault(name, f"v{len(names)}")
+    if not names:
+        return "\n".join(lines)
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
+    return "\n".join(pattern.sub(lambda m: names[m[1]], line) for line in lines)
+
+
+def definition_hash(definition: str) -> str:
+    """sha256 of the canonical text: equal for two prints that differ only in value names."""
+    return hashlib.sha256(canonical_definition(definition).encode()).hexdigest()
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def structural_hash(definition: str) -> str:
+    """Hash of the fusion as a graph: each value is hashed from its operation and the hashes of
+    its operands; the result hashes the outputs in order. Names, statement order and no-op casts
+    do not change it. Text that does not parse as statements is hashed as canonical text."""
+    values: dict[str, str] = {}
+    dtypes: dict[str, str | None] = {}
+    outputs: list[str] = []
+    inputs = 0
+    for raw in definition.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("def ", "#")):
+            continue
+        match = _STATEMENT.match(line)
+        if match is None:
+            return "text:" + definition_hash(definition)
+        call, args = match["call"], match["args"]
+        operands = [n for n in _NAME.findall(args) if n in values]
+        resolved = _NAME.sub(lambda m: values.get(m[0], m[0]), args)
+        if call == "add_output":
+            outputs.append(_digest(f"out({resolved})"))
+            continue
+        targets = re.split(r"\s*,\s*", match["targets"]) if match["targets"] else []
+        dtype_match = _DTYPE.search(args)
+        target_dtype = dtype_match[1] if dtype_match else None
+        if call == "ops.cast" and operands and len(targets) == 1:
+            source = operands[0]
+            known = dtypes.get(source)
+            if known == target_dtype or (target_dtype == "Index" and known in (None, "Int", "Index")):
+                values[targets[0]] = values[source]  # a no-op cast: the value is its operand
+                dtypes[targets[0]] = known if known is not None else target_dtype
+                continue
+        if call == "define_tensor" or (call == "define_scalar" and "None" in args.split(",")[0]):
+            node = f"input{inputs}:{call}({resolved})"
+            inputs += 1
+        else:
+            node = f"{call}({resolved})"
+        for position, target in enumerate(targets):
+            values[target] = _digest(f"{node}#{position}")
+            if target_dtype is not None:
+                dtypes[target] = target_dtype
+            elif call in _PRESERVES_DTYPE and operands:
+                dtypes[target] = dtypes.get(operands[0])
+            else:
+                dtypes[target] = target_dtype
+    return _digest("|".join(outputs))

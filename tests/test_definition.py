@@ -1,0 +1,61 @@
+"""Same-fusion detection across prints, on definitions recorded on the H200."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fusiondiff.definition import canonical_definition, definition_hash, structural_hash
+from fusiondiff.recording.nvfuser_adapter import canonical_source, source_hashes
+from fusiondiff.store import load_capture
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def seed_pairs():
+    live = load_capture(DATA / "seed" / "live_forward.json")
+    replay = load_capture(DATA / "seed" / "replay_forward.json")
+    return list(zip(live.fusions, replay.fusions))
+
+
+def test_live_and_rebuilt_prints_of_every_seed_fusion_have_one_structure(seed_pairs):
+    assert len(seed_pairs) == 13
+    for live, replay in seed_pairs:
+        assert structural_hash(live.definition) == structural_hash(replay.definition), live.name
+
+
+def test_renaming_alone_is_canonical_but_reordering_and_casts_need_the_structure(seed_pairs):
+    live, replay = seed_pairs[0]  # nvFusion0: the rebuilt print only renumbers values
+    assert definition_hash(live.definition) == definition_hash(replay.definition)
+    assert live.definition != replay.definition
+    live, replay = seed_pairs[1]  # nvFusion1: reordered, with no-op casts added by the round trip
+    assert canonical_definition(live.definition) != canonical_definition(replay.definition)
+    assert "DataType.Index" in replay.definition and "DataType.Index" not in live.definition
+
+
+def test_a_real_change_changes_the_structure(seed_pairs):
+    live, _ = seed_pairs[0]
+    assert "rsqrt" in live.definition
+    changed = live.definition.replace("fd.ops.rsqrt(", "fd.ops.sqrt(")
+    assert structural_hash(changed) != structural_hash(live.definition)
+    wider = live.definition.replace("dtype=DataType.BFloat16)", "dtype=DataType.Float)", 1)
+    assert structural_hash(wider) != structural_hash(live.definition)
+    lines = live.definition.rstrip().splitlines()
+    assert lines[-1].strip().startswith("fd.add_output(") and lines[-2].strip().startswith("fd.add_output(")
+    swapped = "\n".join(lines[:-2] + [lines[-1], lines[-2]])
+    assert structural_hash(swapped) != structural_hash(live.definition)  # outputs keep their order
+
+
+def test_unparseable_text_still_hashes():
+    assert structural_hash("not a definition") == structural_hash("not a definition  \n")
+    assert structural_hash("not a definition").startswith("text:")
+
+
+def test_canonical_source_ignores_history_and_tensor_numbering():
+    a = "__global__ void nvfuser_inner_persistent_f0_c1_r0_g0(Tensor<float, 3, 3> T0, Tensor<float, 1, 1> T21) { T21[0] = T0[0]; }"
+    b = "__global__ void nvfuser_inner_persistent_f3_c1_r2_g0(Tensor<float, 3, 3> T0, Tensor<float, 1, 1> T12) { T12[0] = T0[0]; }"
+    c = b.replace("T12[0] = T0[0]", "T12[0] = T0[1]")
+    assert canonical_source(a) == canonical_source(b)
+    assert source_hashes({"k": a}) == source_hashes({"k": b}) != source_hashes({"k": c})
