@@ -70,8 +70,9 @@ class TensorMeta:
 class LaunchConfig:
     """How a kernel was launched."""
 
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
+    grid: tuple[int, int, int] | None
+    """``None`` when the source does not report it (the seed method's profiler events)."""
+    block: tuple[int, int, int] | None
     cluster: tuple[int, int, int] | None = None
     """``None`` when the kernel-record source does not report clusters (Kineto does not)."""
     shared_mem_bytes: int | None = None

@@ -59,3 +59,10 @@ def test_canonical_source_ignores_history_and_tensor_numbering():
     c = b.replace("T12[0] = T0[0]", "T12[0] = T0[1]")
     assert canonical_source(a) == canonical_source(b)
     assert source_hashes({"k": a}) == source_hashes({"k": b}) != source_hashes({"k": c})
+
+
+def test_canonical_source_ignores_codegen_local_numbering_but_not_types():
+    a = "void k() { nvfuser_index_t i3; i3 = 8 * threadIdx.x; bool b7; b7 = i3 == 0; int64_t x; }"
+    b = "void k() { nvfuser_index_t i5; i5 = 8 * threadIdx.x; bool b9; b9 = i5 == 0; int64_t x; }"
+    c = b.replace("int64_t", "int32_t")
+    assert canonical_source(a) == canonical_source(b) != canonical_source(c)

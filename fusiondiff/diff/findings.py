@@ -41,10 +41,14 @@ from fusiondiff.diff.context import (
 from fusiondiff.diff.model import Finding
 
 RULES: tuple[Rule, ...] = (
-    # setup: how and where it was measured
-    rules_setup.l2_mode,
+    # setup: how and where it was measured. A different timing method comes before the L2 mode:
+    # the seed's method, for one, has no L2 control at all, so the L2 difference is part of it.
     rules_setup.measurement,
+    rules_setup.l2_mode,
     rules_setup.gpu_or_versions,
+    # causes: what the fusion was. Another definition comes first: its inputs are expected to
+    # differ with it (a stride_order in define_tensor goes with other strides).
+    rules_fusion.definition,
     # causes: what the fusion was given
     rules_inputs.storage_offset,
     rules_inputs.input_alignment,
@@ -52,7 +56,6 @@ RULES: tuple[Rule, ...] = (
     rules_inputs.dtype_shape,
     rules_inputs.index_value_range,
     rules_inputs.scalar_value,
-    rules_fusion.definition,
     rules_fusion.constant_precision,
     rules_fusion.options,
     rules_setup.env_vars,

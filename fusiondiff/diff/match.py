@@ -13,6 +13,9 @@ passes left:
    say how. The dtype condition keeps two unrelated programs' ``nvFusion0`` apart.
 5. ``similar_definition``: same input shapes and printed definitions at least 90 % alike, one best
    candidate each (a repro script whose definition drifted, under another name).
+6. ``same_inputs``: the only fusion left on each side with these input kinds, dtypes and shapes
+   (a one-fusion repro of another definition, such as a wrapper's other FusionDefinition); a
+   ``definition`` finding says what differs.
 
 Within a group of equally good candidates, fusions of the same name and trace pair first, then in
 capture order. Whatever is left is reported as unmatched with the reason, never dropped.
@@ -125,6 +128,8 @@ def match_fusions(
         matches.append(FusionMatch(i, j, "similar_definition"))
         del left_a[i]
         del left_b[j]
+
+    run_pass("same_inputs", _shapes, unique_only=True)
 
     left_overs = _unmatched_reasons("A", left_a, a, b) + _unmatched_reasons("B", left_b, b, a)
     matches.sort(key=lambda m: m.index_a)

@@ -19,6 +19,7 @@ from fusiondiff.diff.context import (
     us,
 )
 from fusiondiff.diff.model import Finding, FusionPair, KernelPair
+from fusiondiff.model import canonical_definition
 
 _HISTORY = re.compile(r"_f(?P<f>\d+)_c(?P<c>\d+)_r(?P<r>\d+)_g\d+")
 
@@ -126,6 +127,13 @@ def cuda_source(ctx: RuleContext) -> Iterator[Finding]:
                 for c in k.changes
                 if c.category == "source"
             ]
+            fa, fb = ctx.fusion_a(pair), ctx.fusion_b(pair)
+            if canonical_definition(fa.definition) != canonical_definition(fb.definition) and fa.structure_hash == fb.structure_hash:
+                lines.append(
+                    "the two printed definitions are one fusion but differ in casts that nvFuser's printer adds "
+                    "when a printed definition is rebuilt (to Index, or to a value's own dtype); nvFuser compiles "
+                    "them as extra conversions (e.g. __to_index), which is enough to change the source"
+                )
             title = f"{pair.label} compiled other CUDA source"
             yield _kernel_finding(pair, kernels, "cuda_source", title, lines)
 

@@ -89,15 +89,19 @@ def cuda_sources(fd: Any, inputs: Sequence[Any], device: int | None = None) -> t
 
 
 _TENSOR_NAME = re.compile(r"\bT\d+\b")
+_LOCAL_NAME = re.compile(r"\b[ibdf]\d+\b")
 _NVFUSER_KERNEL = re.compile(r"\bnvfuser_([a-z_]+?)_f\d+_c\d+_r\d+_g(\d+)\b")
 
 
 def canonical_source(code: str) -> str:
     """CUDA source with what depends on the process's history taken out: the kernel name's
-    f/c/r counters, and tensor names from IR numbering (``T21``), renamed in order of appearance."""
+    f/c/r counters, tensor names from IR numbering (``T21``) and codegen's numbered locals
+    (``i12``, ``b4``, ``d5``), renamed in order of appearance."""
     code = _NVFUSER_KERNEL.sub(lambda m: f"nvfuser_{m[1]}_g{m[2]}", code)
-    names: dict[str, str] = {}
-    return _TENSOR_NAME.sub(lambda m: names.setdefault(m[0], f"T{len(names)}"), code)
+    tensors: dict[str, str] = {}
+    code = _TENSOR_NAME.sub(lambda m: tensors.setdefault(m[0], f"T{len(tensors)}"), code)
+    locals_: dict[str, str] = {}
+    return _LOCAL_NAME.sub(lambda m: locals_.setdefault(m[0], f"{m[0][0]}{len(locals_)}"), code)
 
 
 def source_hashes(sources: dict[str, str]) -> dict[str, str]:

@@ -33,7 +33,9 @@ from fusiondiff.recording import inputs as input_tools
 from fusiondiff.recording import nvfuser_adapter as nvf
 from fusiondiff.recording.environment import collect_environment, sm_clock_mhz
 from fusiondiff.recording.kineto import KinetoSource, profiler_active
-from fusiondiff.recording.timing import kernel_records, measure, noise_summary
+from fusiondiff.recording.seed_method import METHOD as SEED_METHOD
+from fusiondiff.recording.seed_method import SeedMethodSource
+from fusiondiff.recording.timing import KernelSource, kernel_records, measure, noise_summary
 
 Progress = Callable[[str], None]
 InputOverride = Callable[[str, Sequence[Any]], Sequence[Any] | None]
@@ -250,6 +252,14 @@ class Recorder:
     def _canary(self) -> None:
         self._flush_buffer[:256].zero_()
 
+    def _kernel_source(self) -> KernelSource:
+        """The kernel-record source the protocol names."""
+        if self.protocol.method == "kineto":
+            return KinetoSource(self._canary)
+        if self.protocol.method == SEED_METHOD:
+            return SeedMethodSource()
+        raise CaptureError(f"unknown timing method {self.protocol.method!r}: use 'kineto' or {SEED_METHOD!r}")
+
     def _time(self, pending: _Pending, copies: list[Any]) -> None:
         import torch
 
@@ -271,7 +281,7 @@ class Recorder:
         try:
             clock_before = sm_clock_mhz(record.device_index)
             self.used_profiler = True
-            run = measure(run_once, self.protocol, KinetoSource(self._canary), self._flush_l2, torch.cuda.synchronize)
+            run = measure(run_once, self.protocol, self._kernel_source(), self._flush_l2, torch.cuda.synchronize)
             clock_after = sm_clock_mhz(record.device_index)
             ir = nvf.scheduled_ir(fd)
             sources, source_warning = nvf.cuda_sources(fd, copies, record.device_index)

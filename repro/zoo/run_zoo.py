@@ -1,0 +1,117 @@
+"""Run every zoo scenario (each in its own process), diff its two sides, and print the table.
+
+    python -m repro.zoo.run_zoo OUTDIR        (on a GPU machine with Thunder and nvFuser)
+    python -m repro.zoo.run_zoo --recorded    (diff the pairs recorded under tests/data/zoo)
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+SCENARIOS = (
+    "misaligned_input",
+    "noncontiguous_input",
+    "option_live_only",
+    "runtime_reuse",
+    "embedding_index_values",
+    "l2_cold_vs_warm",
+    "seed_method",
+    "cupti_conflict",
+    "wrapper_several_definitions",
+    "constant_precision",
+    "control",
+)
+RECORDED = Path(__file__).resolve().parents[2] / "tests" / "data" / "zoo"
+
+
+@dataclass(frozen=True)
+class ZooResult:
+    """One scenario's diagnosis."""
+
+    scenario: str
+    planted: str | None
+    top_finding: str | None
+    findings: tuple[str, ...]
+    live_us: float
+    replay_us: float
+    error: str | None = None
+
+    @property
+    def correct(self) -> bool:
+        if self.error:
+            return False
+        return self.top_finding == self.planted if self.planted else not self.findings
+
+
+def planted_cause(scenario: str) -> str | None:
+    return importlib.import_module(f"repro.zoo.{scenario}").CAUSE
+
+
+def diagnose(scenario: str, directory: Path) -> ZooResult:
+    """Diff a scenario's recorded sides and report what fusiondiff names first."""
+    from fusiondiff.diff import diff_files
+
+    from fusiondiff.store import load_capture
+
+    result = diff_files(directory / "live.json", directory / "replay.json")
+    rules = tuple(f.rule for f in result.findings)
+    live, replay = load_capture(directory / "live.json"), load_capture(directory / "replay.json")
+    return ZooResult(
+        scenario=scenario,
+        planted=planted_cause(scenario),
+        top_finding=rules[0] if rules else None,
+        findings=rules,
+        live_us=live.fusions[0].timing.median_ns / 1000,
+        replay_us=replay.fusions[0].timing.median_ns / 1000,
+    )
+
+
+def record(scenario: str, outdir: Path, timeout_s: float = 300.0) -> str | None:
+    """Record one scenario in a fresh process; returns an error line or None."""
+    proc = subprocess.run(
+        [sys.executable, "-m", f"repro.zoo.{scenario}", str(outdir / scenario)],
+        capture_output=True, text=True, timeout=timeout_s,
+    )
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        return " | ".join(tail) or f"exit code {proc.returncode}"
+    return None
+
+
+def run_all(outdir: Path | None, scenarios: tuple[str, ...] = SCENARIOS) -> list[ZooResult]:
+    """Record (when ``outdir`` is given) and diagnose every scenario."""
+    results = []
+    for scenario in scenarios:
+        directory = (outdir or RECORDED) / scenario
+        error = record(scenario, outdir) if outdir is not None else None
+        if error:
+            results.append(ZooResult(scenario, planted_cause(scenario), None, (), float("nan"), float("nan"), error))
+            continue
+        results.append(diagnose(scenario, directory))
+    return results
+
+
+def render_table(results: list[ZooResult]) -> str:
+    lines = [f"{'scenario':<28} {'planted cause':<20} {'top finding':<20} {'live us':>9} {'replay us':>10}  ok"]
+    for r in results:
+        lines.append(
+            f"{r.scenario:<28} {str(r.planted):<20} {str(r.top_finding):<20} {r.live_us:9.2f} {r.replay_us:10.2f}  "
+            f"{'yes' if r.correct else 'NO'}" + (f"  error: {r.error}" if r.error else "")
+        )
+    lines.append(f"{sum(r.correct for r in results)}/{len(results)} scenarios diagnosed correctly")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    outdir = None if argv == ["--recorded"] else Path(argv[0])
+    results = run_all(outdir)
+    print(render_table(results))
+    return 0 if all(r.correct for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

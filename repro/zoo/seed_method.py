@@ -1,0 +1,25 @@
+"""The live side timed with the seed issue's method (one profiled call, sum of every event)."""
+
+from pathlib import Path
+
+from fusiondiff.model import TimingProtocol
+from fusiondiff.recording.seed_method import METHOD
+from repro.zoo.common import RMSNORM, build, capture_live, replay_fusiondiff_repro, rmsnorm_inputs, scenario_main
+
+CAUSE = "measurement"
+STORY = "live: 5 warm-ups, one profiled call, sum of device_time over every profiler event; replay: the protocol"
+
+
+def live(out: Path) -> None:
+    fd = build(RMSNORM, "define_rmsnorm")
+    inputs = rmsnorm_inputs()
+    seed = TimingProtocol(method=METHOD, warmup=5, samples=1, l2_mode="warm")
+    capture_live(out, lambda: fd.execute(inputs), protocol=seed)
+
+
+def reconstructed(out: Path) -> None:
+    replay_fusiondiff_repro(out)
+
+
+if __name__ == "__main__":
+    scenario_main(live, reconstructed)
