@@ -49,8 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
         "and timings under the shared protocol. Needs a CUDA GPU, Thunder and nvFuser.",
     )
     p.add_argument("script", help="Python script to run")
-    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
-    p.add_argument("-o", "--output", required=True, help="capture file to write (.json)")
+    p.add_argument(
+        "args", nargs=argparse.REMAINDER,
+        help="arguments passed to the script; fusiondiff's own options may come before or after the script "
+        "(put the script's arguments after -- when they clash with fusiondiff's)",
+    )
+    p.add_argument("-o", "--output", help="capture file to write (.json); required")
     p.add_argument("--only", nargs="+", metavar="NAME", help="record only these fusions (nvFusion0 ...)")
     p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
     p.add_argument("--cuda-source", action="store_true", help="also store the generated CUDA source text")
@@ -138,8 +142,32 @@ def _protocol(args: argparse.Namespace):  # noqa: ANN202
     return TimingProtocol(warmup=args.warmup, samples=args.samples, l2_mode=args.l2)
 
 
+def _split_script_args(args: argparse.Namespace) -> None:
+    """``fusiondiff capture SCRIPT ARGS -o OUT`` (the issue's form): argparse hands everything after
+    SCRIPT to the script, so fusiondiff's own options are taken back out of it, up to a ``--``."""
+    tokens = list(args.args)
+    ours, theirs = (tokens[: tokens.index("--")], tokens[tokens.index("--") + 1 :]) if "--" in tokens else (tokens, [])
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("-o", "--output")
+    options.add_argument("--only", nargs="+")
+    options.add_argument("--save-inputs", action="store_true")
+    options.add_argument("--cuda-source", action="store_true")
+    options.add_argument("--samples", type=int)
+    options.add_argument("--warmup", type=int)
+    options.add_argument("--l2", choices=("cold", "warm"))
+    found, rest = options.parse_known_args(ours)
+    for name, value in vars(found).items():
+        if value not in (None, False):
+            setattr(args, name, value)
+    args.args = rest + theirs
+
+
 def _cmd_capture(args: argparse.Namespace) -> int:
     from fusiondiff.live import capture_script
+
+    _split_script_args(args)
+    if not args.output:
+        raise FusionDiffError("capture needs -o/--output FILE.json")
 
     path = capture_script(
         args.script,

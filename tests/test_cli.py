@@ -50,3 +50,18 @@ def test_import_without_torch():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+def test_capture_options_may_follow_the_script():
+    from fusiondiff.cli import _split_script_args, build_parser
+
+    args = build_parser().parse_args(["capture", "train.py", "--lr", "3", "-o", "live.json", "--samples", "12", "--", "-o", "x"])
+    _split_script_args(args)
+    assert (args.output, args.samples, args.args) == ("live.json", 12, ["--lr", "3", "-o", "x"])
+
+
+def test_capture_without_output_is_one_line_exit_2(tmp_path, capsys):
+    script = tmp_path / "s.py"
+    script.write_text("print('hi')\n")
+    assert main(["capture", str(script)]) == 2
+    assert "needs -o/--output" in capsys.readouterr().err
