@@ -98,6 +98,7 @@ class Recorder:
         self.source = source
         self.warnings: list[str] = []
         self.errors: list[str] = []
+        self._profiler_errors: set[str] = set()
         self.tensors: dict[str, Any] = {}
         self._pending: dict[tuple[Any, ...], _Pending] = {}
         self._order: list[tuple[Any, ...]] = []
@@ -190,6 +191,8 @@ class Recorder:
                 self._observe_locked(fd, list(inputs), kwargs)
         except FusionDiffError as exc:
             self.errors.append(str(exc))
+            if isinstance(exc, ProfilerError):
+                self._profiler_errors.add(str(exc))
         except Exception as exc:  # noqa: BLE001 - a recording failure must not break the session
             self.errors.append(f"recording failed: {type(exc).__name__}: {exc}")
 
@@ -333,11 +336,15 @@ class Recorder:
                         self._time(pending, copies)
                     except FusionDiffError as exc:
                         self.errors.append(str(exc))
+                        if isinstance(exc, ProfilerError):
+                            self._profiler_errors.add(str(exc))
         finally:
             self._flush_buffer = None
         if self.errors:
             unique = list(dict.fromkeys(self.errors))
-            raise ProfilerError(unique[0] + (f" (and {len(unique) - 1} more errors)" if len(unique) > 1 else ""))
+            message = unique[0] + (f" (and {len(unique) - 1} more errors)" if len(unique) > 1 else "")
+            profiler_trouble = any(e in self._profiler_errors for e in unique)
+            raise (ProfilerError if profiler_trouble else CaptureError)(message)
         if not self._order:
             raise CaptureError("no nvFusion was executed while recording")
         fusions = tuple(

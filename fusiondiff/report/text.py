@@ -1,13 +1,8 @@
-"""Plain-text renderers for the terminal: a capture summary and a diff summary."""
+"""Plain-text summary of one capture for the terminal (the diff summary is in ``diff_text``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig
-
-if TYPE_CHECKING:
-    from fusiondiff.diff.model import DiffResult
 
 
 def _us(ns: float) -> str:
