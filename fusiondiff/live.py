@@ -169,7 +169,7 @@ def capture(
         recorder.uninstall()
     try:
         handle.capture = recorder.finish()
-    except CaptureError as exc:
+    except CaptureError:
         if recorder.fusion_count == 0:
             hint = (
                 "; is the module compiled with thunder.jit or thunderfx, with the nvFuser executor?"

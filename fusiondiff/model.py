@@ -21,7 +21,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from fusiondiff.definition import canonical_definition, definition_hash, structural_hash
+from fusiondiff.definition import structural_hash
 from fusiondiff.errors import CaptureFormatError
 
 SCHEMA_VERSION = 1

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from fusiondiff.errors import CaptureFormatError, FusionDiffError
+from fusiondiff.definition import definition_hash
 from fusiondiff.model import (
     SCHEMA_VERSION,
     Capture,
@@ -22,7 +23,6 @@ from fusiondiff.model import (
     TimingProtocol,
     alignment_of,
     capture_from_jsonable,
-    definition_hash,
     parse_kernel_name,
     to_jsonable,
 )

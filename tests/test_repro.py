@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from fusiondiff.cli import main
 from fusiondiff.errors import FusionDiffError, ReplayError
+from fusiondiff.definition import definition_hash
 from fusiondiff.model import (
     Capture,
     Environment,
@@ -21,7 +21,6 @@ from fusiondiff.model import (
     TensorMeta,
     Timing,
     TimingProtocol,
-    definition_hash,
 )
 from fusiondiff.replay.repro import (
     render_repro,

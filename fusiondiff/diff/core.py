@@ -21,7 +21,8 @@ from fusiondiff.diff.model import (
 from fusiondiff.diff.rules_setup import capture_warnings
 from fusiondiff.diff.stats import MIN_SAMPLES, compare_timings
 from fusiondiff.errors import DiffError
-from fusiondiff.model import Capture, FusionRecord, canonical_definition
+from fusiondiff.definition import canonical_definition
+from fusiondiff.model import Capture, FusionRecord
 from fusiondiff.store import load_capture
 
 

@@ -32,7 +32,8 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from fusiondiff.model import FusionRecord, KernelRecord, canonical_definition
+from fusiondiff.definition import canonical_definition
+from fusiondiff.model import FusionRecord, KernelRecord
 
 SIMILAR_DEFINITION_RATIO = 0.9
 """Pass 5 pairs definitions at least this alike (``difflib`` ratio over lines)."""

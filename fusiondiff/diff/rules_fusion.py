@@ -19,7 +19,7 @@ from fusiondiff.diff.context import (
     us,
 )
 from fusiondiff.diff.model import Finding, FusionPair, KernelPair
-from fusiondiff.model import canonical_definition
+from fusiondiff.definition import canonical_definition
 
 _HISTORY = re.compile(r"_f(?P<f>\d+)_c(?P<c>\d+)_r(?P<r>\d+)_g\d+")
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from fusiondiff.definition import definition_hash
 from fusiondiff.model import (
     Capture,
     CaptureKind,
@@ -25,7 +26,6 @@ from fusiondiff.model import (
     TensorMeta,
     Timing,
     TimingProtocol,
-    definition_hash,
     parse_kernel_name,
 )
 

@@ -27,8 +27,8 @@ from fusiondiff.model import (
     Segmentation,
     Timing,
     TimingProtocol,
-    definition_hash,
 )
+from fusiondiff.definition import definition_hash
 from fusiondiff.recording import inputs as input_tools
 from fusiondiff.recording import nvfuser_adapter as nvf
 from fusiondiff.recording.environment import collect_environment, sm_clock_mhz
