@@ -52,11 +52,10 @@ def _launch(args: dict[str, Any]) -> LaunchConfig:
     )
 
 
-def parse_trace(trace: dict[str, Any], sample_count: int, thread_id: int | None = None) -> SampledRun:
+def parse_trace(trace: dict[str, Any], sample_count: int) -> SampledRun:
     """Split an exported Kineto chrome trace into the kernels of each ``fusiondiff/sample/<i>`` range.
 
-    ``thread_id`` restricts launches to the sampling thread (Kineto's ``tid``); ``None`` takes the
-    thread of the sample ranges themselves.
+    Only launches made on the thread that opened a range (Kineto's ``tid``) count for it.
     """
     events = trace.get("traceEvents", [])
     ranges: dict[int, tuple[float, float, Any]] = {}
@@ -81,10 +80,9 @@ def parse_trace(trace: dict[str, Any], sample_count: int, thread_id: int | None 
         raise ProfilerError(f"profiler trace lacks sample ranges {missing[:5]}: the profiler lost events")
 
     def kernels_in(start: float, end: float, tid: Any) -> list[dict[str, Any]]:
-        want_tid = thread_id if thread_id is not None else tid
         found = []
         for launch in launches:
-            if want_tid is not None and launch.get("tid") != want_tid:
+            if tid is not None and launch.get("tid") != tid:
                 continue
             if start <= launch["ts"] <= end:
                 kernel = kernels.get(launch["args"]["correlation"])
