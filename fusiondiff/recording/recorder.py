@@ -97,8 +97,7 @@ class Recorder:
         self.input_override = input_override
         self.source = source
         self.warnings: list[str] = []
-        self.errors: list[str] = []
-        self._profiler_errors: set[str] = set()
+        self.errors: list[FusionDiffError] = []
         self.tensors: dict[str, Any] = {}
         self._pending: dict[tuple[Any, ...], _Pending] = {}
         self._order: list[tuple[Any, ...]] = []
@@ -190,11 +189,9 @@ class Recorder:
             with self._lock:
                 self._observe_locked(fd, list(inputs), kwargs)
         except FusionDiffError as exc:
-            self.errors.append(str(exc))
-            if isinstance(exc, ProfilerError):
-                self._profiler_errors.add(str(exc))
+            self.errors.append(exc)
         except Exception as exc:  # noqa: BLE001 - a recording failure must not break the session
-            self.errors.append(f"recording failed: {type(exc).__name__}: {exc}")
+            self.errors.append(CaptureError(f"recording failed: {type(exc).__name__}: {exc}"))
 
     def _observe_locked(self, fd: Any, inputs: list[Any], kwargs: dict[str, Any]) -> None:
         label = self._label(fd)
@@ -335,15 +332,13 @@ class Recorder:
                     try:
                         self._time(pending, copies)
                     except FusionDiffError as exc:
-                        self.errors.append(str(exc))
-                        if isinstance(exc, ProfilerError):
-                            self._profiler_errors.add(str(exc))
+                        self.errors.append(exc)
         finally:
             self._flush_buffer = None
         if self.errors:
-            unique = list(dict.fromkeys(self.errors))
+            unique = list(dict.fromkeys(str(e) for e in self.errors))
             message = unique[0] + (f" (and {len(unique) - 1} more errors)" if len(unique) > 1 else "")
-            profiler_trouble = any(e in self._profiler_errors for e in unique)
+            profiler_trouble = any(isinstance(e, ProfilerError) for e in self.errors)
             raise (ProfilerError if profiler_trouble else CaptureError)(message)
         if not self._order:
             raise CaptureError("no nvFusion was executed while recording")
