@@ -34,6 +34,15 @@ def _add_protocol_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--l2", choices=("cold", "warm"), default="cold", help="cold: flush L2 before each sample (default); warm: back to back")
 
 
+def _add_capture_options(p: argparse.ArgumentParser) -> None:
+    """The capture's own options: on its subcommand, and again to take them back from after SCRIPT."""
+    p.add_argument("-o", "--output", help="capture file to write (.json); required")
+    p.add_argument("--only", nargs="+", metavar="NAME", help="record only these fusions (nvFusion0 ...)")
+    p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
+    p.add_argument("--cuda-source", action="store_true", help="also store the generated CUDA source text")
+    _add_protocol_options(p)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fusiondiff", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -54,11 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="arguments passed to the script; fusiondiff's own options may come before or after the script "
         "(put the script's arguments after -- when they clash with fusiondiff's)",
     )
-    p.add_argument("-o", "--output", help="capture file to write (.json); required")
-    p.add_argument("--only", nargs="+", metavar="NAME", help="record only these fusions (nvFusion0 ...)")
-    p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
-    p.add_argument("--cuda-source", action="store_true", help="also store the generated CUDA source text")
-    _add_protocol_options(p)
+    _add_capture_options(p)
     p.set_defaults(handler=_cmd_capture)
 
     p = sub.add_parser(
@@ -148,17 +153,12 @@ def _split_script_args(args: argparse.Namespace) -> None:
     tokens = list(args.args)
     ours, theirs = (tokens[: tokens.index("--")], tokens[tokens.index("--") + 1 :]) if "--" in tokens else (tokens, [])
     options = argparse.ArgumentParser(add_help=False)
-    options.add_argument("-o", "--output")
-    options.add_argument("--only", nargs="+")
-    options.add_argument("--save-inputs", action="store_true")
-    options.add_argument("--cuda-source", action="store_true")
-    options.add_argument("--samples", type=int)
-    options.add_argument("--warmup", type=int)
-    options.add_argument("--l2", choices=("cold", "warm"))
+    _add_capture_options(options)
+    for action in options._actions:
+        action.default = argparse.SUPPRESS  # only what was given after SCRIPT overrides what came before
     found, rest = options.parse_known_args(ours)
     for name, value in vars(found).items():
-        if value not in (None, False):
-            setattr(args, name, value)
+        setattr(args, name, value)
     args.args = rest + theirs
 
 
