@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import importlib.metadata
 import os
 import platform
 import socket
 import sys
+
+from typing import Any
 
 from fusiondiff.model import Environment
 
@@ -31,15 +34,27 @@ def _version(module: str, distribution: str) -> str | None:
     return str(getattr(mod, "__version__", None))
 
 
-def sm_clock_mhz(device_index: int = 0) -> int | None:
-    """Current SM clock through NVML, or None where NVML is not available."""
+@functools.lru_cache(maxsize=None)
+def _nvml(device_index: int) -> tuple[Any, Any] | None:
+    """``(pynvml, device handle)``, initialised once per process, or None without NVML."""
     try:
         import pynvml
 
         pynvml.nvmlInit()
-        handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+        return pynvml, pynvml.nvmlDeviceGetHandleByIndex(device_index)
+    except Exception:  # noqa: BLE001 - NVML is optional: clocks are evidence, not a requirement
+        return None
+
+
+def sm_clock_mhz(device_index: int = 0) -> int | None:
+    """Current SM clock through NVML, or None where NVML is not available."""
+    nvml = _nvml(device_index)
+    if nvml is None:
+        return None
+    pynvml, handle = nvml
+    try:
         return int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
-    except Exception:  # noqa: BLE001 - clocks are evidence, not a requirement
+    except Exception:  # noqa: BLE001
         return None
 
 
@@ -58,19 +73,18 @@ def collect_environment(device_index: int = 0) -> Environment:
             sm_count=props.multi_processor_count,
             l2_bytes=props.L2_cache_size,
         )
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
-        fields.update(
-            driver_version=str(pynvml.nvmlSystemGetDriverVersion()),
-            sm_clock_mhz=int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
-            max_sm_clock_mhz=int(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)),
-            memory_clock_mhz=int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
-        )
-    except Exception:  # noqa: BLE001 - NVML is optional
-        pass
+    nvml = _nvml(device_index)
+    if nvml is not None:
+        pynvml, handle = nvml
+        try:
+            fields.update(
+                driver_version=str(pynvml.nvmlSystemGetDriverVersion()),
+                sm_clock_mhz=int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
+                max_sm_clock_mhz=int(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)),
+                memory_clock_mhz=int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
+            )
+        except Exception:  # noqa: BLE001 - NVML is optional
+            pass
     return Environment(
         cuda_version=torch.version.cuda,
         torch_version=torch.__version__,
