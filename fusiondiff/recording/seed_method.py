@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fusiondiff.model import LaunchConfig
+from fusiondiff.model import LaunchConfig, TimingProtocol
 from fusiondiff.recording.timing import KernelEvent, KernelSource, SampledRun
 
 METHOD = "seed-sum-of-all-events"
+
+SEED_PROTOCOL = TimingProtocol(method=METHOD, warmup=5, samples=1, l2_mode="warm")
+"""The seed's measurement as a protocol: 5 warm-ups, one profiled call, no L2 flush."""
 
 
 class SeedMethodSource(KernelSource):

@@ -2,8 +2,7 @@
 
 from pathlib import Path
 
-from fusiondiff.model import TimingProtocol
-from fusiondiff.recording.seed_method import METHOD
+from fusiondiff.recording.seed_method import SEED_PROTOCOL
 from repro.zoo.common import RMSNORM, build, capture_live, replay_fusiondiff_repro, rmsnorm_inputs, scenario_main
 
 CAUSE = "measurement"
@@ -17,8 +16,7 @@ def live(out: Path) -> None:
     inputs = rmsnorm_inputs()
     with PythonProfiler():
         fd.execute(inputs)
-    seed = TimingProtocol(method=METHOD, warmup=5, samples=1, l2_mode="warm")
-    capture_live(out, lambda: fd.execute(inputs), protocol=seed)
+    capture_live(out, lambda: fd.execute(inputs), protocol=SEED_PROTOCOL)
 
 
 def reconstructed(out: Path) -> None:
