@@ -45,6 +45,8 @@ def _thunder_wrapper_class() -> Any | None:
         import thunder  # noqa: F401
     except ImportError:
         return None
+    except Exception as exc:  # noqa: BLE001 - a broken install must be one line, not a traceback
+        raise CaptureError(f"Thunder failed to import ({type(exc).__name__}: {exc})") from None
     try:
         from thunder.executors import nvfuserex_impl
     except Exception as exc:  # noqa: BLE001 - Thunder without a working nvFuser
@@ -170,6 +172,11 @@ def capture(
     try:
         handle.capture = recorder.finish()
     except CaptureError:
+        if recorder.fusion_count == 0 and only and recorder.names_seen:
+            raise CaptureError(
+                f"none of the fusions named by --only ({', '.join(only)}) ran; "
+                f"these did: {', '.join(sorted(recorder.names_seen))}"
+            ) from None
         if recorder.fusion_count == 0:
             hint = (
                 "; is the module compiled with thunder.jit or thunderfx, with the nvFuser executor?"

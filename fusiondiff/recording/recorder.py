@@ -6,7 +6,9 @@ repro script, and anything else that executes a fusion.
 
 What the session computes is never changed: the caller's execution runs untouched and returns its
 own outputs; timing re-executes the fusion afterwards on storage-faithful copies of the inputs, with
-the CUDA RNG state saved and restored around it.
+the CUDA RNG state saved and restored around it. The inputs of a new execution are described and
+copied *before* it runs: a fusion that writes into its inputs (an output aliased to an input) would
+otherwise be recorded, saved and timed with the values it wrote rather than those it read.
 """
 
 from __future__ import annotations
@@ -50,6 +52,21 @@ class Label:
     trace: str | None = None
     ops_summary: str | None = None
     exact_constants: tuple[str, ...] = ()
+
+
+@dataclass
+class _Seen:
+    """One execution between :meth:`Recorder._before` and :meth:`Recorder._after`. For a new
+    distinct execution it holds the inputs' metadata, saved storages and copies taken before it ran."""
+
+    key: tuple[Any, ...]
+    fd: Any
+    label: Label
+    inputs: list[Any]
+    kwargs: dict[str, Any]
+    metas: list[Any] = dataclasses.field(default_factory=list)
+    saved: dict[str, Any] = dataclasses.field(default_factory=dict)
+    copies: list[Any] | None = None
 
 
 @dataclass
@@ -100,6 +117,9 @@ class Recorder:
         self.errors: list[FusionDiffError] = []
         self.tensors: dict[str, Any] = {}
         self._pending: dict[tuple[Any, ...], _Pending] = {}
+        self._snapshots = 0
+        self.names_seen: set[str] = set()
+        """Every fusion name executed, recorded or not (to explain an ``only`` that matched nothing)."""
         self._order: list[tuple[Any, ...]] = []
         self._definitions: dict[int, tuple[Any, str, str]] = {}
         self._script_names: dict[int, str] = {}
@@ -135,8 +155,10 @@ class Recorder:
             if getattr(recorder._local, "timing", False):
                 return original(fd, inputs, *args, **kwargs)
             inputs = recorder._override(fd, inputs)
+            seen = recorder._before(fd, inputs, kwargs)
             outputs = original(fd, inputs, *args, **kwargs)
-            recorder._observe(fd, inputs, kwargs)
+            if seen is not None:
+                recorder._after(seen)
             return outputs
 
         execute.__fusiondiff_recorder__ = self  # type: ignore[attr-defined]
@@ -184,61 +206,88 @@ class Recorder:
         name = self._script_names.setdefault(id(fd), f"fusion{len(self._script_names)}")
         return Label(name=name)
 
-    def _observe(self, fd: Any, inputs: Sequence[Any], kwargs: dict[str, Any]) -> None:
+    def _before(self, fd: Any, inputs: Sequence[Any], kwargs: dict[str, Any]) -> _Seen | None:
+        """Before an execution: its key, and for a new one the inputs as the fusion will read them."""
         try:
             with self._lock:
-                self._observe_locked(fd, list(inputs), kwargs)
+                return self._before_locked(fd, list(inputs), kwargs)
+        except FusionDiffError as exc:
+            self.errors.append(exc)
+        except Exception as exc:  # noqa: BLE001 - a recording failure must not break the session
+            self.errors.append(CaptureError(f"recording failed: {type(exc).__name__}: {exc}"))
+        return None
+
+    def _after(self, seen: _Seen) -> None:
+        """After the execution succeeded: count a repeat, or record (and time inline) a new one."""
+        try:
+            with self._lock:
+                self._after_locked(seen)
         except FusionDiffError as exc:
             self.errors.append(exc)
         except Exception as exc:  # noqa: BLE001 - a recording failure must not break the session
             self.errors.append(CaptureError(f"recording failed: {type(exc).__name__}: {exc}"))
 
-    def _observe_locked(self, fd: Any, inputs: list[Any], kwargs: dict[str, Any]) -> None:
+    def _before_locked(self, fd: Any, inputs: list[Any], kwargs: dict[str, Any]) -> _Seen | None:
         label = self._label(fd)
+        self.names_seen.add(label.name)
         if self.only is not None and label.name not in self.only:
-            return
+            return None
         enable = tuple(kwargs.get("_enable_options") or ())
         disable = tuple(kwargs.get("_disable_options") or ())
         key = (label.name, label.trace, id(fd), input_tools.quick_signature(inputs), enable, disable)
-        pending = self._pending.get(key)
+        seen = _Seen(key=key, fd=fd, label=label, inputs=inputs, kwargs=kwargs)
+        if key in self._pending:
+            return seen
+        seen.metas = list(input_tools.describe_inputs(inputs))
+        if self.save_inputs:
+            # a counter, not len(self._order): two threads may be between _before and _after at once
+            index = self._snapshots
+            self._snapshots += 1
+            for i, value in enumerate(inputs):
+                if seen.metas[i].kind == "tensor":
+                    tensor_key = f"{index}/input{i}"
+                    seen.saved[tensor_key] = input_tools.flat_storage(value).detach().to("cpu", copy=True)
+                    seen.metas[i] = dataclasses.replace(seen.metas[i], tensor_key=tensor_key)
+        seen.copies = [input_tools.faithful_copy(v) for v in inputs]
+        return seen
+
+    def _after_locked(self, seen: _Seen) -> None:
+        pending = self._pending.get(seen.key)
         if pending is not None:
             pending.calls += 1
             return
+        if seen.copies is None:
+            # recorded by another thread between _before and now
+            return
+        fd, label, kwargs = seen.fd, seen.label, seen.kwargs
         text, digest = self._definition(fd)
-        metas = list(input_tools.describe_inputs(inputs))
         warnings: list[str] = []
-        index = len(self._order)
-        if self.save_inputs:
-            for i, value in enumerate(inputs):
-                if metas[i].kind == "tensor":
-                    tensor_key = f"{index}/input{i}"
-                    self.tensors[tensor_key] = input_tools.flat_storage(value).detach().to("cpu", copy=True)
-                    metas[i] = dataclasses.replace(metas[i], tensor_key=tensor_key)
-        repro, repro_warning = nvf.repro_script(fd, inputs)
+        repro, repro_warning = nvf.repro_script(fd, seen.inputs)
         if repro_warning:
             warnings.append(repro_warning)
+        self.tensors.update(seen.saved)
         record = FusionRecord(
             name=label.name,
             definition=text,
             definition_hash=digest,
-            inputs=tuple(metas),
+            inputs=tuple(seen.metas),
             kernels=(),
             segmentation=Segmentation(segments=()),
             timing=Timing(samples_ns=()),
             trace=label.trace,
             ops_summary=label.ops_summary,
-            enable_options=enable,
-            disable_options=disable,
-            device_index=_device_index(kwargs.get("device"), inputs),
+            enable_options=tuple(kwargs.get("_enable_options") or ()),
+            disable_options=tuple(kwargs.get("_disable_options") or ()),
+            device_index=_device_index(kwargs.get("device"), seen.inputs),
             repro_script=repro,
             exact_constants=label.exact_constants,
             warnings=tuple(warnings),
         )
         execute_kwargs = {k: v for k, v in kwargs.items() if k in ("device", "_enable_options", "_disable_options")}
         pending = _Pending(record=record, fd=fd, copies=None, execute_kwargs=execute_kwargs)
-        self._pending[key] = pending
-        self._order.append(key)
-        copies = [input_tools.faithful_copy(v) for v in inputs]
+        self._pending[seen.key] = pending
+        self._order.append(seen.key)
+        copies, seen.copies, seen.inputs = seen.copies, None, []
         if self.timing_mode == "inline" and not profiler_active():
             self._time(pending, copies)
         else:

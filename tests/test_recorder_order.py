@@ -1,0 +1,79 @@
+"""The recorder describes and copies a new execution's inputs before it runs (needs torch, not a GPU).
+
+A stand-in ``nvfuser_direct`` whose fusion writes into its input, like Thunder's lowering of an
+in-place op (``fd.add_output(out, alias_input=x)``), shows what the record keeps.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+
+class InPlaceFusion:
+    """Adds 1 to its first input in place and returns twice the result."""
+
+    def execute(self, inputs, **kwargs):
+        inputs[0].add_(1)
+        return [inputs[0] * 2]
+
+    def __str__(self) -> str:
+        return "def nvfuser_fusion(fd : FusionDefinition) -> None :\n    pass\n"
+
+    def repro_script_for(self, inputs) -> str:
+        return "# repro\n"
+
+
+@pytest.fixture
+def install(monkeypatch):
+    """Installs a deferred-timing recorder over a stand-in ``nvfuser_direct`` built on a fusion class."""
+    from fusiondiff.recording import recorder as recorder_module
+
+    installed = []
+
+    def _install(fusion_class):
+        fake = types.ModuleType("nvfuser_direct")
+        fake.FusionDefinition = fusion_class
+        monkeypatch.setitem(sys.modules, "nvfuser_direct", fake)
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(recorder_module, "collect_environment", lambda: None)
+        rec = recorder_module.Recorder("live", timing="deferred", save_inputs=True)
+        rec.install()
+        installed.append(rec)
+        return rec
+
+    yield _install
+    for rec in installed:
+        rec.uninstall()
+
+
+def test_in_place_fusion_is_recorded_with_the_values_it_read(install):
+    recorder = install(InPlaceFusion)
+    fd = InPlaceFusion()
+    x = torch.zeros(4, 4, dtype=torch.int64)
+    for _ in range(3):
+        fd.execute([x])
+    assert recorder.errors == []
+    assert torch.all(x == 3), "the session's own executions run unchanged"
+    pending = recorder._pending[recorder._order[0]]
+    assert pending.calls == 3
+    meta = pending.record.inputs[0]
+    assert (meta.min_value, meta.max_value) == (0, 0)
+    assert torch.all(pending.copies[0] == 0)
+    assert torch.all(recorder.tensors[meta.tensor_key] == 0)
+
+
+class FailingFusion(InPlaceFusion):
+    def execute(self, inputs, **kwargs):
+        raise RuntimeError("nvFuser error")
+
+
+def test_failed_execution_records_nothing(install):
+    recorder = install(FailingFusion)
+    with pytest.raises(RuntimeError, match="nvFuser error"):
+        FailingFusion().execute([torch.zeros(2)])
+    assert recorder.fusion_count == 0 and recorder.tensors == {}
