@@ -157,6 +157,7 @@ def capture(
     """
     recorder = Recorder("live", protocol, timing="inline", only=only, save_inputs=save_inputs,
                         cuda_source=cuda_source, progress=progress, source=source)
+    recorder.check_ready()
     wrapper_class = _thunder_wrapper_class()
     handle = LiveCapture(recorder)
     recorder.install()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from fusiondiff.cli import main
 from fusiondiff.diff import diff_files
 from fusiondiff.recording.nvfuser_adapter import canonical_source
+from fusiondiff.report.diff_text import render_diff_text
 from fusiondiff.store import load_capture
 from repro.zoo.run_zoo import SCENARIOS, diagnose, planted_cause
 
@@ -27,6 +29,26 @@ def test_seed_forward_replays_match_the_live_capture():
     assert {f.rule for f in result.findings} == {"cuda_source"}
     assert sorted(f.fusions[0].split()[0] for f in result.findings) == ["nvFusion1", "nvFusion5", "nvFusion9"]
     assert all(f.explained_ns == 0 for f in result.findings)
+
+
+def test_replay_of_one_fusion_against_a_whole_session_compares_that_fusion():
+    # the usual case: a repro script for one fusion of the session (here nvFusion0's replay, sliced
+    # out of the recorded 13-fusion replay)
+    from fusiondiff.diff import diff
+
+    live = load_capture(DATA / "seed" / "live_forward.json")
+    replays = load_capture(DATA / "seed" / "replay_forward.json")
+    one = dataclasses.replace(replays, fusions=replays.fusions[:1])
+    result = diff(live, one)
+    assert [p.label for p in result.pairs] == ["nvFusion0 [forward] vs nvFusion0"]
+    assert result.b_replays_subset and len(result.not_replayed) == 12
+    assert result.comparable
+    text = render_diff_text(result)
+    assert "comparable for the 1 fusion(s) B replays" in text and "not replayed by B (12 fusion(s) of A)" in text
+    # a live capture that lacks fusions is a difference, not a partial replay
+    partial_live = dataclasses.replace(live, fusions=live.fusions[:1])
+    reverse = diff(partial_live, live)
+    assert not reverse.b_replays_subset and not reverse.comparable
 
 
 def test_storage_offset_is_the_top_finding_against_nvfusers_repro():

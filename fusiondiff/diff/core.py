@@ -70,6 +70,7 @@ def diff(
     )
     changes = compare_captures(a, b)
     findings = find_findings(RuleContext(a=a, b=b, pairs=pairs, changes=changes))
+    subset = _replays_subset(b, pairs, unmatched)
     return DiffResult(
         label_a=label_a or f"A ({a.kind})",
         label_b=label_b or f"B ({b.kind})",
@@ -79,8 +80,14 @@ def diff(
         unmatched=unmatched,
         changes=changes,
         findings=findings,
-        warnings=tuple(_warnings(a, b, pairs, unmatched)),
+        warnings=tuple(_warnings(a, b, pairs, unmatched, subset)),
+        b_replays_subset=subset,
     )
+
+
+def _replays_subset(b: Capture, pairs: Sequence[FusionPair], unmatched: Sequence[UnmatchedFusion]) -> bool:
+    """B replays part of A: B is a replay, something matched, and every fusion left over is A's."""
+    return b.kind == "replay" and bool(pairs) and bool(unmatched) and all(u.side == "A" for u in unmatched)
 
 
 def _timing_verdicts(
@@ -165,10 +172,14 @@ def _unmatched_fusion(side: str, f: FusionRecord, reason: str) -> UnmatchedFusio
     return UnmatchedFusion(side=side, key=f.key, name=f.name, trace=f.trace, median_ns=f.timing.median_ns, reason=reason)
 
 
-def _warnings(a: Capture, b: Capture, pairs: Sequence[FusionPair], unmatched: Sequence[UnmatchedFusion]) -> list[str]:
+def _warnings(
+    a: Capture, b: Capture, pairs: Sequence[FusionPair], unmatched: Sequence[UnmatchedFusion], subset: bool
+) -> list[str]:
     warnings = capture_warnings(a, b)
     if not pairs:
         warnings.append("nothing matched: no fusion of A pairs with a fusion of B; are these captures of the same program?")
+    elif subset:
+        warnings.append(f"B replays {len(pairs)} of A's fusions: the other {len(unmatched)} were not replayed, so not compared")
     elif unmatched:
         sides = Counter(u.side for u in unmatched)
         warnings.append(f"{sides['A']} fusion(s) only in A and {sides['B']} only in B were not compared")

@@ -183,12 +183,21 @@ class DiffResult:
     findings: tuple[Finding, ...]
     """Ranked: ``findings[0]`` explains most."""
     warnings: tuple[str, ...] = ()
+    b_replays_subset: bool = False
+    """B is a replay whose every fusion matched one of A's: the usual case of a repro script for one
+    fusion of a session. A's other fusions were not replayed, which is not a difference."""
+
+    @property
+    def not_replayed(self) -> tuple[UnmatchedFusion, ...]:
+        """A's fusions that a partial replay (B) did not run."""
+        return self.unmatched if self.b_replays_subset else ()
 
     @property
     def comparable(self) -> bool:
         """True when the two runs may be treated as the same: every matched fusion and kernel has
-        the verdict SAME, nothing is unmatched, and no finding was made."""
-        if not self.pairs or self.unmatched or self.findings:
+        the verdict SAME, nothing is unmatched (except A's fusions a partial replay did not run),
+        and no finding was made."""
+        if not self.pairs or self.findings or (self.unmatched and not self.b_replays_subset):
             return False
         return all(
             p.timing.verdict == "SAME"

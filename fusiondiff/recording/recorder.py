@@ -30,7 +30,7 @@ from fusiondiff.model import (
     Timing,
     TimingProtocol,
 )
-from fusiondiff.definition import definition_hash
+from fusiondiff.definition import definition_hash, structural_hash
 from fusiondiff.recording import inputs as input_tools
 from fusiondiff.recording import nvfuser_adapter as nvf
 from fusiondiff.recording.environment import collect_environment, sm_clock_mhz
@@ -41,7 +41,7 @@ from fusiondiff.recording.timing import KernelSource, kernel_records, measure, n
 
 Progress = Callable[[str], None]
 InputOverride = Callable[[str, Sequence[Any]], Sequence[Any] | None]
-"""Given a definition hash and the script's inputs, the inputs to use instead (or None)."""
+"""Given a definition's structural hash and the script's inputs, the inputs to use instead (or None)."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ class Recorder:
         self.names_seen: set[str] = set()
         """Every fusion name executed, recorded or not (to explain an ``only`` that matched nothing)."""
         self._order: list[tuple[Any, ...]] = []
-        self._definitions: dict[int, tuple[Any, str, str]] = {}
+        self._definitions: dict[int, tuple[Any, str, str, str]] = {}
         self._script_names: dict[int, str] = {}
         self._local = threading.local()
         self._lock = threading.RLock()
@@ -133,17 +133,24 @@ class Recorder:
 
     # ---------------------------------------------------------------- install / labels
 
+    @staticmethod
+    def check_ready() -> None:
+        """Raise :class:`CaptureError` unless nvFuser imports and a CUDA device is visible. Called
+        before Thunder's executor is touched: without a GPU, its import fails with a misleading error."""
+        nvf.frontend()
+        import torch
+
+        if not torch.cuda.is_available():
+            raise CaptureError("no CUDA device: fusiondiff capture and replay need a GPU")
+
     def install(self) -> None:
         """Patch ``FusionDefinition.execute``; :meth:`uninstall` restores it."""
+        self.check_ready()
         fd_class = nvf.frontend().FusionDefinition
         if self._original_execute is not None:
             raise CaptureError("this recorder is already installed")
         if getattr(fd_class.execute, "__fusiondiff_recorder__", None) is not None:
             raise CaptureError("another fusiondiff capture is already active in this process")
-        import torch
-
-        if not torch.cuda.is_available():
-            raise CaptureError("no CUDA device: fusiondiff capture and replay need a GPU")
         self._original_execute = fd_class.execute
         # kept after uninstall: deferred timing in finish() runs the original execute
         self._execute_untraced = fd_class.execute
@@ -183,20 +190,23 @@ class Recorder:
 
     # ---------------------------------------------------------------- observing executions
 
-    def _definition(self, fd: Any) -> tuple[str, str]:
+    def _definition(self, fd: Any) -> tuple[str, str, str]:
+        """The definition's text, its hash, and its structural hash (what captures are matched on)."""
         cached = self._definitions.get(id(fd))
         if cached is None or cached[0] is not fd:
             text = nvf.definition_text(fd)
             # keep fd alive so its id is never reused for another definition
-            cached = (fd, text, definition_hash(text))
+            cached = (fd, text, definition_hash(text), structural_hash(text))
             self._definitions[id(fd)] = cached
-        return cached[1], cached[2]
+        return cached[1], cached[2], cached[3]
 
     def _override(self, fd: Any, inputs: Any) -> Any:
         if self.input_override is None:
             return inputs
-        _, digest = self._definition(fd)
-        replacement = self.input_override(digest, inputs)
+        # matched on the structural hash, like the differ: the script may be a rebuilt print of
+        # the live definition, with other value names and no-op casts
+        *_, structure = self._definition(fd)
+        replacement = self.input_override(structure, inputs)
         return inputs if replacement is None else list(replacement)
 
     def _label(self, fd: Any) -> Label:
@@ -260,7 +270,7 @@ class Recorder:
             # recorded by another thread between _before and now
             return
         fd, label, kwargs = seen.fd, seen.label, seen.kwargs
-        text, digest = self._definition(fd)
+        text, digest, _ = self._definition(fd)
         warnings: list[str] = []
         repro, repro_warning = nvf.repro_script(fd, seen.inputs)
         if repro_warning:

@@ -64,10 +64,10 @@ class InputSubstitution:
         self.saved = load_tensors(capture_path) if tensors_path_for(capture_path).exists() else None
         self.used: set[str] = set()
 
-    def __call__(self, digest: str, inputs: Sequence[Any]) -> list[Any] | None:
+    def __call__(self, structure: str, inputs: Sequence[Any]) -> list[Any] | None:
         from fusiondiff.recording.inputs import materialize
 
-        fusion = self.by_hash.get(digest)
+        fusion = self.by_hash.get(structure)
         if fusion is None or len(fusion.inputs) != len(inputs):
             return None
         self.used.add(fusion.key)
@@ -138,6 +138,17 @@ def run_replay(
         return ReplayOutcome(
             status=failure[0],
             message=f"{failure[1]}; the {len(capture.fusions)} fusion(s) executed before it were written to {path}",
+            fusions=len(capture.fusions),
+            written=str(path),
+        )
+    if override is not None and not override.used:
+        # the user asked for the live inputs: a replay on the script's own inputs is not that run
+        return ReplayOutcome(
+            status="error",
+            message=(
+                f"--inputs: no fusion of the script has the definition of a fusion in {inputs_capture}, so the "
+                f"script's own inputs were used; that replay was written to {path}"
+            ),
             fusions=len(capture.fusions),
             written=str(path),
         )

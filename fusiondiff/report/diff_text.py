@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from typing import Any
 
 from fusiondiff.diff.model import DiffResult, Finding, FusionPair, TimingVerdict
@@ -35,6 +36,11 @@ def _row(name: str, t: TimingVerdict, width: int) -> str:
 
 
 def _headline(result: DiffResult) -> str:
+    if result.comparable and result.b_replays_subset:
+        return (
+            f"the two runs are comparable for the {len(result.pairs)} fusion(s) B replays: same speed within noise "
+            f"and no recorded property differs ({len(result.not_replayed)} other fusion(s) of A were not replayed)"
+        )
     if result.comparable:
         return (
             f"the two runs are comparable: {len(result.pairs)} fusion(s) matched, every fusion and kernel "
@@ -92,6 +98,10 @@ def _finding_lines(f: Finding, rules_by_rank: dict[int, str]) -> list[str]:
     return lines
 
 
+def _wrap(text: str, indent: str, width: int = 100) -> list[str]:
+    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent) or [indent]
+
+
 def render_diff_text(result: DiffResult) -> str:
     """A short terminal summary: per fusion the medians (us), ratio and verdict of B relative to
     A; unmatched fusions; ranked findings with their evidence; warnings. Plain text."""
@@ -105,7 +115,10 @@ def render_diff_text(result: DiffResult) -> str:
     section = _fusion_section(result)
     if section:
         lines += [*section, ""]
-    if result.unmatched:
+    if result.b_replays_subset:
+        names = ", ".join(f"{u.name} [{u.trace}]" if u.trace else u.name for u in result.not_replayed)
+        lines += [f"not replayed by B ({len(result.not_replayed)} fusion(s) of A)", *_wrap(names, "  "), ""]
+    elif result.unmatched:
         lines.append("unmatched fusions")
         for u in result.unmatched:
             where = f" [{u.trace}]" if u.trace else ""
