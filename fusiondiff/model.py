@@ -248,6 +248,8 @@ class Environment:
     sm_count: int | None = None
     l2_bytes: int | None = None
     sm_clock_mhz: int | None = None
+    """When recording started: often the idle clock. The clocks read around each fusion's samples
+    (``FusionRecord.sm_clock_mhz``) are what the samples ran at."""
     max_sm_clock_mhz: int | None = None
     memory_clock_mhz: int | None = None
     driver_version: str | None = None

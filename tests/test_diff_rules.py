@@ -178,7 +178,7 @@ EVIDENCE = {
     "measurement (method)": "timing method: kineto in A, seed-sum-all-events in B",
     "measurement (few samples)": "3 sample(s) in B, fewer than 10",
     "measurement (CUPTI warning)": "B's capture warns: torch.profiler: CUPTI initialization failed",
-    "measurement (clocks)": "sm_clock_mhz: 1980 MHz in A, 1410 MHz in B",
+    "measurement (clocks)": "SM clock while timing: 1980 MHz in A, 1410 MHz in B",
     "gpu_or_versions": "nvfuser_version: 0.2.36 in A, 0.2.35 in B",
     "unexplained": "no recorded property differs",
 }
@@ -213,6 +213,20 @@ def test_identical_runs_give_no_findings_and_are_comparable():
     assert result.pairs[0].timing.verdict == "SAME"
     assert result.comparable
     assert diff(a, a).comparable
+
+
+def test_idle_clock_at_recording_start_is_not_a_measurement_difference():
+    # seen on the H200: a script captured in a fresh process reads 345 MHz before its first kernel;
+    # the clocks read around the samples (1980 MHz on both sides) are what the samples ran at
+    idle = dataclasses.replace(syn.SYNTHETIC_ENVIRONMENT, sm_clock_mhz=345)
+    a = live(base_fusion(sm_clock_mhz=(1980, 1980)), environment=idle)
+    b = replay_of(base_fusion(kernels=[b_kernel()], sm_clock_mhz=(1980, 1980)))
+    result = diff(a, b)
+    assert result.findings == () and result.warnings == () and result.comparable
+    slower = replay_of(base_fusion(kernels=[b_kernel()], sm_clock_mhz=(1410, 1410)))
+    (finding,) = diff(a, slower).findings
+    assert finding.rule == "measurement"
+    assert "SM clock while timing: 1980 MHz in A, 1410 MHz in B" in finding.evidence
 
 
 def test_history_in_the_fusion_index_alone_is_not_a_finding():
