@@ -204,7 +204,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 def _cmd_repro(args: argparse.Namespace) -> int:
     from fusiondiff.replay.repro import write_repros
 
-    for path in write_repros(args.capture, args.output, fusion=args.fusion):
+    def note(message: str) -> None:
+        print(f"fusiondiff repro: warning: {message}", file=sys.stderr)
+
+    for path in write_repros(args.capture, args.output, fusion=args.fusion, on_note=note):
         print(f"wrote {path}", file=sys.stderr)
     return EXIT_OK
 

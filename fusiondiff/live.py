@@ -11,6 +11,7 @@ learn the region's name and pass, and intercepts the execute itself with the sha
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import runpy
@@ -22,7 +23,7 @@ from typing import Any
 from fusiondiff.errors import CaptureError, FusionDiffError
 from fusiondiff.model import Capture, TimingProtocol
 from fusiondiff.recording.recorder import Label, Progress, Recorder
-from fusiondiff.store import save_capture
+from fusiondiff.store import save_capture, tensors_path_for
 
 
 class LiveCapture:
@@ -188,6 +189,8 @@ def capture(
         raise
     if output is not None:
         handle.path = save_capture(handle.capture, output, recorder.tensors or None)
+        if recorder.tensors:
+            handle.capture = dataclasses.replace(handle.capture, tensors_file=tensors_path_for(handle.path).name)
 
 
 def capture_script(

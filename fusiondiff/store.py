@@ -6,6 +6,7 @@ half-written file, and an existing file is only replaced by a complete one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -50,12 +51,13 @@ def save_capture(
 ) -> Path:
     """Write ``capture`` to ``path`` (and its tensors next to it). Returns the JSON path."""
     path = Path(path)
-    text = dumps_capture(capture)
     if tensors:
         from safetensors.torch import save_file
 
         tpath = tensors_path_for(path)
         atomic_write(tpath, lambda tmp: save_file(tensors, tmp))
+        capture = dataclasses.replace(capture, tensors_file=tpath.name)
+    text = dumps_capture(capture)
     atomic_write(path, lambda tmp: Path(tmp).write_text(text))
     return path
 

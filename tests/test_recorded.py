@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from fusiondiff.cli import main
-from fusiondiff.diff import diff_files
+from fusiondiff.diff import diff, diff_files
 from fusiondiff.recording.nvfuser_adapter import canonical_source
+from fusiondiff.replay.repro import render_repro
 from fusiondiff.report.diff_text import render_diff_text
 from fusiondiff.store import load_capture
 from repro.zoo.run_zoo import SCENARIOS, diagnose, planted_cause
@@ -31,24 +32,45 @@ def test_seed_forward_replays_match_the_live_capture():
     assert all(f.explained_ns == 0 for f in result.findings)
 
 
-def test_replay_of_one_fusion_against_a_whole_session_compares_that_fusion():
-    # the usual case: a repro script for one fusion of the session (here nvFusion0's replay, sliced
-    # out of the recorded 13-fusion replay)
-    from fusiondiff.diff import diff
-
-    live = load_capture(DATA / "seed" / "live_forward.json")
-    replays = load_capture(DATA / "seed" / "replay_forward.json")
-    one = dataclasses.replace(replays, fusions=replays.fusions[:1])
-    result = diff(live, one)
-    assert [p.label for p in result.pairs] == ["nvFusion0 [forward] vs nvFusion0"]
+def test_demo_replay_of_one_fusion_against_the_whole_session_compares_that_fusion():
+    # `fusiondiff demo` on the H200: the seed forward live (13 fusions) against the replay of
+    # fusiondiff's repro of nvFusion0, the usual shape of a bug report
+    result = diff_files(DATA / "cli" / "demo_live.json", DATA / "cli" / "demo_replay.json")
+    assert [p.label for p in result.pairs] == ["nvFusion0 [forward] vs fusion0"]
     assert result.b_replays_subset and len(result.not_replayed) == 12
     assert result.comparable
     text = render_diff_text(result)
     assert "comparable for the 1 fusion(s) B replays" in text and "not replayed by B (12 fusion(s) of A)" in text
     # a live capture that lacks fusions is a difference, not a partial replay
-    partial_live = dataclasses.replace(live, fusions=live.fusions[:1])
-    reverse = diff(partial_live, live)
+    live = load_capture(DATA / "cli" / "demo_live.json")
+    reverse = diff(dataclasses.replace(live, fusions=live.fusions[:1]), live)
     assert not reverse.b_replays_subset and not reverse.comparable
+
+
+def test_cli_capture_with_an_idle_clock_at_start_is_comparable_to_its_repro():
+    # `fusiondiff capture thunder_script.py 1` read the SM clock at 345 MHz before the first kernel;
+    # the samples ran at 1980 MHz on both sides, so the runs are like for like
+    live = load_capture(DATA / "cli" / "live.json")
+    assert live.environment.sm_clock_mhz == 345 and live.fusions[0].sm_clock_mhz == (1980, 1980)
+    assert live.fusions[0].call_count == 3 and live.fusions[0].inputs[0].storage_offset == 1
+    for replay in ("replay_ours.json", "replay_inputs.json"):
+        result = diff_files(DATA / "cli" / "live.json", DATA / "cli" / replay)
+        assert result.comparable, (replay, [f.evidence for f in result.findings])
+
+
+def test_replay_with_the_live_inputs_says_so_and_keeps_their_layout():
+    replay = load_capture(DATA / "cli" / "replay_inputs.json")
+    assert any("inputs replaced" in w for w in replay.warnings)
+    live = load_capture(DATA / "cli" / "live.json")
+    assert replay.fusions[0].inputs == live.fusions[0].inputs
+
+
+def test_in_place_fusion_keeps_its_aliased_output_in_the_repro():
+    # thunder.jit of `x.add_(1); return x * 2`: Thunder's copy_ becomes fd.add_output(out, x)
+    capture = load_capture(DATA / "cli" / "inplace.json")
+    aliasing = capture.fusions[0]
+    assert "fd.add_output(tv2, tv0)" in aliasing.definition
+    assert "fd.add_output(tv2, tv0)" in render_repro(aliasing, capture.environment)
 
 
 def test_storage_offset_is_the_top_finding_against_nvfusers_repro():

@@ -267,10 +267,14 @@ def test_legacy_definition_is_translated_and_untranslatable_one_names_the_fusion
 
 def test_write_one_fusion_to_a_file(tmp_path):
     capture_path = save_capture(make_capture(make_fusion()), tmp_path / "live.json")
-    written = write_repros(capture_path, tmp_path / "out" / "repro.py")
+    notes = []
+    written = write_repros(capture_path, tmp_path / "out" / "repro.py", on_note=notes.append)
     assert written == [tmp_path / "out" / "repro.py"]
     source = written[0].read_text()
-    assert source == render_repro(make_fusion(), ENV, capture_name=str(capture_path))
+    # the fusion names saved tensors, but the capture was written without its safetensors file
+    missing = "the capture's exact inputs (live.tensors.safetensors) were not found: inputs are synthesized"
+    assert notes == [missing]
+    assert source == render_repro(make_fusion(), ENV, capture_name=str(capture_path), notes=(missing,))
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["repro.py"]  # no temporary left behind
 
 

@@ -16,7 +16,7 @@ import math
 import os
 import re
 import tokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from fusiondiff.errors import FusionDiffError, ReplayError
@@ -78,7 +78,10 @@ def render_repro(
 
 
 def write_repros(
-    capture_path: str | os.PathLike[str], output: str | os.PathLike[str], fusion: str | None = None
+    capture_path: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    fusion: str | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> list[Path]:
     """Write repro scripts for a capture's fusions; returns the paths written.
 
@@ -102,6 +105,8 @@ def write_repros(
             )
         targets = [(record, output / name) for record, name in zip(chosen, _file_names(chosen))]
     tensors, notes = _saved_tensors(capture, capture_path)
+    for note in notes:
+        (on_note or (lambda message: None))(note)
     rendered = []
     for record, path in targets:
         tensors_file = _relative_to(tensors, path.parent) if tensors is not None else None
@@ -435,8 +440,8 @@ def _saved_tensors(capture: Capture, capture_path: Path) -> tuple[Path | None, t
         path = tensors_path_for(capture_path)
     if path.exists():
         return path, ()
-    if capture.tensors_file:
-        return None, (f"the capture's exact inputs ({capture.tensors_file}) were not found: inputs are synthesized",)
+    if capture.tensors_file or any(m.tensor_key for f in capture.fusions for m in f.inputs):
+        return None, (f"the capture's exact inputs ({path.name}) were not found: inputs are synthesized",)
     return None, ()
 
 

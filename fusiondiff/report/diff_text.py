@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import textwrap
 from typing import Any
 
 from fusiondiff.diff.model import DiffResult, Finding, FusionPair, TimingVerdict
@@ -98,8 +97,17 @@ def _finding_lines(f: Finding, rules_by_rank: dict[int, str]) -> list[str]:
     return lines
 
 
-def _wrap(text: str, indent: str, width: int = 100) -> list[str]:
-    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent) or [indent]
+def _wrap(items: list[str], indent: str, width: int = 100) -> list[str]:
+    """Comma-separated items on lines of at most ``width`` characters, never splitting an item."""
+    lines: list[str] = []
+    line = ""
+    for item in items:
+        candidate = f"{line}, {item}" if line else item
+        if line and len(indent) + len(candidate) > width:
+            lines.append(indent + line + ",")
+            candidate = item
+        line = candidate
+    return lines + [indent + line]
 
 
 def render_diff_text(result: DiffResult) -> str:
@@ -116,7 +124,7 @@ def render_diff_text(result: DiffResult) -> str:
     if section:
         lines += [*section, ""]
     if result.b_replays_subset:
-        names = ", ".join(f"{u.name} [{u.trace}]" if u.trace else u.name for u in result.not_replayed)
+        names = [f"{u.name} [{u.trace}]" if u.trace else u.name for u in result.not_replayed]
         lines += [f"not replayed by B ({len(result.not_replayed)} fusion(s) of A)", *_wrap(names, "  "), ""]
     elif result.unmatched:
         lines.append("unmatched fusions")

@@ -53,6 +53,8 @@ def render_capture_text(capture: Capture) -> str:
         f"  protocol: {proto.method}, {proto.warmup} warm-up, {proto.samples} samples, L2 {proto.l2_mode}",
         f"  {len(capture.fusions)} fusion(s)",
     ]
+    if capture.tensors_file:
+        lines.append(f"  exact inputs saved in {capture.tensors_file}")
     for w in capture.warnings:
         lines.append(f"  warning: {w}")
     for f in capture.fusions:
