@@ -107,6 +107,7 @@ def test_capture_cli_records_the_script_and_leaves_its_output_unchanged(live_cap
     assert checksum and checksum == [line for line in captured_stdout.splitlines() if line.startswith("checksum")]
     live = load_capture(work / "live.json")
     assert tensors_path_for(work / "live.json").exists()
+    assert live.tensors_file == "live.tensors.safetensors"
     assert [f.name for f in live.fusions] == ["nvFusion0"]
     fusion = live.fusions[0]
     print("live:", _kernels(live), f"{fusion.timing.median_ns / 1000:.2f} us, calls {fusion.call_count}")
@@ -186,6 +187,17 @@ def test_fusion_writing_into_its_input_is_timed_on_copies_and_saved_as_it_was_re
     assert torch.all(y == 2)
     saved = load_tensors(cap.path)[fusion.inputs[0].tensor_key]
     assert torch.all(saved == 0), "the saved input must be what the fusion read, not what it wrote"
+    # its repro keeps the aliased output and replays to the same kernel
+    from fusiondiff.replay.repro import write_repros
+    from fusiondiff.replay.runner import replay_script
+    from fusiondiff.store import load_capture
+
+    script = write_repros(cap.path, tmp_path / "inplace_repro.py", fusion=fusion.name)[0]
+    assert "fd.add_output(tv2, tv0)" in script.read_text()
+    replay = load_capture(replay_script(str(script), output=str(tmp_path / "replay.json"),
+                                        protocol=TimingProtocol(warmup=3, samples=10)))
+    print("in-place repro replay:", _kernels(replay), "live:", [_kernels(cap.capture)[0]])
+    assert _kernels(replay) == [_kernels(cap.capture)[0]]
 
 
 def test_thunder_without_the_nvfuser_executor_is_a_clear_error(tmp_path):
