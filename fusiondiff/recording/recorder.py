@@ -267,7 +267,7 @@ class Recorder:
             pending.calls += 1
             return
         if seen.copies is None:
-            # recorded by another thread between _before and now
+            # a repeat when _before saw it, yet no longer pending: nothing to record it with
             return
         fd, label, kwargs = seen.fd, seen.label, seen.kwargs
         text, digest, _ = self._definition(fd)
