@@ -158,11 +158,12 @@ def capture(
     """
     recorder = Recorder("live", protocol, timing="inline", only=only, save_inputs=save_inputs,
                         cuda_source=cuda_source, progress=progress, source=source)
-    recorder.check_ready()
-    wrapper_class = _thunder_wrapper_class()
     handle = LiveCapture(recorder)
+    # install first: it checks nvFuser and the GPU, and without a GPU Thunder's executor import
+    # fails with a misleading error
     recorder.install()
     try:
+        wrapper_class = _thunder_wrapper_class()
         if wrapper_class is None:
             recorder.warnings.append("Thunder is not installed: fusions are named by execution order")
             yield handle

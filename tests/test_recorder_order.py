@@ -77,3 +77,18 @@ def test_failed_execution_records_nothing(install):
     with pytest.raises(RuntimeError, match="nvFuser error"):
         FailingFusion().execute([torch.zeros(2)])
     assert recorder.fusion_count == 0 and recorder.tensors == {}
+
+
+def test_recording_failure_is_kept_and_the_execution_still_runs(install, monkeypatch):
+    from fusiondiff.recording import inputs as input_tools
+
+    def broken(inputs):
+        raise ValueError("cannot describe")
+
+    monkeypatch.setattr(input_tools, "describe_inputs", broken)
+    recorder = install(InPlaceFusion)
+    x = torch.zeros(3, dtype=torch.int64)
+    (out,) = InPlaceFusion().execute([x])
+    assert torch.all(x == 1) and torch.all(out == 2)
+    assert recorder.fusion_count == 0
+    assert [str(e) for e in recorder.errors] == ["recording failed: ValueError: cannot describe"]

@@ -8,6 +8,7 @@ of every fusion they invalidate: comparing under one protocol on one machine com
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Iterator
 
 from fusiondiff.diff.compare import input_bytes
@@ -65,11 +66,8 @@ def timed_sm_clock_mhz(capture: Capture) -> float | None:
     """The SM clock while the capture's samples ran: the median of the readings taken around each
     fusion's samples. ``Environment.sm_clock_mhz`` is read when recording starts, often before the
     GPU has left its idle clock, so it is only the fallback for captures without those readings."""
-    readings = sorted(c for f in capture.fusions for c in f.sm_clock_mhz)
-    if not readings:
-        return capture.environment.sm_clock_mhz
-    middle = len(readings) // 2
-    return float(readings[middle]) if len(readings) % 2 else (readings[middle - 1] + readings[middle]) / 2
+    readings = [c for f in capture.fusions for c in f.sm_clock_mhz]
+    return statistics.median(readings) if readings else capture.environment.sm_clock_mhz
 
 
 def _clock_lines(a: Capture, b: Capture) -> list[str]:

@@ -133,20 +133,14 @@ class Recorder:
 
     # ---------------------------------------------------------------- install / labels
 
-    @staticmethod
-    def check_ready() -> None:
-        """Raise :class:`CaptureError` unless nvFuser imports and a CUDA device is visible. Called
-        before Thunder's executor is touched: without a GPU, its import fails with a misleading error."""
-        nvf.frontend()
+    def install(self) -> None:
+        """Patch ``FusionDefinition.execute``; :meth:`uninstall` restores it. Raises
+        :class:`CaptureError` when nvFuser does not import or no CUDA device is visible."""
+        fd_class = nvf.frontend().FusionDefinition
         import torch
 
         if not torch.cuda.is_available():
             raise CaptureError("no CUDA device: fusiondiff capture and replay need a GPU")
-
-    def install(self) -> None:
-        """Patch ``FusionDefinition.execute``; :meth:`uninstall` restores it."""
-        self.check_ready()
-        fd_class = nvf.frontend().FusionDefinition
         if self._original_execute is not None:
             raise CaptureError("this recorder is already installed")
         if getattr(fd_class.execute, "__fusiondiff_recorder__", None) is not None:
@@ -216,26 +210,28 @@ class Recorder:
         name = self._script_names.setdefault(id(fd), f"fusion{len(self._script_names)}")
         return Label(name=name)
 
-    def _before(self, fd: Any, inputs: Sequence[Any], kwargs: dict[str, Any]) -> _Seen | None:
-        """Before an execution: its key, and for a new one the inputs as the fusion will read them."""
+    @contextlib.contextmanager
+    def _locked_keeping_errors(self) -> Iterator[None]:
+        """Hold the lock; keep a recording failure in :attr:`errors` instead of raising it into the
+        user's session (``finish`` reports it)."""
         try:
             with self._lock:
-                return self._before_locked(fd, list(inputs), kwargs)
+                yield
         except FusionDiffError as exc:
             self.errors.append(exc)
         except Exception as exc:  # noqa: BLE001 - a recording failure must not break the session
             self.errors.append(CaptureError(f"recording failed: {type(exc).__name__}: {exc}"))
-        return None
+
+    def _before(self, fd: Any, inputs: Sequence[Any], kwargs: dict[str, Any]) -> _Seen | None:
+        """Before an execution: its key, and for a new one the inputs as the fusion will read them."""
+        with self._locked_keeping_errors():
+            return self._before_locked(fd, list(inputs), kwargs)
+        return None  # the failure was kept
 
     def _after(self, seen: _Seen) -> None:
         """After the execution succeeded: count a repeat, or record (and time inline) a new one."""
-        try:
-            with self._lock:
-                self._after_locked(seen)
-        except FusionDiffError as exc:
-            self.errors.append(exc)
-        except Exception as exc:  # noqa: BLE001 - a recording failure must not break the session
-            self.errors.append(CaptureError(f"recording failed: {type(exc).__name__}: {exc}"))
+        with self._locked_keeping_errors():
+            self._after_locked(seen)
 
     def _before_locked(self, fd: Any, inputs: list[Any], kwargs: dict[str, Any]) -> _Seen | None:
         label = self._label(fd)

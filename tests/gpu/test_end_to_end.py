@@ -60,9 +60,12 @@ def fusiondiff(*args: str, env: dict[str, str] | None = None, timeout: float = 6
     return result
 
 
-def _kernels(capture):
-    return [(k.normalized_name, k.launch.grid, k.launch.block, k.launch.registers_per_thread)
-            for f in capture.fusions for k in f.kernels]
+def _launches(kernels) -> list[tuple]:
+    return [(k.normalized_name, k.launch.grid, k.launch.block, k.launch.registers_per_thread) for k in kernels]
+
+
+def _kernels(capture) -> list[tuple]:
+    return _launches(k for f in capture.fusions for k in f.kernels)
 
 
 def _inputs_of(path: Path):
@@ -196,9 +199,8 @@ def test_fusion_writing_into_its_input_is_timed_on_copies_and_saved_as_it_was_re
     assert "fd.add_output(tv2, tv0)" in script.read_text()
     replay = load_capture(replay_script(str(script), output=str(tmp_path / "replay.json"),
                                         protocol=TimingProtocol(warmup=3, samples=10)))
-    live_kernels = [(k.normalized_name, k.launch.grid, k.launch.block, k.launch.registers_per_thread) for k in fusion.kernels]
-    print("in-place repro replay:", _kernels(replay), "live:", live_kernels)
-    assert _kernels(replay) == live_kernels
+    print("in-place repro replay:", _kernels(replay), "live:", _launches(fusion.kernels))
+    assert _kernels(replay) == _launches(fusion.kernels)
 
 
 def test_thunder_without_the_nvfuser_executor_is_a_clear_error(tmp_path):
