@@ -10,14 +10,11 @@ Added beside it: fusiondiff's protocol on the same FusionDefinition and inputs.
     python repro/timingtest/nvfuserfd_kernel.py [OUT.json]
 """
 
-import sys
-
 import torch
 from nvfuser_direct import DataType, FusionDefinition
 from torch.profiler import ProfilerActivity, profile
 
-import fusiondiff
-from fusiondiff.model import TimingProtocol
+from beside_the_seed import report_beside_seed  # this folder: run the script as a file
 
 
 def nvfuser_fusion(fd: FusionDefinition) -> None:
@@ -73,21 +70,4 @@ def kernel_time_with_torch_profiler(callable, inputs):
     return time, prof
 
 
-kernel_time, prof = kernel_time_with_torch_profiler(fd.execute, inputs)
-print(f"seed method (saved script, fresh inputs): {kernel_time:.3f} us")
-
-# Beside the seed's number: what its sum holds, and how it spreads when repeated.
-kernels = [e for e in prof.events() if e.device_type.name == "CUDA"]
-print(f"  its profile held {len(list(prof.events()))} events, {len(kernels)} kernel(s): "
-      + ", ".join(f"{e.name.split('(')[0]} {e.device_time:.3f} us" for e in kernels))
-repeats = sorted(kernel_time_with_torch_profiler(fd.execute, inputs)[0] for _ in range(10))
-print(f"  seed method repeated 10x (saved script, fresh inputs): min {repeats[0]:.3f}, median {(repeats[4] + repeats[5]) / 2:.3f}, max {repeats[-1]:.3f} us")
-
-output = sys.argv[1] if len(sys.argv) > 1 else "nvfusion0_script.json"
-with fusiondiff.capture(output, protocol=TimingProtocol(warmup=5, samples=30, l2_mode="cold")) as cap:
-    fd.execute(inputs)
-fusion = cap.capture.fusions[0]
-print(f"fusiondiff protocol (saved script, fresh inputs): {fusion.timing.median_ns / 1000:.3f} us median, "
-      f"iqr {fusion.timing.iqr_ns / 1000:.3f} us over {fusion.timing.count} cold-L2 samples; kernels "
-      + ", ".join(f"{k.normalized_name} grid {k.launch.grid} block {k.launch.block} regs {k.launch.registers_per_thread}" for k in fusion.kernels))
-print(f"wrote {cap.path}")
+report_beside_seed(kernel_time_with_torch_profiler, fd, inputs, "saved script, fresh inputs", "nvfusion0_script.json")

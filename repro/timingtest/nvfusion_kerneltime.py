@@ -11,7 +11,6 @@ Added beside it: fusiondiff's protocol on the same FusionDefinition and inputs.
     python repro/timingtest/nvfusion_kerneltime.py [OUT.json]
 """
 
-import sys
 from functools import partial
 
 import torch
@@ -19,8 +18,7 @@ from litgpt import GPT, Config
 from torch.profiler import ProfilerActivity, profile
 from torch.testing import make_tensor
 
-import fusiondiff
-from fusiondiff.model import TimingProtocol
+from beside_the_seed import report_beside_seed  # this folder: run the script as a file
 
 
 def kernel_time_with_torch_profiler(callable, inputs):
@@ -62,21 +60,4 @@ fd = nvfuser_callable.last_used
 inputs = list(nvfuser_callable.last_inputs)  # idx int64 [4, 1024], table bf16 [128256, 4096], weight bf16 [4096]
 
 torch.cuda.synchronize()
-kernel_time, prof = kernel_time_with_torch_profiler(fd.execute, inputs)
-print(f"seed method (live last_used, real inputs): {kernel_time:.3f} us")
-
-# Beside the seed's number: what its sum holds, and how it spreads when repeated.
-kernels = [e for e in prof.events() if e.device_type.name == "CUDA"]
-print(f"  its profile held {len(list(prof.events()))} events, {len(kernels)} kernel(s): "
-      + ", ".join(f"{e.name.split('(')[0]} {e.device_time:.3f} us" for e in kernels))
-repeats = sorted(kernel_time_with_torch_profiler(fd.execute, inputs)[0] for _ in range(10))
-print(f"  seed method repeated 10x (live last_used, real inputs): min {repeats[0]:.3f}, median {(repeats[4] + repeats[5]) / 2:.3f}, max {repeats[-1]:.3f} us")
-
-output = sys.argv[1] if len(sys.argv) > 1 else "nvfusion0_live.json"
-with fusiondiff.capture(output, protocol=TimingProtocol(warmup=5, samples=30, l2_mode="cold")) as cap:
-    fd.execute(inputs)
-fusion = cap.capture.fusions[0]
-print(f"fusiondiff protocol (live last_used, real inputs): {fusion.timing.median_ns / 1000:.3f} us median, "
-      f"iqr {fusion.timing.iqr_ns / 1000:.3f} us over {fusion.timing.count} cold-L2 samples; kernels "
-      + ", ".join(f"{k.normalized_name} grid {k.launch.grid} block {k.launch.block} regs {k.launch.registers_per_thread}" for k in fusion.kernels))
-print(f"wrote {cap.path}")
+report_beside_seed(kernel_time_with_torch_profiler, fd, inputs, "live last_used, real inputs", "nvfusion0_live.json")
