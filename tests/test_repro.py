@@ -22,9 +22,9 @@ from fusiondiff.model import (
     Timing,
     TimingProtocol,
 )
+from fusiondiff.replay.rebuild import restore_constants
 from fusiondiff.replay.repro import (
     render_repro,
-    restore_constants,
     script_nvfuser_env,
     select_fusions,
     write_repros,

@@ -34,6 +34,34 @@ def definition_text(fd: Any) -> str:
     return str(fd)
 
 
+_IR_CONSTANT = re.compile(
+    r"\b(?:double|float|__half|__bfloat|__e4m3|__e5m2|__e8m0)\((?P<value>[-+]?(?:inf|nan|[0-9.]+(?:e[-+]?[0-9]+)?))\)"
+)
+
+
+def ir_constants(fd: Any) -> tuple[tuple[str, ...], str | None]:
+    """The floating-point constants of the fusion as nvFuser holds them, and a warning when they
+    cannot be read.
+
+    ``print(fd)`` writes doubles with 6 significant digits, but the fusion IR's own printer
+    (``Fusion.print_math``) writes each constant with ``max_digits10`` digits
+    (``double(1.4142135623730951)``), which round-trips exactly. Read on both sides of a diff, from
+    the same IR, so two runs of the same fusion record the same set. Returned as sorted ``repr``
+    strings of the distinct values.
+    """
+    fusion = getattr(fd, "fusion", None)
+    printer = getattr(fusion, "print_math", None)
+    if printer is None:
+        return (), "this nvFuser has no Fusion.print_math: exact constants not recorded"
+    try:
+        text = printer()
+    except Exception as exc:  # noqa: BLE001 - evidence only
+        return (), f"exact constants not recorded: print_math failed ({type(exc).__name__})"
+    values = {float(m["value"]) for m in _IR_CONSTANT.finditer(text)}
+    finite = sorted(v for v in values if v == v)
+    return tuple(repr(v) for v in finite) + (("nan",) if len(finite) < len(values) else ()), None
+
+
 def parse_segmentation(scheduled_ir: str | None, kernel_names: Sequence[str]) -> Segmentation:
     """Segments from a segmented runtime's scheduled IR (``g{(scheduler) group id: N``), or, for an
     unsegmented fusion, the one segment named by its kernel."""

@@ -271,6 +271,11 @@ class Recorder:
         repro, repro_warning = nvf.repro_script(fd, seen.inputs)
         if repro_warning:
             warnings.append(repro_warning)
+        # the IR's constants on both sides of a diff; Thunder's, read from the region, only when
+        # this nvFuser cannot print them
+        constants, constants_warning = nvf.ir_constants(fd)
+        if constants_warning:
+            warnings.append(constants_warning)
         self.tensors.update(seen.saved)
         record = FusionRecord(
             name=label.name,
@@ -286,7 +291,7 @@ class Recorder:
             disable_options=tuple(kwargs.get("_disable_options") or ()),
             device_index=_device_index(kwargs.get("device"), seen.inputs),
             repro_script=repro,
-            exact_constants=label.exact_constants,
+            exact_constants=constants if constants_warning is None else label.exact_constants,
             warnings=tuple(warnings),
         )
         execute_kwargs = {k: v for k, v in kwargs.items() if k in ("device", "_enable_options", "_disable_options")}

@@ -11,21 +11,19 @@ safetensors when it loads the exact inputs). Rendering is pure text: no torch he
 from __future__ import annotations
 
 import ast
-import io
 import math
 import os
 import re
-import tokenize
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from fusiondiff.errors import FusionDiffError, ReplayError
 from fusiondiff.model import Capture, Environment, FusionRecord, TensorMeta
 from fusiondiff.replay.legacy import translate_legacy
+from fusiondiff.replay.rebuild import Rebuilt, faithful_definition
 from fusiondiff.store import atomic_write, load_capture, tensors_path_for
 
 _TORCH_DTYPE = re.compile(r"torch\.[a-z][a-z0-9_]*")
-_FLOAT_LITERAL = re.compile(r"(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?")
 _INT_RANGES = {
     "torch.uint8": (0, 2**8 - 1),
     "torch.int8": (-(2**7), 2**7 - 1),
@@ -56,21 +54,16 @@ def render_repro(
     ``notes`` only go into the header comment. Raises :class:`ReplayError` when the record cannot
     make a runnable script (a definition that does not parse, a scalar without a value).
     """
-    definition, function = _definition(fusion)
-    definition, restored, ambiguous = restore_constants(definition, fusion.exact_constants)
+    printed, function = _definition(fusion)
+    rebuilt = faithful_definition(printed, fusion.exact_constants)
     inputs = sorted(fusion.inputs, key=lambda m: m.index)
     exact = tensors_file is not None and any(m.tensor_key for m in inputs if m.kind == "tensor")
     out: list[str] = []
     out += _header(fusion, environment, capture_name, exact, notes)
     out += _environment(environment.nvfuser_env)
     out += ["import torch", "from nvfuser_direct import FusionDefinition, DataType", ""]
-    if restored or ambiguous:
-        out.append("# Constants nvFuser printed with 6 significant digits, restored from the recorded exact values:")
-        out += [f"#   {printed} -> {value}" for printed, value in restored]
-        out += [f"#   {printed}: several recorded constants round to it, left as printed" for printed in ambiguous]
-    else:
-        out.append("")
-    out += [definition.rstrip("\n"), "", "", "with FusionDefinition() as fd:", f"    {function}(fd)", ""]
+    out += _rebuild_notes(rebuilt)
+    out += [rebuilt.text.rstrip("\n"), "", "", "with FusionDefinition() as fd:", f"    {function}(fd)", ""]
     out += _helpers(inputs, tensors_file if exact else None)
     out += _inputs(fusion, inputs, exact)
     out += _execute(fusion)
@@ -138,53 +131,6 @@ def select_fusions(
     return matches
 
 
-def restore_constants(
-    definition: str, exact_constants: Iterable[str]
-) -> tuple[str, tuple[tuple[str, str], ...], tuple[str, ...]]:
-    """Put full-precision constants back into a printed definition.
-
-    nvFuser prints doubles with 6 significant digits (``1.00000e-05``), so a constant such as
-    float32 eps widened to double (``9.999999747378752e-06``) comes back slightly changed. A printed
-    literal is replaced when exactly one recorded constant rounds to it at 6 significant digits
-    and differs from it. Returns the new text, the ``(printed, exact)`` pairs replaced, and the
-    printed literals left alone because several recorded constants round to them.
-    """
-    values = set()
-    for text in exact_constants:
-        try:
-            value = abs(float(text))
-        except ValueError:
-            continue
-        if math.isfinite(value) and value != 0.0:
-            values.add(value)
-    if not values:
-        return definition, (), ()
-    lines = definition.splitlines(keepends=True)
-    edits: list[tuple[int, int, int, str]] = []
-    restored: dict[str, str] = {}
-    ambiguous: list[str] = []
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(definition).readline))
-    except (tokenize.TokenError, SyntaxError) as exc:
-        raise ReplayError(f"the recorded definition could not be read: {exc}") from None
-    for tok in tokens:
-        is_float = _FLOAT_LITERAL.fullmatch(tok.string) and set(".eE") & set(tok.string)
-        if tok.type != tokenize.NUMBER or not is_float:
-            continue
-        printed = float(tok.string)
-        candidates = {v for v in values if float(f"{v:.6g}") == printed}
-        if len(candidates) > 1:
-            if tok.string not in ambiguous:
-                ambiguous.append(tok.string)
-        elif candidates and (exact := candidates.pop()) != printed:
-            edits.append((tok.start[0], tok.start[1], tok.end[1], repr(exact)))
-            restored[tok.string] = repr(exact)
-    for row, begin, end, text in sorted(edits, reverse=True):
-        line = lines[row - 1]
-        lines[row - 1] = line[:begin] + text + line[end:]
-    return "".join(lines), tuple(restored.items()), tuple(ambiguous)
-
-
 def script_nvfuser_env(source: str, filename: str = "<script>") -> dict[str, str]:
     """The ``NVFUSER_*`` variables a script sets at its top level with ``os.environ[NAME] = "value"``.
 
@@ -213,6 +159,21 @@ def script_nvfuser_env(source: str, filename: str = "<script>") -> dict[str, str
 
 # --------------------------------------------------------------------------------------------
 # Script sections
+
+
+def _rebuild_notes(rebuilt: Rebuilt) -> list[str]:
+    """Comment lines saying what was changed in nvFuser's print to rebuild the same fusion."""
+    lines = []
+    if rebuilt.restored or rebuilt.ambiguous:
+        lines.append("# Constants nvFuser printed with 6 significant digits, restored from the recorded exact values:")
+        lines += [f"#   {printed} -> {value}" for printed, value in rebuilt.restored]
+        lines += [f"#   {printed}: several recorded constants round to it, left as printed" for printed in rebuilt.ambiguous]
+    if rebuilt.index_literals:
+        lines.append(
+            f"# {rebuilt.index_literals} integer literal(s) defined as DataType.Index scalars, as in the recorded"
+            " fusion (printed bare, they would rebuild as Int and add casts)."
+        )
+    return lines or [""]
 
 
 def _definition(fusion: FusionRecord) -> tuple[str, str]:
