@@ -68,11 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "replay",
-        help="run a repro script in a fresh process and record its fusions",
-        description="Run a repro script (nvfuser_direct, or legacy `from nvfuser import ...`) in a fresh "
-        "process, intercept every FusionDefinition.execute and record it like the live capture does.",
+        help="run repro scripts in a fresh process and record their fusions",
+        description="Run repro scripts (nvfuser_direct, or legacy `from nvfuser import ...`) one after the other "
+        "in one fresh process, intercept every FusionDefinition.execute and record it like the live capture "
+        "does, in one capture. The process's whole output goes to a log beside the capture (OUTPUT with .log). "
+        "A fusion whose execution fails (an illegal address, a compile error) is kept with its inputs and the "
+        "failure: the capture is written and the command exits 2, so `fusiondiff diff` can say why.",
     )
-    p.add_argument("script", help="repro script (.py)")
+    p.add_argument("scripts", nargs="+", metavar="SCRIPT", help="repro scripts (.py), or directories of them")
     p.add_argument("-o", "--output", required=True, help="capture file to write (.json)")
     p.add_argument("--inputs", metavar="CAPTURE", help="replace the script's inputs by the live side's (exact or synthesized)")
     p.add_argument("--in-process", action="store_true", help="run in this process (a control for process effects)")
@@ -184,10 +187,10 @@ def _cmd_capture(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from fusiondiff.replay.runner import replay_script
+    from fusiondiff.replay.runner import replay_scripts
 
-    path = replay_script(
-        args.script,
+    path = replay_scripts(
+        args.scripts,
         output=args.output,
         protocol=_protocol(args),
         inputs_capture=args.inputs,

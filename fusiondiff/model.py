@@ -191,6 +191,23 @@ class TimingProtocol:
     """Samples ran on storage-faithful copies of the inputs, so the session's tensors never change."""
 
 
+FailureKind = Literal["illegal_address", "compile_error", "exception", "timeout"]
+
+
+@dataclass(frozen=True)
+class FusionFailure:
+    """The fusion's execution failed: what kind of failure, in one line, and where the rest is."""
+
+    kind: FailureKind
+    """``illegal_address``: a CUDA illegal memory access (an index out of bounds, a view past its
+    storage); ``compile_error``: nvFuser or NVRTC could not compile it; ``exception``: any other
+    error raised by the execution; ``timeout``: stopped at the replay's timeout while executing."""
+    message: str
+    """The error's first line (the C++ stack nvFuser adds is in the log file)."""
+    log_file: str | None = None
+    """The log beside the capture holding the full output, when the run kept one."""
+
+
 @dataclass(frozen=True)
 class FusionRecord:
     """One distinct fusion execution: what nvFuser was asked to run, and how it ran it."""
@@ -222,6 +239,8 @@ class FusionRecord:
     sm_clock_mhz: tuple[int, ...] = ()
     """SM clock read before and after the samples."""
     warnings: tuple[str, ...] = ()
+    failure: FusionFailure | None = None
+    """Set when the execution failed: the record then has its inputs but no kernels or samples."""
 
     @property
     def input_signature(self) -> tuple[Any, ...]:

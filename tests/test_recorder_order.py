@@ -72,11 +72,44 @@ class FailingFusion(InPlaceFusion):
         raise RuntimeError("nvFuser error")
 
 
-def test_failed_execution_records_nothing(install):
+def test_failed_execution_is_recorded_with_its_inputs_and_failure(install):
     recorder = install(FailingFusion)
     with pytest.raises(RuntimeError, match="nvFuser error"):
-        FailingFusion().execute([torch.zeros(2)])
-    assert recorder.fusion_count == 0 and recorder.tensors == {}
+        FailingFusion().execute([torch.arange(-3, 4)])
+    assert recorder.fusion_count == 1 and recorder.errors == []
+    record = recorder._pending[recorder._order[0]].record
+    assert record.failure is not None and record.failure.kind == "exception"
+    assert record.failure.message == "RuntimeError: nvFuser error"
+    assert (record.inputs[0].min_value, record.inputs[0].max_value) == (-3, 3)
+    assert recorder.context_lost is None
+
+
+class SometimesFailingFusion(InPlaceFusion):
+    """Its instances fail with ``error`` when one is set."""
+
+    error: str | None = None
+
+    def execute(self, inputs, **kwargs):
+        if self.error:
+            raise RuntimeError(self.error)
+        return super().execute(inputs, **kwargs)
+
+
+def test_illegal_address_stops_all_timing(install):
+    recorder = install(SometimesFailingFusion)
+    SometimesFailingFusion().execute([torch.zeros(2, dtype=torch.int64)])
+    crashing = SometimesFailingFusion()
+    crashing.error = "CUDA error: an illegal memory access was encountered\n  C++ stack:\n #0 nvfuser::..."
+    with pytest.raises(RuntimeError):
+        crashing.execute([torch.zeros(3)])
+    assert recorder.context_lost and "illegal memory access" in recorder.context_lost
+    failure = recorder._pending[recorder._order[1]].record.failure
+    assert failure.kind == "illegal_address"
+    assert failure.message == "RuntimeError: CUDA error: an illegal memory access was encountered"
+    capture = recorder.finish()  # the first fusion is not timed: the context is gone
+    assert [f.failure is None for f in capture.fusions] == [True, False]
+    assert capture.fusions[0].timing.count == 0
+    assert any("not timed" in w for w in capture.fusions[0].warnings)
 
 
 def test_recording_failure_is_kept_and_the_execution_still_runs(install, monkeypatch):

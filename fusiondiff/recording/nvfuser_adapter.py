@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fusiondiff.errors import CaptureError
-from fusiondiff.model import Segment, Segmentation, parse_kernel_name
+from fusiondiff.model import FusionFailure, Segment, Segmentation, parse_kernel_name
 
 _GROUP = re.compile(r"^g\{\((?P<scheduler>[A-Za-z_]+)\)\s*\n\s*group id:\s*(?P<id>\d+)", re.MULTILINE)
 _GLOBAL = re.compile(r"__global__\s+void\s+(?P<name>\w+)\s*\(")
@@ -147,3 +147,28 @@ def repro_script(fd: Any, inputs: Sequence[Any]) -> tuple[str | None, str | None
         return writer(list(inputs)), None
     except Exception as exc:  # noqa: BLE001
         return None, f"nvFuser's repro_script_for failed: {type(exc).__name__}: {exc}"
+
+
+_ILLEGAL_ADDRESS = ("illegal memory access", "ILLEGAL_ADDRESS", "misaligned address", "MISALIGNED_ADDRESS")
+_COMPILE = ("nvrtc", "NVRTC", "compil")
+
+
+def classify_failure(exc: BaseException, log_file: str | None = None) -> FusionFailure:
+    """What kind of failure an execution raised, with the first line of its message.
+
+    nvFuser's errors carry a C++ stack after the first line; that goes to the log, not the record.
+    """
+    text = str(exc)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    message = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    if len(message) > 240:
+        message = message[:237] + "..."
+    if type(exc).__name__ == "ReplayTimeout":
+        kind = "timeout"
+    elif any(marker in text for marker in _ILLEGAL_ADDRESS):
+        kind = "illegal_address"
+    elif any(marker in text for marker in _COMPILE):
+        kind = "compile_error"
+    else:
+        kind = "exception"
+    return FusionFailure(kind=kind, message=message, log_file=log_file)

@@ -101,6 +101,7 @@ class Recorder:
         progress: Progress | None = None,
         input_override: InputOverride | None = None,
         source: str = "",
+        log_file: str | None = None,
     ):
         if timing not in ("inline", "deferred"):
             raise ValueError(f"timing must be 'inline' or 'deferred', not {timing!r}")
@@ -130,6 +131,12 @@ class Recorder:
         self._flush_buffer: Any = None
         self._environment: Environment | None = None
         self.used_profiler = False
+        self.log_file = log_file
+        """Named on failure records: where the run's full output (C++ stacks) is kept."""
+        self.name_prefix = ""
+        """Put before ``fusion<N>`` for unlabelled fusions (the script's name when several run)."""
+        self.context_lost: str | None = None
+        """Why the CUDA context can no longer be used (an illegal address): nothing more is timed."""
 
     # ---------------------------------------------------------------- install / labels
 
@@ -157,7 +164,12 @@ class Recorder:
                 return original(fd, inputs, *args, **kwargs)
             inputs = recorder._override(fd, inputs)
             seen = recorder._before(fd, inputs, kwargs)
-            outputs = original(fd, inputs, *args, **kwargs)
+            try:
+                outputs = original(fd, inputs, *args, **kwargs)
+            except BaseException as exc:
+                if seen is not None:
+                    recorder._failed(seen, exc)
+                raise
             if seen is not None:
                 recorder._after(seen)
             return outputs
@@ -207,7 +219,10 @@ class Recorder:
         label = getattr(self._local, "label", None)
         if label is not None:
             return label
-        name = self._script_names.setdefault(id(fd), f"fusion{len(self._script_names)}")
+        name = self._script_names.get(id(fd))
+        if name is None:
+            count = sum(1 for n in self._script_names.values() if n.startswith(self.name_prefix))
+            name = self._script_names[id(fd)] = f"{self.name_prefix}fusion{count}"
         return Label(name=name)
 
     @contextlib.contextmanager
@@ -257,6 +272,23 @@ class Recorder:
         seen.copies = [input_tools.faithful_copy(v) for v in inputs]
         return seen
 
+    def _failed(self, seen: _Seen, exc: BaseException) -> None:
+        """The execution raised: keep its record, with its inputs and the failure, untimed. After an
+        illegal address the CUDA context is lost, so nothing else is timed either."""
+        with self._locked_keeping_errors():
+            failure = nvf.classify_failure(exc, self.log_file)
+            if failure.kind == "illegal_address":
+                self.context_lost = f"{seen.label.name} hit an illegal memory access"
+            pending = self._pending.get(seen.key)
+            if pending is None:
+                if seen.copies is None:
+                    return
+                self._new_record(seen, time_now=False)
+                pending = self._pending[seen.key]
+            pending.record = dataclasses.replace(pending.record, failure=pending.record.failure or failure)
+            pending.copies = None
+            self.progress(f"fusiondiff: {seen.label.name} failed: {failure.message}")
+
     def _after_locked(self, seen: _Seen) -> None:
         pending = self._pending.get(seen.key)
         if pending is not None:
@@ -265,6 +297,10 @@ class Recorder:
         if seen.copies is None:
             # a repeat when _before saw it, yet no longer pending: nothing to record it with
             return
+        self._new_record(seen, time_now=self.timing_mode == "inline" and not profiler_active())
+
+    def _new_record(self, seen: _Seen, time_now: bool) -> None:
+        """Record a new distinct execution; time it now, or keep its input copies for later."""
         fd, label, kwargs = seen.fd, seen.label, seen.kwargs
         text, digest, _ = self._definition(fd)
         warnings: list[str] = []
@@ -299,7 +335,7 @@ class Recorder:
         self._pending[seen.key] = pending
         self._order.append(seen.key)
         copies, seen.copies, seen.inputs = seen.copies, None, []
-        if self.timing_mode == "inline" and not profiler_active():
+        if time_now:
             self._time(pending, copies)
         else:
             pending.copies = copies
@@ -385,6 +421,11 @@ class Recorder:
         try:
             for key in self._order:
                 pending = self._pending[key]
+                if pending.copies is not None and self.context_lost:
+                    pending.copies = None
+                    pending.record = dataclasses.replace(
+                        pending.record, warnings=(*pending.record.warnings, f"not timed: {self.context_lost}")
+                    )
                 if pending.copies is not None:
                     if profiler_active():
                         raise ProfilerError("a torch profiler is still running; fusiondiff cannot time inside it")

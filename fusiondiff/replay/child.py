@@ -35,7 +35,8 @@ class ReplayOutcome:
     """What the child tells the parent (as JSON in a status file)."""
 
     status: str
-    """``ok``, ``script_error``, ``timeout`` or ``error``."""
+    """``ok``, ``fusion_failed`` (a fusion's execution failed; the capture was written),
+    ``script_error``, ``timeout`` or ``error``."""
     message: str = ""
     fusions: int = 0
     written: str | None = None
@@ -75,7 +76,7 @@ class InputSubstitution:
 
 
 def run_replay(
-    script: str,
+    scripts: str | Sequence[str],
     output: str,
     *,
     protocol: TimingProtocol | None = None,
@@ -84,62 +85,88 @@ def run_replay(
     cuda_source: bool = False,
     progress: Progress | None = None,
     kind_note: str = "",
+    log_file: str | None = None,
 ) -> ReplayOutcome:
-    """Run ``script`` with the recorder installed, time its fusions, write ``output``."""
+    """Run ``scripts`` one after the other with the recorder installed, time their fusions, write
+    ``output``. A fusion that fails is kept with its inputs and the failure; the capture is written
+    all the same, so the differ can say why."""
     from fusiondiff.replay.legacy import translate_legacy
     from fusiondiff.replay.repro import script_nvfuser_env
 
-    source = read_script(script)
-    translation = translate_legacy(source, filename=script)
-    code = compile(translation.source, script, "exec")
-    # the recorder imports nvFuser before the script runs: the script's NVFUSER_* settings must be
-    # in the environment first, or nvFuser may never read them
-    os.environ.update(script_nvfuser_env(translation.source, filename=script))
+    scripts = [scripts] if isinstance(scripts, str) else list(scripts)
+    programs = []
+    environment: dict[str, tuple[str, str]] = {}
+    for script in scripts:
+        translation = translate_legacy(read_script(script), filename=script)
+        programs.append((script, translation, compile(translation.source, script, "exec")))
+        for name, value in script_nvfuser_env(translation.source, filename=script).items():
+            first = environment.setdefault(name, (value, script))
+            if first[0] != value:
+                raise ReplayError(f"{first[1]} and {script} set {name} differently: replay them separately")
+    # the recorder imports nvFuser before the scripts run: their NVFUSER_* settings must be in the
+    # environment first, or nvFuser may never read them
+    os.environ.update({name: value for name, (value, _) in environment.items()})
     override = InputSubstitution(inputs_capture) if inputs_capture else None
+    source = scripts[0] if len(scripts) == 1 else f"{len(scripts)} scripts: {', '.join(scripts)}"
     recorder = Recorder(
         "replay", protocol, timing="deferred", save_inputs=save_inputs, cuda_source=cuda_source,
-        progress=progress, input_override=override, source=script + kind_note,
+        progress=progress, input_override=override, source=source + kind_note, log_file=log_file,
     )
-    recorder.warnings.extend(f"legacy script translated: {change}" for change in translation.changes)
-    failure: tuple[str, str] | None = None
-    saved_argv, saved_path = sys.argv[:], sys.path[:]
-    sys.argv = [script]
-    sys.path.insert(0, str(Path(script).resolve().parent))
+    failures: list[tuple[str, str]] = []
     recorder.install()
     try:
-        exec(code, {"__name__": "__main__", "__file__": str(Path(script).resolve()), "__builtins__": __builtins__})
-    except ReplayTimeout:
-        failure = ("timeout", "the script was stopped at the timeout")
-    except SystemExit as exc:
-        if exc.code not in (None, 0):
-            failure = ("script_error", f"the script exited with {exc.code}")
-    except Exception as exc:  # noqa: BLE001 - reported after what was recorded is saved
-        failure = ("script_error", f"the script raised {type(exc).__name__}: {exc}")
+        for position, (script, translation, code) in enumerate(programs):
+            recorder.warnings.extend(f"{script}: legacy script translated: {change}" for change in translation.changes)
+            if len(programs) > 1:
+                recorder.name_prefix = f"{Path(script).stem}:"
+            failure = _run_one(script, code)
+            if failure is not None:
+                failures.append(failure)
+                recorder.warnings.append(f"{script}: {failure[1]}")
+            rest = [name for name, *_ in programs[position + 1 :]]
+            if rest and failure is not None and failure[0] == "timeout":
+                recorder.warnings.append(f"not run, the replay was stopped at the timeout: {', '.join(rest)}")
+                break
+            if rest and recorder.context_lost:
+                # an illegal address leaves the CUDA context unusable for the rest of the process
+                recorder.warnings.append(f"not run, the CUDA context was lost: {', '.join(rest)}")
+                break
     finally:
         recorder.uninstall()
-        sys.argv, sys.path = saved_argv, saved_path
     if override is not None:
         if override.used:
             recorder.warnings.append(f"inputs replaced by {inputs_capture}'s for {sorted(override.used)}")
         else:
             recorder.warnings.append(f"no fusion of the script matched a definition in {inputs_capture}")
-    if failure is not None:
-        recorder.warnings.append(failure[1])
     try:
         capture = recorder.finish()
     except CaptureError as exc:
-        if failure is not None and recorder.fusion_count == 0:
-            return ReplayOutcome(status=failure[0], message=f"{failure[1]}; no fusion was executed before it")
+        if failures and recorder.fusion_count == 0:
+            return ReplayOutcome(status=failures[0][0], message=f"{failures[0][1]}; no fusion was executed before it")
         if recorder.fusion_count == 0:
             return ReplayOutcome(status="error", message="the script executed no fusion (no FusionDefinition.execute ran)")
         return ReplayOutcome(status="error", message=str(exc))
     path = save_capture(capture, output, recorder.tensors or None)
-    if failure is not None:
+    failed = [f for f in capture.fusions if f.failure is not None]
+    written = {"fusions": len(capture.fusions), "written": str(path)}
+    if failed:
+        first = failed[0]
+        assert first.failure is not None
+        where = f"; full output in {log_file}" if log_file else ""
         return ReplayOutcome(
-            status=failure[0],
-            message=f"{failure[1]}; the {len(capture.fusions)} fusion(s) executed before it were written to {path}",
-            fusions=len(capture.fusions),
-            written=str(path),
+            status="fusion_failed",
+            message=(
+                f"{first.name} failed ({first.failure.kind.replace('_', ' ')}: {first.failure.message})"
+                + (f" and {len(failed) - 1} more" if len(failed) > 1 else "")
+                + f"; the capture was written to {path} for `fusiondiff diff`{where}"
+            ),
+            **written,
+        )
+    if failures:
+        return ReplayOutcome(
+            status=failures[0][0],
+            message=f"{failures[0][1]}; the {len(capture.fusions)} fusion(s) executed were written to {path}",
+            **written,
         )
     if override is not None and not override.used:
         # the user asked for the live inputs: a replay on the script's own inputs is not that run
@@ -149,10 +176,29 @@ def run_replay(
                 f"--inputs: no fusion of the script has the definition of a fusion in {inputs_capture}, so the "
                 f"script's own inputs were used; that replay was written to {path}"
             ),
-            fusions=len(capture.fusions),
-            written=str(path),
+            **written,
         )
-    return ReplayOutcome(status="ok", fusions=len(capture.fusions), written=str(path))
+    return ReplayOutcome(status="ok", **written)
+
+
+def _run_one(script: str, code: Any) -> tuple[str, str] | None:
+    """Execute one script as ``__main__``; its failure as ``(status, message)``, or None."""
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [script]
+    sys.path.insert(0, str(Path(script).resolve().parent))
+    try:
+        exec(code, {"__name__": "__main__", "__file__": str(Path(script).resolve()), "__builtins__": __builtins__})
+    except ReplayTimeout:
+        return ("timeout", "the script was stopped at the timeout")
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            return ("script_error", f"the script exited with {exc.code}")
+    except Exception as exc:  # noqa: BLE001 - reported after what was recorded is saved
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+        return ("script_error", f"the script raised {type(exc).__name__}: {first[:200]}")
+    finally:
+        sys.argv, sys.path = saved_argv, saved_path
+    return None
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -170,16 +216,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         outcome = run_replay(
-            params["script"], params["output"], protocol=protocol, inputs_capture=params.get("inputs"),
+            params["scripts"], params["output"], protocol=protocol, inputs_capture=params.get("inputs"),
             save_inputs=params.get("save_inputs", False), cuda_source=params.get("cuda_source", False),
-            progress=progress,
+            progress=progress, log_file=params.get("log"),
         )
     except ReplayTimeout:
         outcome = ReplayOutcome(status="timeout", message="stopped at the timeout while timing")
     except FusionDiffError as exc:
         outcome = ReplayOutcome(status="error", message=str(exc))
     except SyntaxError as exc:
-        outcome = ReplayOutcome(status="error", message=f"{params['script']} is not valid Python: {exc.msg} (line {exc.lineno})")
+        outcome = ReplayOutcome(status="error", message=f"{exc.filename} is not valid Python: {exc.msg} (line {exc.lineno})")
     except Exception as exc:  # noqa: BLE001 - an internal failure still reaches the parent as one line
         if os.environ.get("FUSIONDIFF_DEBUG"):
             import traceback

@@ -1,5 +1,7 @@
-"""``fusiondiff replay``: run a repro script in a fresh child process and collect its capture.
+"""``fusiondiff replay``: run repro scripts in a fresh child process and collect one capture.
 
+The child's whole output (the scripts' prints, nvFuser's C++ stacks) goes to a log beside the
+capture (``replay.log`` for ``replay.json``); only fusiondiff's progress lines reach the terminal.
 The child runs in its own process group, so at the timeout (or when it finishes) the whole group,
 including anything the script started, is stopped. At the timeout the child first gets SIGTERM,
 which stops the script and lets it time and save what it recorded; SIGKILL follows after a grace
@@ -15,7 +17,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
+from collections.abc import Sequence
 from pathlib import Path
+from typing import IO, Any
 
 from fusiondiff.errors import ReplayError
 from fusiondiff.model import TimingProtocol
@@ -34,6 +39,25 @@ def _check_script(script: str) -> None:
     translate_legacy(source, filename=script)
 
 
+def expand_scripts(paths: Sequence[str]) -> list[str]:
+    """Scripts named directly, and the ``*.py`` files of named directories (sorted)."""
+    scripts: list[str] = []
+    for path in paths:
+        if Path(path).is_dir():
+            found = sorted(str(p) for p in Path(path).glob("*.py"))
+            if not found:
+                raise ReplayError(f"{path} is a directory with no .py script in it")
+            scripts += found
+        else:
+            scripts.append(path)
+    return scripts
+
+
+def log_path_for(output: str | os.PathLike[str]) -> Path:
+    """Where the replay keeps the child's whole output: beside the capture, ``.log``."""
+    return Path(output).with_suffix(".log")
+
+
 def _kill_group(pgid: int, sig: int) -> None:
     try:
         os.killpg(pgid, sig)
@@ -41,23 +65,39 @@ def _kill_group(pgid: int, sig: int) -> None:
         pass
 
 
-def _stderr_fd() -> int | None:
+def _stderr_write(line: str) -> None:
     try:
-        return sys.stderr.fileno()
-    except (AttributeError, OSError, ValueError):  # a replaced stderr (notebooks, test capture)
-        return None
+        sys.stderr.write(line)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
-def _run_child(params: dict, timeout_s: float, progress: Progress) -> ReplayOutcome:
-    with tempfile.TemporaryDirectory(prefix="fusiondiff-replay-") as tmp:
+def _forward(stream: IO[bytes], log: IO[bytes]) -> None:
+    """Copy the child's output into the log; show fusiondiff's own progress lines on stderr.
+    The script's output and nvFuser's C++ stacks stay in the log."""
+    for raw in iter(stream.readline, b""):
+        log.write(raw)
+        log.flush()
+        line = raw.decode(errors="replace")
+        if line.startswith("fusiondiff"):
+            _stderr_write(line)
+
+
+def _run_child(params: dict, timeout_s: float, progress: Progress, log_file: Path) -> ReplayOutcome:
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="fusiondiff-replay-") as tmp, open(log_file, "wb") as log:
         status = Path(tmp) / "status.json"
-        params = {**params, "status": str(status)}
-        # the child's stdout (the script's prints) goes to our stderr: stdout is for reports
+        params = {**params, "status": str(status), "log": log_file.name}
         proc = subprocess.Popen(
             [sys.executable, "-m", "fusiondiff.replay.child", json.dumps(params)],
             start_new_session=True,
-            stdout=_stderr_fd(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
         )
+        assert proc.stdout is not None
+        reader = threading.Thread(target=_forward, args=(proc.stdout, log), daemon=True)
+        reader.start()
         timed_out = False
         try:
             proc.wait(timeout=timeout_s)
@@ -77,6 +117,7 @@ def _run_child(params: dict, timeout_s: float, progress: Progress) -> ReplayOutc
         finally:
             # whatever the script left behind in its group goes too
             _kill_group(proc.pid, signal.SIGKILL)
+            reader.join(timeout=5)
         if status.exists():
             outcome = ReplayOutcome(**json.loads(status.read_text()))
             if timed_out and outcome.status != "timeout":
@@ -84,11 +125,15 @@ def _run_child(params: dict, timeout_s: float, progress: Progress) -> ReplayOutc
             return outcome
         if timed_out:
             return ReplayOutcome(status="timeout", message=f"the script ran past {timeout_s:.0f} s and was killed; nothing was recorded")
-        return ReplayOutcome(status="error", message=f"the replay process died (exit code {proc.returncode}) before reporting")
+        code = proc.returncode
+        died = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        return ReplayOutcome(
+            status="error", message=f"the replay process died ({died}) before reporting; its output is in {log_file}"
+        )
 
 
-def replay_script(
-    script: str,
+def replay_scripts(
+    scripts: Sequence[str],
     *,
     output: str,
     protocol: TimingProtocol | None = None,
@@ -99,10 +144,14 @@ def replay_script(
     cuda_source: bool = False,
     progress: Progress | None = None,
 ) -> Path:
-    """Replay ``script`` and write its capture to ``output``; raises :class:`ReplayError` on failure
-    (after keeping whatever was recorded before it)."""
+    """Replay ``scripts`` (one after the other, in one fresh process) and write one capture to
+    ``output``; the process's whole output goes to :func:`log_path_for` ``(output)``. Raises
+    :class:`ReplayError` on failure, after keeping whatever was recorded (a fusion that failed is in
+    the capture with its failure)."""
     progress = progress or (lambda message: None)
-    _check_script(script)
+    scripts = expand_scripts(scripts)
+    for script in scripts:
+        _check_script(script)
     if inputs_capture is not None:
         from fusiondiff.store import load_capture
 
@@ -110,20 +159,25 @@ def replay_script(
     protocol = protocol or TimingProtocol()
     if in_process:
         outcome = run_replay(
-            script, output, protocol=protocol, inputs_capture=inputs_capture, save_inputs=save_inputs,
+            scripts, output, protocol=protocol, inputs_capture=inputs_capture, save_inputs=save_inputs,
             cuda_source=cuda_source, progress=progress, kind_note=" (in-process)",
         )
     else:
         params = {
-            "script": script,
+            "scripts": scripts,
             "output": output,
             "protocol": dataclasses.asdict(protocol),
             "inputs": inputs_capture,
             "save_inputs": save_inputs,
             "cuda_source": cuda_source,
         }
-        outcome = _run_child(params, timeout_s, progress)
+        outcome = _run_child(params, timeout_s, progress, log_path_for(output))
     if outcome.status != "ok":
         raise ReplayError(outcome.message)
     assert outcome.written is not None
     return Path(outcome.written)
+
+
+def replay_script(script: str, **kwargs: Any) -> Path:
+    """:func:`replay_scripts` of one script."""
+    return replay_scripts([script], **kwargs)
