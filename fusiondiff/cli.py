@@ -100,13 +100,18 @@ def build_parser() -> argparse.ArgumentParser:
         "diff",
         help="compare two captures and rank what explains the gap",
         description="Match the fusions and kernels of two captures, compare every recorded property and the "
-        "timing distributions, and rank the findings. Exit 0: same and nothing found; 1: a discrepancy or "
-        "finding; 2: error.",
+        "timing distributions, and rank the findings. The verdict line says whether a side crashed, whether B "
+        "runs at the same speed as A (or how much faster or slower, with the statistics), and whether the "
+        "recorded properties are identical. Exit 0: every matched fusion has the same speed and no finding "
+        "explains measurable time (property differences that cost no time are listed, not counted); 1: a speed "
+        "differs, a fusion is missing or failed, or a cause explains time (with --strict, also any property "
+        "difference); 2: error.",
     )
     p.add_argument("a", help="first capture (usually the live one)")
     p.add_argument("b", help="second capture (usually the replay)")
     p.add_argument("--json", metavar="FILE", help="also write the diff record as JSON")
     p.add_argument("--format", choices=("text", "json"), default="text", help="what to print on stdout")
+    p.add_argument("--strict", action="store_true", help="exit 1 on any recorded property difference, even one that explains no time")
     p.set_defaults(handler=_cmd_diff)
 
     p = sub.add_parser("show", help="summarise one capture", description="Print a summary of a capture file.")
@@ -228,7 +233,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         text = render_diff_json(result)
         atomic_write(Path(args.json), lambda tmp: Path(tmp).write_text(text))
     print(render_diff_json(result) if args.format == "json" else render_diff_text(result), end="")
-    return EXIT_OK if result.comparable else EXIT_DISCREPANCY
+    return result.exit_code(strict=args.strict)
 
 
 def _cmd_show(args: argparse.Namespace) -> int:

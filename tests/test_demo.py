@@ -7,12 +7,19 @@ import io
 from fusiondiff.demo import run_demo
 
 
-def test_offline_demo_names_the_cause_then_shows_the_repro_comparable():
+def test_offline_demo_says_what_was_planted_names_the_cause_then_shows_the_repro_the_same():
     out, progress = io.StringIO(), []
     code = run_demo(offline=True, workdir="unused", progress=progress.append, out=out)
     text = out.getvalue()
     assert code == 0
-    first, second = text.split("== live vs the replay of fusiondiff's repro")
-    assert "1. [storage_offset, cause]" in first and "FASTER" in first
-    assert "the two runs are comparable" in second and "finding" not in second
+    intro, rest = text.split("== 1. live vs the replay of nvFuser's own repro script")
+    first, rest = rest.split("== 2. live vs the replay of fusiondiff's repro")
+    second, third = rest.split("== 3. nothing planted")
+    assert "PLANT one cause" in intro and "storage offset 1" in intro
+    assert "verdict: B is 1.40x faster" in first and "1. [storage_offset, cause]" in first
+    assert "(evidence for #1)" in first  # the variant is the offset's evidence, not a second gap
+    assert "verdict: same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical" in second
+    assert "finding" not in second
+    assert "verdict: same speed: all 13 matched fusion(s) SAME" in third
+    assert "fusiondiff replay repros/ -o replay.json" in third
     assert any("NVIDIA H200" in line for line in progress)

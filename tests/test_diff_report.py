@@ -47,7 +47,7 @@ COMPARABLE_TEXT = """\
 fusiondiff diff
   A (live): synthetic: live
   B (replay): synthetic: replay
-verdict: the two runs are comparable: 1 fusion(s) matched, every fusion and kernel has the same speed within noise, and no recorded property differs
+verdict: same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical
 
 fusions
   fusion / kernel           A median us   B median us      B/A   p-value  verdict (B vs A)
@@ -58,23 +58,23 @@ OFFSET_TEXT = """\
 fusiondiff diff
   A (live): synthetic: live
   B (replay): synthetic: replay
-verdict: not comparable: 1 matched fusion(s), B vs A: 1 slower; 3 finding(s)
+verdict: B is Nx slower: N us in A, N us in B (medians of 30 and 30 samples, Mann-Whitney p=N); recorded properties differ: 3 finding(s), explaining N us
 
 fusions
   fusion / kernel           A median us   B median us      B/A   p-value  verdict (B vs A)
   nvFusion0 [forward]             N         N    Nx   N  SLOWER
 
-findings, ranked by the time they explain
+findings, ranked: failures first, then by the time they explain (each gap counted once)
   1. [storage_offset, cause] Input 0 of nvFusion0 [forward] starts at another storage offset (alignment 256 B vs 2 B)  (explains N us)
        input 0 (bfloat16[4, 1024, 4096]): storage offset 0 element(s) in A, 1 in B
        data pointer alignment: 256 B in A, 2 B in B (widest vector access: 8 element(s) in A, 1 element(s) in B)
        below 16 B nvFuser cannot use its widest vector loads for this input, and the alignment is part of its input cache key: another kernel variant follows
        nvFuser's own repro script builds fresh tensors at offset 0: the offset is lost there
        supported by: #2 kernel_variant, #3 runtime_reuse
-  2. [kernel_variant, consequence] nvFusion0 [forward] launches another kernel variant (launch configuration)  (explains N us)
+  2. [kernel_variant, consequence] nvFusion0 [forward] launches another kernel variant (launch configuration)  (evidence for #1)
        nvfuser_inner_persistent_g0: block 128x1x1 -> 512x1x1, registers_per_thread 40 -> 31 (N us -> N us)
        follows from: #1 storage_offset
-  3. [runtime_reuse, consequence] nvFusion0 [forward] kernels come from another runtime cache history  (explains N us)
+  3. [runtime_reuse, consequence] nvFusion0 [forward] kernels come from another runtime cache history  (evidence for #1)
        nvfuser_inner_persistent_g0: c1_r0 in A, c1_r1 in B (nvfuser_inner_persistent_f0_c1_r0_g0 vs nvfuser_inner_persistent_f0_c1_r1_g0)
        a runtime index above 0 means the process compiled other runtimes of this fusion before (other inputs) and nvFuser picked among them by history; NVFUSER_DISABLE=kernel_reuse on both sides rules reuse out
        follows from: #1 storage_offset
@@ -93,7 +93,7 @@ def test_offset_text_ranks_the_cause_with_units():
 
 def test_unmatched_and_warnings_are_listed():
     text = render_diff_text(diff(live(), unrelated()))
-    assert "verdict: not comparable: nothing matched" in text
+    assert "verdict: nothing matched: the captures hold different fusions" in text
     assert "  A: nvFusion0 [forward] (17.40 us median): only in A" in text
     assert "  B: nvFusion7 [forward] (17.40 us median): only in B" in text
     assert "warnings\n  nothing matched" in text
@@ -114,16 +114,18 @@ def test_many_same_fusions_are_counted_not_listed():
     assert "... 25 more fusion(s) SAME, not listed" in text
 
 
-def test_json_is_the_whole_record_with_comparable_and_no_nan():
+def test_json_is_the_whole_record_with_the_verdict_and_no_nan():
     result = diff(live(), offset_replay())
     data = json.loads(render_diff_json(result))
-    assert data["comparable"] is False
-    assert data["findings"][0]["rule"] == "storage_offset"
+    assert (data["same_speed"], data["properties_identical"], data["comparable"], data["exit_code"]) == (False, False, False, 1)
+    assert data["verdict"].startswith("B is 1.48x slower: 17.40 us in A, 25.82 us in B")
+    assert [f["rule"] for f in data["findings"]] == ["storage_offset", "kernel_variant", "runtime_reuse"]
+    assert data["findings"][0]["explained_ns"] > 0 and data["findings"][1]["explained_ns"] == 0
     assert data["pairs"][0]["kernels"][0]["changes"][0] == {
         "path": "launch.block", "a": [128, 1, 1], "b": [512, 1, 1], "category": "launch",
         "kernel": "nvfuser_inner_persistent_g0",
     }  # fmt: skip
-    assert data == {**json.loads(json.dumps(to_jsonable(result), default=str)), "comparable": False}
+    assert data["pairs"][0]["timing"]["count_b"] == 30 and data["pairs"][0]["failed"] == []
 
 
 def test_json_writes_missing_medians_as_null():
@@ -144,10 +146,21 @@ def write(tmp_path, name, capture):
     return str(save_capture(capture, tmp_path / name))
 
 
-def test_cli_exit_0_when_comparable(tmp_path, capsys):
+def test_cli_exit_0_when_same_speed_and_identical(tmp_path, capsys):
     code = main(["diff", write(tmp_path, "a.json", live()), write(tmp_path, "b.json", same_replay())])
     assert code == 0
-    assert "the two runs are comparable" in capsys.readouterr().out
+    assert "same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical" in capsys.readouterr().out
+
+
+def test_cli_exit_0_for_a_difference_that_explains_no_time_unless_strict(tmp_path, capsys):
+    a = syn.capture([syn.fusion("nvFusion0", exact_constants=("1.4142135623730951",))])
+    b = syn.capture([syn.fusion("nvFusion0", exact_constants=("1.41421",), kernels=[syn.kernel(seed=11)])], kind="replay")
+    paths = [write(tmp_path, "a.json", a), write(tmp_path, "b.json", b)]
+    assert main(["diff", *paths]) == 0
+    out = capsys.readouterr().out
+    assert "same speed" in out and "but explain no measurable time" in out
+    assert "[constant_precision, cause]" in out and "(explains no measurable time)" in out
+    assert main(["diff", *paths, "--strict"]) == 1
 
 
 def test_cli_exit_1_on_a_finding_and_writes_json(tmp_path, capsys):
@@ -220,4 +233,5 @@ def test_differ_and_renderer_run_without_torch():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("verdict: not comparable")
+    assert result.stdout.startswith("verdict: B is 1.72x slower")
+    assert "nothing recorded explains the gap" in result.stdout

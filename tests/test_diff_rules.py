@@ -14,7 +14,16 @@ import pytest
 from fusiondiff.diff import Finding, diff
 from fusiondiff.diff import synthetic as syn
 from fusiondiff.diff.findings import RULES
-from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig, TensorMeta, Timing, TimingProtocol
+from fusiondiff.model import (
+    Capture,
+    FusionFailure,
+    FusionRecord,
+    KernelRecord,
+    LaunchConfig,
+    TensorMeta,
+    Timing,
+    TimingProtocol,
+)
 
 VARIANT_LAUNCH = LaunchConfig(grid=(4096, 1, 1), block=(512, 1, 1), shared_mem_bytes=0, registers_per_thread=31)
 
@@ -47,6 +56,28 @@ def index_fusion(max_value: float, seed: int) -> FusionRecord:
     idx = syn.tensor(0, (4, 1024), "torch.int64", min_value=0, max_value=max_value)
     table = syn.tensor(1, (128256, 4096))
     return base_fusion(inputs=(idx, table), kernels=[syn.kernel(seed=seed)])
+
+
+GATHER_DEFINITION = """\
+def nvfuser_fusion(fd : FusionDefinition) -> None :
+    tv0 = fd.define_tensor(shape=[4, 1024], contiguity=[True, True], dtype=DataType.Int, is_cpu=False)
+    tv1 = fd.define_tensor(shape=[128256, 4096], contiguity=[True, True], dtype=DataType.BFloat16, is_cpu=False)
+    tv2 = fd.ops.reshape(tv0, new_shape=[4096])
+    tv3 = fd.ops.broadcast(tv2, is_broadcast_dim=[False, True])
+    tv4 = fd.ops.index_select(tv1, tv3, dim=0)
+    fd.add_output(tv4)
+"""
+
+
+def gather_fusion(low: float, high: float, failure: FusionFailure | None = None) -> FusionRecord:
+    """An embedding gather: int64 ids [4, 1024] select rows of a [128256, 4096] table."""
+    idx = syn.tensor(0, (4, 1024), "torch.int64", min_value=low, max_value=high)
+    table = syn.tensor(1, (128256, 4096))
+    fields = {"kernels": [], "timing": Timing(samples_ns=()), "failure": failure} if failure else {"kernels": [syn.kernel()]}
+    return base_fusion(definition=GATHER_DEFINITION, inputs=(idx, table), **fields)
+
+
+CRASH = FusionFailure(kind="illegal_address", message="RuntimeError: CUDA error: an illegal memory access was encountered", log_file="replay.log")
 
 
 def _scalar(value: str) -> TensorMeta:
@@ -154,6 +185,31 @@ CASES: list[tuple[str, Callable[[], Capture], Callable[[], Capture], set[str]]] 
         {"gpu_or_versions"},
     ),
     ("unexplained", live, lambda: replay_of(base_fusion(kernels=[b_kernel(median_ns=25_000)])), {"unexplained"}),
+    (
+        "failed_execution",
+        live,
+        lambda: replay_of(
+            base_fusion(kernels=[], timing=Timing(samples_ns=()), failure=FusionFailure("compile_error", "RuntimeError: nvrtc: error"))
+        ),
+        {"failed_execution"},
+    ),
+    (
+        "index_out_of_range",
+        lambda: live(gather_fusion(0, 128_255)),
+        lambda: replay_of(gather_fusion(-9, 9, CRASH)),
+        {"index_out_of_range", "failed_execution", "index_value_range"},
+    ),
+    (
+        "view_past_storage",
+        live,
+        lambda: replay_of(
+            dataclasses.replace(
+                with_input(0, storage_numel=1024),
+                kernels=(), timing=Timing(samples_ns=()), failure=CRASH,
+            )
+        ),
+        {"view_past_storage", "failed_execution"},
+    ),
 ]
 
 
@@ -181,6 +237,9 @@ EVIDENCE = {
     "measurement (clocks)": "SM clock while timing: 1980 MHz in A, 1410 MHz in B",
     "gpu_or_versions": "nvfuser_version: 0.2.36 in A, 0.2.35 in B",
     "unexplained": "no recorded property differs",
+    "failed_execution": "compile error: RuntimeError: nvrtc: error",
+    "index_out_of_range": "B's index input 0 of index_select holds [-9, 9], outside [0, 128256) of dim 0 of input 1 (128256 rows)",
+    "view_past_storage": "reaches element 16777215 of a storage of 1024",
 }
 
 
@@ -284,8 +343,10 @@ def test_consequence_never_outranks_its_cause_even_when_kernel_gaps_sum_higher()
     result = diff(a, replay_of(base_fusion(inputs=inputs, kernels=kernels)))
     top, second = result.findings
     assert (top.rule, second.rule) == ("storage_offset", "kernel_variant")
-    assert second.explained_ns > top.explained_ns
-    assert second.caused_by == (1,)
+    assert second.caused_by == (1,) and top.supported_by == (2,)
+    # the gap is counted once: the cause explains it, the variant is its evidence
+    assert top.explained_ns == pytest.approx(abs(result.pairs[0].timing.gap_ns))
+    assert second.explained_ns == 0.0
 
 
 def test_protocol_difference_invalidates_the_whole_gap_and_ranks_first():

@@ -55,7 +55,11 @@ def diff(
             )
     matches, left_overs = match_fusions(a.fusions, b.fusions)
     records = [(a.fusions[m.index_a], b.fusions[m.index_b]) for m in matches]
-    kernel_matches = [match_kernels(fa.kernels, fb.kernels) for fa, fb in records]
+    # a failed execution launched nothing that was recorded: its kernels are not compared
+    kernel_matches = [
+        KernelMatch((), (), ()) if fa.failure or fb.failure else match_kernels(fa.kernels, fb.kernels)
+        for fa, fb in records
+    ]
     fusion_verdicts, kernel_verdicts = _timing_verdicts(records, kernel_matches)
     comparer = RecordComparer()
     pairs = tuple(
@@ -153,6 +157,10 @@ def _fusion_pair(
         for k in (f.kernels[i] for i in indices)
     )
     redefined = fa.structure_hash != fb.structure_hash
+    failed = tuple(side for side, f in (("A", fa), ("B", fb)) if f.failure is not None)
+    changes = comparer.fusion(fa, fb)
+    if failed:  # no segmentation was recorded for a failed execution: not a difference
+        changes = tuple(c for c in changes if c.category != "segmentation")
     return FusionPair(
         label=label,
         key_a=fa.key,
@@ -163,8 +171,9 @@ def _fusion_pair(
         timing=timing,
         kernels=kernels,
         unmatched_kernels=unmatched,
-        changes=comparer.fusion(fa, fb),
+        changes=changes,
         definition_diff=definition_diff(canonical_definition(fa.definition), canonical_definition(fb.definition)) if redefined else (),
+        failed=failed,
     )
 
 

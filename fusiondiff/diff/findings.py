@@ -12,9 +12,12 @@ Each rule is a small function in ``rules_inputs``, ``rules_fusion`` or ``rules_s
    it in ``supported_by``. So a storage offset that led to another kernel variant ranks first, with
    the variant as its supporting evidence, even when kernel medians sum to a bit more than the
    fusion's median gap.
-3. Sort by that value, largest first; ties go setup, cause, consequence, unexplained (a gap measured
-   under two protocols is itself in doubt, so fixing the setup comes first), then the order of
-   :data:`RULES`, then fusion label.
+3. Failures first (a side without numbers); then by that value, largest first; ties go setup,
+   cause, consequence, unexplained (a gap measured under two protocols is itself in doubt, so fixing
+   the setup comes first), then the order of :data:`RULES`, then fusion label.
+4. The gap is counted once (:func:`_attribute_once`): the highest-ranked finding that explains a
+   fusion's gap keeps it; consequences of a ranked cause become its evidence and explain nothing
+   themselves, and later findings of the same fusions explain only what is left.
 
 Pairs whose time differs (fusion or kernel FASTER/SLOWER) with no finding at all get an
 ``unexplained`` finding: nothing recorded differs, which points at the machine or process state,
@@ -27,7 +30,7 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 
-from fusiondiff.diff import rules_fusion, rules_inputs, rules_setup
+from fusiondiff.diff import rules_failure, rules_fusion, rules_inputs, rules_setup
 from fusiondiff.diff.context import (
     Rule,
     RuleContext,
@@ -41,6 +44,10 @@ from fusiondiff.diff.context import (
 from fusiondiff.diff.model import Finding
 
 RULES: tuple[Rule, ...] = (
+    # failures: a side has no numbers for the fusion; the cause the data shows comes first
+    rules_failure.index_out_of_range,
+    rules_failure.view_past_storage,
+    rules_failure.failed_execution,
     # setup: how and where it was measured. A different timing method comes before the L2 mode:
     # the seed's method, for one, has no L2 control at all, so the L2 difference is part of it.
     rules_setup.measurement,
@@ -67,7 +74,7 @@ RULES: tuple[Rule, ...] = (
 )
 """Every rule, in tie-break order."""
 
-_ROLE_ORDER = {"setup": 0, "cause": 1, "consequence": 2, "unexplained": 3}
+_ROLE_ORDER = {"failure": -1, "setup": 0, "cause": 1, "consequence": 2, "unexplained": 3}
 _DIRECTIONS = ("FASTER", "SLOWER")
 
 
@@ -77,7 +84,7 @@ def unexplained(ctx: RuleContext, found: Sequence[Finding]) -> list[Finding]:
     findings = []
     for pair in ctx.pairs:
         kernels = [k for k in pair.kernels if k.timing.verdict in _DIRECTIONS]
-        if pair.label in covered or (pair.timing.verdict not in _DIRECTIONS and not kernels):
+        if pair.label in covered or pair.failed or (pair.timing.verdict not in _DIRECTIONS and not kernels):
             continue
         t = pair.timing
         lines = [f"fusion {t.verdict.lower()} in B: {us(t.median_a_ns)} in A, {us(t.median_b_ns)} in B ({t.reason})"]
@@ -126,6 +133,7 @@ def rank_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
     order = sorted(
         range(len(findings)),
         key=lambda i: (
+            findings[i].role != "failure",  # a side without numbers comes before any timing
             -sort_ns[i],
             _ROLE_ORDER[findings[i].role],
             rule_order.get(findings[i].rule, len(rule_order)),
@@ -138,7 +146,7 @@ def rank_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
     for consequence, causes in causes_of.items():
         for cause in causes:
             supported[cause].append(rank_of[consequence])
-    return tuple(
+    ranked = [
         dataclasses.replace(
             findings[i],
             rank=rank_of[i],
@@ -146,4 +154,27 @@ def rank_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
             supported_by=tuple(sorted(supported.get(i, ()))),
         )
         for i in order
-    )
+    ]
+    return tuple(_attribute_once(ranked))
+
+
+def _attribute_once(ranked: Sequence[Finding]) -> list[Finding]:
+    """Count each fusion's gap once, for the highest-ranked finding that explains it.
+
+    A consequence of a ranked cause is that cause's evidence: it explains nothing itself. A finding
+    whose fusions were all explained above it explains nothing more; one that shares some of them
+    keeps the share of its (upper-bound) figure that the others' fusions make up.
+    """
+    claimed: set[str] = set()
+    out = []
+    for f in ranked:
+        explained = f.explained_ns
+        if f.role == "consequence" and f.caused_by:
+            explained = 0.0
+        elif f.fusions and explained > 0:
+            fresh = [label for label in f.fusions if label not in claimed]
+            explained *= len(fresh) / len(f.fusions)
+        if explained > 0:
+            claimed.update(f.fusions)
+        out.append(f if explained == f.explained_ns else dataclasses.replace(f, explained_ns=explained))
+    return out

@@ -15,8 +15,9 @@ Verdict = Literal["SAME", "FASTER", "SLOWER", "AMBIGUOUS"]
 
 Side = Literal["A", "B"]
 
-Role = Literal["cause", "setup", "consequence", "unexplained"]
-"""What a finding is: ``cause``, a recorded input or setting of the fusion differs; ``setup``, the
+Role = Literal["failure", "cause", "setup", "consequence", "unexplained"]
+"""What a finding is: ``failure``, a side's execution failed (it ranks first, with the cause the
+data shows for it); ``cause``, a recorded input or setting of the fusion differs; ``setup``, the
 two numbers were not taken like for like (protocol, machine, versions, missing events);
 ``consequence``, nvFuser made something else of the fusion (segments, launch config, source);
 ``unexplained``, the times differ and no recorded property does."""
@@ -126,6 +127,8 @@ class FusionPair:
     """Fusion-level differences: definition, constants, inputs, options, segmentation."""
     definition_diff: tuple[str, ...] = ()
     """Op-level diff of the printed definitions (``-`` lines from A, ``+`` lines from B)."""
+    failed: tuple[Side, ...] = ()
+    """Sides whose execution of the fusion failed (see ``FusionRecord.failure``): no timing there."""
 
 
 @dataclass(frozen=True)
@@ -155,9 +158,10 @@ class Finding:
     kernels: tuple[str, ...] = ()
     """``<pair label>/<normalized kernel name>`` of the kernels it explains, if kernel-specific."""
     explained_ns: float = 0.0
-    """The part of the timing gap it explains: the absolute median gap of the kernels it names,
-    else of its fusions (0 where their verdict is SAME). Setup findings get the whole gap of the
-    fusions they invalidate. Causes of one fusion each get its whole gap: an upper bound."""
+    """The part of the timing gap it explains, counted once: the absolute median gap of the kernels
+    it names, else of its fusions (0 where their verdict is SAME), less what a finding ranked above
+    it already explains. A consequence of a ranked cause explains nothing itself: it is that
+    cause's evidence (``caused_by``). 0 for a property that differs but costs no measurable time."""
     rank: int = 0
     """1 for the finding that explains most; see :func:`fusiondiff.diff.findings.rank_findings`."""
     caused_by: tuple[int, ...] = ()
@@ -193,15 +197,43 @@ class DiffResult:
         return self.unmatched if self.b_replays_subset else ()
 
     @property
-    def comparable(self) -> bool:
-        """True when the two runs may be treated as the same: every matched fusion and kernel has
-        the verdict SAME, nothing is unmatched (except A's fusions a partial replay did not run),
-        and no finding was made."""
-        if not self.pairs or self.findings or (self.unmatched and not self.b_replays_subset):
-            return False
-        return all(
-            p.timing.verdict == "SAME"
-            and not p.unmatched_kernels
-            and all(k.timing.verdict == "SAME" for k in p.kernels)
-            for p in self.pairs
+    def failed(self) -> tuple[FusionPair, ...]:
+        """Pairs where a side's execution failed (a crashed replay)."""
+        return tuple(p for p in self.pairs if p.failed)
+
+    @property
+    def missing(self) -> tuple[UnmatchedFusion, ...]:
+        """Fusions without a counterpart that count as a difference (not A's fusions that a
+        partial replay did not run)."""
+        return () if self.b_replays_subset else self.unmatched
+
+    @property
+    def same_speed(self) -> bool:
+        """Every matched fusion ran at the same speed on both sides (verdict SAME), none failed,
+        and none is missing."""
+        return bool(self.pairs) and not self.missing and all(
+            p.timing.verdict == "SAME" and not p.failed for p in self.pairs
         )
+
+    @property
+    def time_explained(self) -> bool:
+        """A cause or a setup difference explains measurable time."""
+        return any(f.role in ("cause", "setup") and f.explained_ns > 0 for f in self.findings)
+
+    @property
+    def properties_identical(self) -> bool:
+        """No finding at all: every recorded property compared is the same on both sides."""
+        return not self.findings and not any(p.unmatched_kernels for p in self.pairs)
+
+    @property
+    def comparable(self) -> bool:
+        """Same speed and identical recorded properties: the two runs may be treated as the same."""
+        return self.same_speed and self.properties_identical
+
+    def exit_code(self, strict: bool = False) -> int:
+        """0 when every matched fusion has the same speed and no finding explains measurable time;
+        1 when a speed differs, a fusion is missing or failed, or a cause explains time. With
+        ``strict``, also 1 when any recorded property differs."""
+        if not self.same_speed or self.time_explained:
+            return 1
+        return 1 if strict and not self.properties_identical else 0

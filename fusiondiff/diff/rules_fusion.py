@@ -75,6 +75,8 @@ def options(ctx: RuleContext) -> Iterator[Finding]:
 def segmentation(ctx: RuleContext) -> Iterator[Finding]:
     """nvFuser split the fusion differently: other schedulers, or other kernels launched."""
     for pair in ctx.pairs:
+        if pair.failed:
+            continue  # a failed execution has no segments: the failure rules say why
         fa, fb = ctx.fusion_a(pair), ctx.fusion_b(pair)
         schedulers_changed = fa.segmentation.schedulers != fb.segmentation.schedulers
         if not schedulers_changed and not pair.unmatched_kernels:

@@ -106,7 +106,9 @@ def _capture_issues(ctx: RuleContext) -> list[str]:
 
 
 def _fusion_issues(side: str, f: FusionRecord) -> list[str]:
-    lines = []
+    lines: list[str] = []
+    if f.failure is not None:
+        return lines  # no samples because it failed: the failure rules say so
     if f.timing.count < MIN_SAMPLES:
         lines.append(f"{f.timing.count} sample(s) in {side}, fewer than {MIN_SAMPLES}")
     if f.timing.count and not any(f.timing.samples_ns):

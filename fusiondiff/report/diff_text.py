@@ -34,25 +34,84 @@ def _row(name: str, t: TimingVerdict, width: int) -> str:
     )
 
 
-def _headline(result: DiffResult) -> str:
-    if result.comparable and result.b_replays_subset:
-        return (
-            f"the two runs are comparable for the {len(result.pairs)} fusion(s) B replays: same speed within noise "
-            f"and no recorded property differs ({len(result.not_replayed)} other fusion(s) of A were not replayed)"
-        )
-    if result.comparable:
-        return (
-            f"the two runs are comparable: {len(result.pairs)} fusion(s) matched, every fusion and kernel "
-            "has the same speed within noise, and no recorded property differs"
-        )
+def verdict_line(result: DiffResult) -> str:
+    """The verdict in one line: whether a side failed, whether B runs at the same speed as A (or
+    faster, slower: by how much, with the statistics), and whether the recorded properties are
+    identical."""
     if not result.pairs:
-        return "not comparable: nothing matched, the captures hold different fusions"
-    verdicts = [p.timing.verdict for p in result.pairs]
-    parts = [f"{verdicts.count(v)} {v.lower()}" for v in ("SLOWER", "FASTER", "AMBIGUOUS", "SAME") if v in verdicts]
-    text = f"not comparable: {len(result.pairs)} matched fusion(s), B vs A: {', '.join(parts)}"
-    if result.unmatched:
-        text += f"; {len(result.unmatched)} unmatched"
-    return text + f"; {len(result.findings)} finding(s)"
+        return "nothing matched: the captures hold different fusions"
+    parts = []
+    for side in ("B", "A"):
+        failed = [p for p in result.failed if side in p.failed]
+        if failed:
+            kinds = sorted({_failure_kind(result, p, side) for p in failed})
+            parts.append(f"{side} crashed: {_names(failed)} failed ({', '.join(kinds)})")
+    parts.append(_speed(result))
+    if result.missing:
+        sides = sorted({u.side for u in result.missing})
+        parts.append(f"{len(result.missing)} fusion(s) only in {' or '.join(sides)}")
+    parts.append(_properties(result))
+    text = "; ".join(parts)
+    if result.b_replays_subset:
+        text += f" (B replays {len(result.pairs)} of A's fusions; {len(result.not_replayed)} not replayed)"
+    return text
+
+
+def _failure_kind(result: DiffResult, pair: FusionPair, side: str) -> str:
+    finding = next((f for f in result.findings if f.rule == "failed_execution" and pair.label in f.fusions
+                    and f.title.endswith(f"in {side}")), None)
+    return finding.evidence[0].split(":", 1)[0] if finding else "failed"
+
+
+def _names(pairs: tuple[FusionPair, ...] | list[FusionPair], limit: int = 3) -> str:
+    names = [p.label for p in pairs]
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _speed(result: DiffResult) -> str:
+    timed = [p for p in result.pairs if not p.failed]
+    if not timed:
+        return "no fusion was timed on both sides"
+    differing = [p for p in timed if p.timing.verdict in ("FASTER", "SLOWER")]
+    unclear = [p for p in timed if p.timing.verdict == "AMBIGUOUS"]
+    if not differing and not unclear:
+        return f"same speed: {'the' if len(timed) == 1 else 'all'} {len(timed)} matched fusion(s) SAME within noise"
+    if len(timed) == 1 and differing:
+        t = timed[0].timing
+        word = "faster" if t.verdict == "FASTER" else "slower"
+        factor = 1 / t.ratio if t.verdict == "FASTER" else t.ratio
+        return (
+            f"B is {factor:.2f}x {word}: {_us(t.median_a_ns)} us in A, {_us(t.median_b_ns)} us in B "
+            f"(medians of {t.count_a} and {t.count_b} samples, Mann-Whitney p={_p(t.p_value)})"
+        )
+    counts = []
+    for verdict, word in (("SLOWER", "slower"), ("FASTER", "faster")):
+        n = sum(1 for p in differing if p.timing.verdict == verdict)
+        if n:
+            counts.append(f"{word} in {n}")
+    text = f"B is {' and '.join(counts)} of {len(timed)} fusion(s)" if counts else f"{len(timed)} fusion(s) timed"
+    if differing:
+        worst = max(differing, key=lambda p: abs(p.timing.gap_ns))
+        t = worst.timing
+        text += f" (largest gap: {worst.label} {_us(t.median_a_ns)} -> {_us(t.median_b_ns)} us, {_ratio(t.ratio)}, p={_p(t.p_value)})"
+    if unclear:
+        text += f", {len(unclear)} undecided"
+    same = len(timed) - len(differing) - len(unclear)
+    return text + (f", SAME in {same}" if same else "")
+
+
+def _properties(result: DiffResult) -> str:
+    if result.properties_identical:
+        return "recorded properties identical"
+    explaining = sum(f.explained_ns for f in result.findings if f.role in ("cause", "setup"))
+    count = len(result.findings)
+    if explaining > 0:
+        return f"recorded properties differ: {count} finding(s), explaining {_us(explaining)} us"
+    if any(f.role == "failure" for f in result.findings):
+        return f"{count} finding(s)"
+    if all(f.role == "unexplained" for f in result.findings):
+        return "recorded properties identical: nothing recorded explains the gap"
+    return f"recorded properties differ ({count} finding(s)) but explain no measurable time"
 
 
 def _pair_lines(pair: FusionPair, width: int) -> list[str]:
@@ -87,8 +146,18 @@ def _fusion_section(result: DiffResult) -> list[str]:
     return lines
 
 
+def _explains(f: Finding) -> str:
+    if f.explained_ns > 0:
+        return f"explains {_us(f.explained_ns)} us"
+    if f.caused_by:
+        return "evidence for " + ", ".join(f"#{r}" for r in f.caused_by)
+    if f.role == "failure":
+        return "no timing on the failed side"
+    return "explains no measurable time"
+
+
 def _finding_lines(f: Finding, rules_by_rank: dict[int, str]) -> list[str]:
-    lines = [f"  {f.rank}. [{f.rule}, {f.role}] {f.title}  (explains {_us(f.explained_ns)} us)"]
+    lines = [f"  {f.rank}. [{f.rule}, {f.role}] {f.title}  ({_explains(f)})"]
     lines += [f"       {line}" for line in f.evidence]
     for heading, ranks in (("supported by", f.supported_by), ("follows from", f.caused_by)):
         if ranks:
@@ -117,7 +186,7 @@ def render_diff_text(result: DiffResult) -> str:
         "fusiondiff diff",
         f"  {result.label_a}: {result.source_a or '?'}",
         f"  {result.label_b}: {result.source_b or '?'}",
-        f"verdict: {_headline(result)}",
+        f"verdict: {verdict_line(result)}",
         "",
     ]
     section = _fusion_section(result)
@@ -133,7 +202,7 @@ def render_diff_text(result: DiffResult) -> str:
             lines.append(f"  {u.side}: {u.name}{where} ({_us(u.median_ns)} us median): {u.reason}")
         lines.append("")
     if result.findings:
-        lines.append("findings, ranked by the time they explain")
+        lines.append("findings, ranked: failures first, then by the time they explain (each gap counted once)")
         rules_by_rank = {f.rank: f.rule for f in result.findings}
         for f in result.findings[:MAX_FINDINGS]:
             lines += _finding_lines(f, rules_by_rank)
@@ -159,7 +228,13 @@ def _finite(value: Any) -> Any:
 
 
 def render_diff_json(result: DiffResult) -> str:
-    """The whole diff record as JSON (NaN and infinity as null), with ``comparable`` added."""
+    """The whole diff record as JSON (NaN and infinity as null), with the verdict added:
+    ``verdict`` (the line), ``same_speed``, ``properties_identical``, ``comparable`` (both) and
+    ``exit_code`` (without ``--strict``)."""
     data = _finite(to_jsonable(result))
+    data["verdict"] = verdict_line(result)
+    data["same_speed"] = result.same_speed
+    data["properties_identical"] = result.properties_identical
     data["comparable"] = result.comparable
+    data["exit_code"] = result.exit_code()
     return json.dumps(data, indent=1, allow_nan=False) + "\n"
