@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import sys
+import traceback
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -152,7 +153,7 @@ def run_replay(
     if failed:
         first = failed[0]
         assert first.failure is not None
-        where = f"; full output in {log_file}" if log_file else ""
+        where = f"; full output in {log_file} beside it" if log_file else ""
         return ReplayOutcome(
             status="fusion_failed",
             message=(
@@ -194,6 +195,7 @@ def _run_one(script: str, code: Any) -> tuple[str, str] | None:
         if exc.code not in (None, 0):
             return ("script_error", f"the script exited with {exc.code}")
     except Exception as exc:  # noqa: BLE001 - reported after what was recorded is saved
+        traceback.print_exc()  # the whole error (nvFuser's C++ stack too) for the log
         first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
         return ("script_error", f"the script raised {type(exc).__name__}: {first[:200]}")
     finally:

@@ -60,10 +60,14 @@ def render_capture_text(capture: Capture) -> str:
     for f in capture.fusions:
         where = f" [{f.trace}]" if f.trace else ""
         segs = "+".join(f.segmentation.schedulers) or "-"
-        lines.append(
-            f"  {f.name}{where}  {_us(f.timing.median_ns)} us median over {f.timing.count} samples, "
-            f"{len(f.kernels)} kernel(s), segments {segs}, called {f.call_count}x"
-        )
+        if f.failure is not None:
+            log = f" (full output: {f.failure.log_file})" if f.failure.log_file else ""
+            lines.append(f"  {f.name}{where}  FAILED, {f.failure.kind.replace('_', ' ')}: {f.failure.message}{log}")
+        else:
+            lines.append(
+                f"  {f.name}{where}  {_us(f.timing.median_ns)} us median over {f.timing.count} samples, "
+                f"{len(f.kernels)} kernel(s), segments {segs}, called {f.call_count}x"
+            )
         lines.append(f"    inputs: {_inputs_line(f)}")
         if f.enable_options or f.disable_options:
             lines.append(f"    options: enable={list(f.enable_options)} disable={list(f.disable_options)}")
