@@ -40,6 +40,7 @@ def install(monkeypatch):
         fake.FusionDefinition = fusion_class
         monkeypatch.setitem(sys.modules, "nvfuser_direct", fake)
         monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
         monkeypatch.setattr(recorder_module, "collect_environment", lambda: None)
         rec = recorder_module.Recorder("live", timing="deferred", save_inputs=True)
         rec.install()

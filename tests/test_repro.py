@@ -154,6 +154,7 @@ def test_inputs_keep_storage_offset_stride_alignment_and_int_range():
     assert "inputs.append(_storage(4096, torch.bfloat16, 'cuda:0').as_strided((4096,), (1,), 0))" in source
     assert (
         "inputs.append(_storage(4096, torch.int64, 'cuda:0', 0, 254).as_strided((4, 1024), (1024, 1), 0))\n"
+        "_pin_range(inputs[-1], 0, 254)\n"
         "_check_alignment(2, inputs[-1], 256)\n"
     ) in source
     # Scalars keep their full precision as a literal.

@@ -166,6 +166,10 @@ class Recorder:
             seen = recorder._before(fd, inputs, kwargs)
             try:
                 outputs = original(fd, inputs, *args, **kwargs)
+                if seen is not None and recorder._is_new(seen):
+                    # kernels run asynchronously: a fault (an out-of-bounds gather) surfaces at the
+                    # next CUDA call, so make it surface here, on the fusion that caused it
+                    torch.cuda.synchronize()
             except BaseException as exc:
                 if seen is not None:
                     recorder._failed(seen, exc)
@@ -271,6 +275,10 @@ class Recorder:
                     seen.metas[i] = dataclasses.replace(seen.metas[i], tensor_key=tensor_key)
         seen.copies = [input_tools.faithful_copy(v) for v in inputs]
         return seen
+
+    def _is_new(self, seen: _Seen) -> bool:
+        """A first execution of its kind (not a repeat of a recorded one)."""
+        return seen.copies is not None and seen.key not in self._pending
 
     def _failed(self, seen: _Seen, exc: BaseException) -> None:
         """The execution raised: keep its record, with its inputs and the failure, untimed. After an
@@ -434,6 +442,12 @@ class Recorder:
                         self._time(pending, copies)
                     except FusionDiffError as exc:
                         self.errors.append(exc)
+                    except Exception as exc:  # noqa: BLE001 - a CUDA fault while timing: keep the records
+                        failure = nvf.classify_failure(exc, self.log_file)
+                        if failure.kind != "illegal_address":
+                            raise
+                        self.context_lost = f"{pending.record.name} hit an illegal memory access while timed"
+                        pending.record = dataclasses.replace(pending.record, failure=failure)
         finally:
             self._flush_buffer = None
         if self.errors:

@@ -249,6 +249,16 @@ def _helpers(inputs: list[TensorMeta], tensors_file: str | None) -> list[str]:
             "    return torch.randint(low, high + 1, (numel,), dtype=dtype, device=device)",
             "",
         ]
+    if any(m.tensor_key is None or tensors_file is None for m in tensors if m.dtype in _INT_RANGES):
+        lines += [
+            "",
+            "def _pin_range(tensor, low, high):",
+            "    # A random draw rarely hits the recorded extremes: write them into the view's first and last",
+            "    # elements, so the input holds exactly the recorded value range.",
+            "    tensor[(0,) * tensor.dim()] = low",
+            "    tensor[tuple(size - 1 for size in tensor.shape)] = high",
+            "",
+        ]
     if tensors_file is not None:
         lines += [
             "",
@@ -313,6 +323,9 @@ def _inputs(fusion: FusionRecord, inputs: list[TensorMeta], exact: bool) -> list
             lines.append(describe)
             storage = f"_storage({numel}, {dtype}, {meta.device!r}{bounds})"
             lines.append(f"inputs.append({storage}.as_strided({layout}))")
+            if bounds and all(size > 0 for size in meta.shape) and len(meta.shape) > 0:
+                # the recorded extremes themselves, so the replay records the same range
+                lines.append(f"_pin_range(inputs[-1], {low}, {high})")
         if meta.device.startswith("cuda") and meta.alignment_bytes:
             lines.append(f"_check_alignment({meta.index}, inputs[-1], {int(meta.alignment_bytes)})")
     return lines + [""]

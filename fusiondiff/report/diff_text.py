@@ -101,16 +101,16 @@ def _speed(result: DiffResult) -> str:
 
 
 def _properties(result: DiffResult) -> str:
-    if result.properties_identical:
-        return "recorded properties identical"
+    property_findings = [f for f in result.findings if f.role != "unexplained"]
+    if not property_findings and not any(p.unmatched_kernels for p in result.pairs):
+        unexplained = ": nothing recorded explains the gap" if result.findings else ""
+        return "recorded properties identical" + unexplained
     explaining = sum(f.explained_ns for f in result.findings if f.role in ("cause", "setup"))
-    count = len(result.findings)
+    count = len(property_findings)
     if explaining > 0:
         return f"recorded properties differ: {count} finding(s), explaining {_us(explaining)} us"
     if any(f.role == "failure" for f in result.findings):
         return f"{count} finding(s)"
-    if all(f.role == "unexplained" for f in result.findings):
-        return "recorded properties identical: nothing recorded explains the gap"
     return f"recorded properties differ ({count} finding(s)) but explain no measurable time"
 
 
