@@ -192,7 +192,7 @@ def _warnings(
     elif unmatched:
         sides = Counter(u.side for u in unmatched)
         warnings.append(f"{sides['A']} fusion(s) only in A and {sides['B']} only in B were not compared")
-    few = sum(1 for p in pairs if min(p.timing.count_a, p.timing.count_b) < MIN_SAMPLES)
+    few = sum(1 for p in pairs if not p.failed and min(p.timing.count_a, p.timing.count_b) < MIN_SAMPLES)
     if few:
         warnings.append(
             f"{few} fusion(s) have fewer than {MIN_SAMPLES} samples on a side: their verdicts need a gap of "

@@ -67,6 +67,8 @@ def timed_sm_clock_mhz(capture: Capture) -> float | None:
     fusion's samples. ``Environment.sm_clock_mhz`` is read when recording starts, often before the
     GPU has left its idle clock, so it is only the fallback for captures without those readings."""
     readings = [c for f in capture.fusions for c in f.sm_clock_mhz]
+    if not readings and capture.fusions and all(f.failure is not None for f in capture.fusions):
+        return None  # nothing was timed: no clock ran any samples
     return statistics.median(readings) if readings else capture.environment.sm_clock_mhz
 
 

@@ -156,6 +156,8 @@ class Recorder:
         # kept after uninstall: deferred timing in finish() runs the original execute
         self._execute_untraced = fd_class.execute
         self._environment = collect_environment()
+        # part of the protocol whether or not anything gets timed (a replay that crashes first)
+        self.protocol = dataclasses.replace(self.protocol, flush_bytes=self._flush_bytes())
         original = fd_class.execute
         recorder = self
 
@@ -350,6 +352,11 @@ class Recorder:
 
     # ---------------------------------------------------------------- timing
 
+    def _flush_bytes(self) -> int:
+        """Twice the L2 size: writing that much evicts every line a fusion could reuse."""
+        l2 = (self._environment.l2_bytes if self._environment else None) or 64 * 2**20
+        return 2 * l2
+
     def _flush_l2(self) -> None:
         self._flush_buffer.zero_()
 
@@ -368,10 +375,8 @@ class Recorder:
         import torch
 
         if self._flush_buffer is None:
-            l2 = (self._environment.l2_bytes if self._environment else None) or 64 * 2**20
-            # twice the L2 size: writing it evicts every line the fusion could reuse
-            self._flush_buffer = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
-            self.protocol = dataclasses.replace(self.protocol, flush_bytes=2 * l2)
+            self._flush_buffer = torch.empty(self._flush_bytes(), dtype=torch.uint8, device="cuda")
+            self.protocol = dataclasses.replace(self.protocol, flush_bytes=self._flush_bytes())
         fd, kwargs = pending.fd, pending.execute_kwargs
         original = self._execute_untraced
         assert original is not None, "install() sets the original execute"

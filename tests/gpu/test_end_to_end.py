@@ -159,7 +159,7 @@ def test_repro_with_exact_inputs_runs_without_fusiondiff_and_replays_like_live(l
     _assert_same_tensors(_inputs_of(work / "live.json"), _inputs_of(work / "replay_ours.json"))
     assert _kernels(ours) == _kernels(live)
     diff = fusiondiff("diff", str(work / "live.json"), str(work / "replay_ours.json"))
-    assert diff.returncode == 0 and "the two runs are comparable" in diff.stdout
+    assert diff.returncode == 0 and "same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical" in diff.stdout
 
 
 def test_fusion_writing_into_its_input_is_timed_on_copies_and_saved_as_it_was_read(tmp_path):
@@ -256,4 +256,4 @@ def test_demo_runs_live_on_the_gpu(tmp_path):
     assert result.returncode == 0
     assert "live demo not possible" not in result.stderr
     assert (tmp_path / "demo" / "live.json").exists() and (tmp_path / "demo" / "replay.json").exists()
-    assert "comparable for the 1 fusion(s) B replays" in result.stdout
+    assert "same speed: the 1 matched fusion(s) SAME within noise" in result.stdout and "(B replays 1 of A's fusions" in result.stdout
