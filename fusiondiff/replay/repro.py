@@ -116,7 +116,9 @@ def write_repros(
                 f"{output} is a file but {capture_path} has {len(chosen)} fusions: "
                 "give a directory, or pick one with --fusion"
             )
-        targets = [(record, output / name) for record, name in zip(chosen, _file_names(chosen))]
+        # Named among all the capture's records, so a record keeps its file name whichever are chosen.
+        names = {id(record): name for record, name in zip(capture.fusions, _file_names(capture.fusions))}
+        targets = [(record, output / names[id(record)]) for record in chosen]
     tensors, notes = _saved_tensors(capture, capture_path)
     for _, path in targets:
         check_not_input(path, [capture_path, tensors or tensors_path_for(capture_path)])
@@ -247,7 +249,7 @@ def _definition(fusion: FusionRecord) -> tuple[str, str]:
     check_definition(fusion.definition, where)
     # A capture made with the legacy frontend (nvFuser 0.2.27-0.2.35) prints legacy calls.
     try:
-        text = translate_legacy(fusion.definition, filename=where).source
+        text = translate_legacy(fusion.definition, filename=comment_text(where)).source  # compile() refuses NUL
     except ReplayError as exc:
         raise ReplayError(f"{fusion.key}: {exc}") from None
     return text, check_definition(text, where)
