@@ -205,7 +205,7 @@ def _cmd_capture(args: argparse.Namespace) -> int:
         cuda_source=args.cuda_source,
         progress=_progress,
     )
-    print(f"wrote {path}", file=sys.stderr)
+    print(f"wrote {printable(str(path))}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -226,7 +226,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         cuda_source=args.cuda_source,
         progress=_progress,
     )
-    print(f"wrote {path}", file=sys.stderr)
+    print(f"wrote {printable(str(path))}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -403,7 +403,7 @@ def test_bad_input(case: Case, tmp_path: Path) -> None:
     try:
         result = subprocess.run(
             [sys.executable, "-m", "fusiondiff", *argv],
-            stdout=stdout, stderr=subprocess.PIPE, cwd=tmp_path, timeout=120,
+            check=False, stdout=stdout, stderr=subprocess.PIPE, cwd=tmp_path, timeout=120,
             env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=_limit_file_size(case.file_size_limit),
         )
     finally:
