@@ -275,7 +275,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from fusiondiff.demo import run_demo
 
-    return run_demo(offline=args.offline, workdir=args.workdir, progress=_progress, out=sys.stdout)
+    return run_demo(offline=args.offline, workdir=args.workdir, progress=_progress, out=_ReportStream())
 
 
 def _progress(message: str) -> None:
@@ -307,6 +307,17 @@ def _emit(text: str) -> None:
         sys.stdout.flush()
     except OSError as exc:
         raise _StdoutError(exc) from None
+
+
+class _ReportStream:
+    """stdout for code that writes its report as it goes (``out.write``), failing like :func:`_emit`."""
+
+    def write(self, text: str) -> int:
+        _emit(text)
+        return len(text)
+
+    def flush(self) -> None:
+        _emit("")
 
 
 def _silence_stdout() -> None:
@@ -354,8 +365,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(command, f"error: {exc}")
         return EXIT_ERROR
     except OSError as exc:
-        # The file system failed under a command (a read error, a full disk): one line, no traceback.
+        # The file system failed under a command (a read error, a full disk, a report that went to
+        # stdout as it was made): one line, no traceback.
         where = f": {exc.filename}" if exc.filename else ""
+        try:
+            sys.stdout.flush()
+        except OSError:
+            _silence_stdout()
         _say(command, f"error: {exc.strerror or exc}{where}")
         return EXIT_ERROR
     except KeyboardInterrupt:

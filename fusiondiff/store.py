@@ -197,7 +197,7 @@ def _read_bounded(path: Path) -> bytes:
         os.close(fd)
         if stat.S_ISDIR(info.st_mode):
             raise FusionDiffError(f"{path} is a directory; give the capture's .json file")
-        raise FusionDiffError(f"{path} is not a regular file (a FIFO or device); give the capture's .json file")
+        raise CaptureFormatError(f"{path} is not a regular file (a FIFO or device); give the capture's .json file")
     too_large = f"{path} is larger than {MAX_CAPTURE_BYTES // 2**20} MiB: not a capture fusiondiff reads"
     with os.fdopen(fd, "rb") as file:
         if info.st_size > MAX_CAPTURE_BYTES:
