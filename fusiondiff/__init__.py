@@ -5,11 +5,39 @@ process) write capture files; ``diff`` compares two of them; ``report`` renders 
 Importing this package needs neither torch nor a GPU.
 """
 
-from fusiondiff.errors import FusionDiffError
-from fusiondiff.model import SCHEMA_VERSION, Capture, FusionRecord, KernelRecord
-from fusiondiff.store import load_capture, save_capture
+from __future__ import annotations
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "FusionDiffError": "fusiondiff.errors",
+    "SCHEMA_VERSION": "fusiondiff.model",
+    "Capture": "fusiondiff.model",
+    "FusionRecord": "fusiondiff.model",
+    "KernelRecord": "fusiondiff.model",
+    "load_capture": "fusiondiff.store",
+    "save_capture": "fusiondiff.store",
+}
+"""Public names imported when first used: ``python -m fusiondiff`` imports this package before
+its ``__main__``, so nothing here may take long enough for a Ctrl-C to land outside a handler."""
+
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr__ below
+    from fusiondiff.errors import FusionDiffError
+    from fusiondiff.model import SCHEMA_VERSION, Capture, FusionRecord, KernelRecord
+    from fusiondiff.store import load_capture, save_capture
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'fusiondiff' has no attribute {name!r}")
+
 
 __all__ = [
     "SCHEMA_VERSION",

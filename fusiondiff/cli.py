@@ -1,18 +1,33 @@
 """Command-line front end. It parses arguments, calls the library, and prints: reports to stdout,
-progress and errors to stderr. Every expected failure is one line on stderr and exit code 2."""
+progress and errors to stderr. Every expected failure is one line on stderr and exit code 2: also
+an output that cannot be written (stdout included), Ctrl-C (exit 130) and SIGTERM (exit 143, after
+removing any half-written file). Text from a capture reaches the terminal escaped.
+
+Top-level imports stay light (no records, no numpy): Ctrl-C while they load is handled by
+``__main__``, and the commands import what they need.
+"""
 
 from __future__ import annotations
 
 import argparse
+import errno
+import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 
 from fusiondiff import __version__
-from fusiondiff.errors import FusionDiffError
+from fusiondiff.errors import FusionDiffError, OutputError
+from fusiondiff.escape import printable
 
 EXIT_OK = 0
 EXIT_DISCREPANCY = 1
 EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT, as shells report a command stopped by Ctrl-C."""
+EXIT_TERMINATED = 143
+"""128 + SIGTERM."""
 
 DESCRIPTION = """\
 Explain why the same nvFuser fusion runs at different speeds in two places: live, inside a
@@ -92,8 +107,17 @@ def build_parser() -> argparse.ArgumentParser:
         "storage offset and alignment, integer value ranges, enable/disable options, NVFUSER_* variables.",
     )
     p.add_argument("capture", help="capture file (.json)")
-    p.add_argument("-o", "--output", required=True, help="script to write; with several fusions, a directory")
-    p.add_argument("--fusion", metavar="NAME", help="only this fusion (name or key)")
+    p.add_argument(
+        "-o", "--output", required=True,
+        help="script to write; with several fusions, a directory that gets one script per record "
+        "(<trace>_<name>.py, with the definition hash and then #N added where names would clash)",
+    )
+    p.add_argument(
+        "--fusion", metavar="NAME",
+        help="only this fusion: its name (nvFusion0), key (forward/nvFusion0/1a2b3c4d5e6f, or its start) or "
+        "#N, its position in the capture from #0 as `fusiondiff show` numbers them; records that share a key "
+        "(one region run with an aligned and a misaligned input) are selected by #N",
+    )
     p.set_defaults(handler=_cmd_repro)
 
     p = sub.add_parser(
@@ -171,11 +195,13 @@ def _split_script_args(args: argparse.Namespace) -> None:
 
 
 def _cmd_capture(args: argparse.Namespace) -> int:
-    from fusiondiff.live import capture_script
+    from fusiondiff.store import check_not_input
 
     _split_script_args(args)
     if not args.output:
         raise FusionDiffError("capture needs -o/--output FILE.json")
+    check_not_input(args.output, [args.script])
+    from fusiondiff.live import capture_script
 
     path = capture_script(
         args.script,
@@ -187,11 +213,14 @@ def _cmd_capture(args: argparse.Namespace) -> int:
         cuda_source=args.cuda_source,
         progress=_progress,
     )
-    print(f"wrote {path}", file=sys.stderr)
+    print(f"wrote {printable(str(path))}", file=sys.stderr)
     return EXIT_OK
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
+    from fusiondiff.store import check_not_input
+
+    check_not_input(args.output, [*args.scripts, args.inputs])
     from fusiondiff.replay.runner import replay_scripts
 
     path = replay_scripts(
@@ -205,7 +234,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         cuda_source=args.cuda_source,
         progress=_progress,
     )
-    print(f"wrote {path}", file=sys.stderr)
+    print(f"wrote {printable(str(path))}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -213,26 +242,33 @@ def _cmd_repro(args: argparse.Namespace) -> int:
     from fusiondiff.replay.repro import write_repros
 
     def note(message: str) -> None:
-        print(f"fusiondiff repro: warning: {message}", file=sys.stderr)
+        print(f"fusiondiff repro: warning: {printable(message)}", file=sys.stderr)
 
     for path in write_repros(args.capture, args.output, fusion=args.fusion, on_note=note):
-        print(f"wrote {path}", file=sys.stderr)
+        print(f"wrote {printable(str(path))}", file=sys.stderr)
     return EXIT_OK
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from fusiondiff.diff import diff_files
+    from fusiondiff.store import check_not_input, load_capture, write_text
+
+    if args.json:
+        check_not_input(args.json, [args.a, args.b])
+    # Read both before importing the differ (scipy takes a second or two): a bad file fails at once.
+    a, b = load_capture(args.a), load_capture(args.b)
+    from fusiondiff.diff.core import describe_source, diff
     from fusiondiff.report.diff_text import render_diff_json, render_diff_text
 
-    result = diff_files(args.a, args.b)
+    result = diff(a, b, source_a=describe_source(args.a, a), source_b=describe_source(args.b, b))
+    unwritten = None
     if args.json:
-        from pathlib import Path
-
-        from fusiondiff.store import atomic_write
-
-        text = render_diff_json(result)
-        atomic_write(Path(args.json), lambda tmp: Path(tmp).write_text(text))
-    print(render_diff_json(result) if args.format == "json" else render_diff_text(result), end="")
+        try:
+            write_text(args.json, render_diff_json(result))
+        except OutputError as exc:
+            unwritten = exc  # the report is still printed, then the error
+    _emit(render_diff_json(result) if args.format == "json" else render_diff_text(result))
+    if unwritten is not None:
+        raise unwritten
     return result.exit_code(strict=args.strict)
 
 
@@ -240,32 +276,128 @@ def _cmd_show(args: argparse.Namespace) -> int:
     from fusiondiff.report.text import render_capture_text
     from fusiondiff.store import load_capture
 
-    print(render_capture_text(load_capture(args.capture)), end="")
+    _emit(render_capture_text(load_capture(args.capture)))
     return EXIT_OK
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from fusiondiff.demo import run_demo
 
-    return run_demo(offline=args.offline, workdir=args.workdir, progress=_progress, out=sys.stdout)
+    return run_demo(offline=args.offline, workdir=args.workdir, progress=_progress, out=_ReportStream())
 
 
 def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    print(printable(message), file=sys.stderr, flush=True)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is so that ``finally`` blocks run (an atomic write removes
+    its temporary file) before the command exits with :data:`EXIT_TERMINATED`."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+class _StdoutError(OutputError):
+    """The report could not be written to stdout (a full device, a closed pipe)."""
+
+    def __init__(self, exc: OSError) -> None:
+        super().__init__(f"cannot write the report to stdout: {exc.strerror or exc}")
+        self.broken_pipe = exc.errno == errno.EPIPE
+
+
+def _emit(text: str) -> None:
+    """Write a report to stdout, all of it: a full disk or a closed pipe is an error now, not a
+    traceback when the interpreter flushes at exit."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        raise _StdoutError(exc) from None
+
+
+class _ReportStream:
+    """stdout for code that writes its report as it goes (``out.write``), failing like :func:`_emit`."""
+
+    def write(self, text: str) -> int:
+        _emit(text)
+        return len(text)
+
+    def flush(self) -> None:
+        _emit("")
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so what is still buffered for a failed stdout cannot fail again
+    when the interpreter exits."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _say(command: str | None, message: str) -> None:
+    """One line on stderr, ``fusiondiff <command>: <message>``, escaped: messages quote captures."""
+    try:
+        print(f"fusiondiff{' ' + command if command else ''}: {printable(message)}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass  # stderr is gone too: the exit code is all that is left
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "handler", None):
-        parser.print_help(sys.stderr)
-        return EXIT_ERROR
+    command = None
+    previous = _on_sigterm(_raise_terminated)
     try:
-        return args.handler(args)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        command = args.command
+        if not getattr(args, "handler", None):
+            parser.print_help(sys.stderr)
+            return EXIT_ERROR
+        code = args.handler(args)
+        try:
+            sys.stdout.flush()
+        except OSError as exc:
+            raise _StdoutError(exc) from None
+        return code
+    except _StdoutError as exc:
+        _silence_stdout()
+        if not exc.broken_pipe:  # a reader that stopped reading (`| head`) wanted no more
+            _say(command, f"error: {exc}")
+        return EXIT_ERROR
     except FusionDiffError as exc:
-        print(f"fusiondiff {args.command}: error: {exc}", file=sys.stderr)
+        _say(command, f"error: {exc}")
+        return EXIT_ERROR
+    except OSError as exc:
+        # The file system failed under a command (a read error, a full disk, a report that went to
+        # stdout as it was made): one line, no traceback.
+        where = f": {exc.filename}" if exc.filename else ""
+        try:
+            sys.stdout.flush()
+        except OSError:
+            _silence_stdout()
+        _say(command, f"error: {exc.strerror or exc}{where}")
         return EXIT_ERROR
     except KeyboardInterrupt:
-        print(f"fusiondiff {args.command}: interrupted", file=sys.stderr)
-        return 130
+        _say(command, "interrupted")
+        return EXIT_INTERRUPTED
+    except Terminated:
+        _say(command, "terminated")
+        return EXIT_TERMINATED
+    finally:
+        _on_sigterm(previous)
+
+
+def _on_sigterm(handler: object) -> object:
+    """Install ``handler`` for SIGTERM; returns the one it replaces. Only the main thread may set
+    handlers: elsewhere (main() called from a thread) SIGTERM keeps its handler."""
+    if handler is None or threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        return signal.signal(signal.SIGTERM, handler)  # type: ignore[arg-type]
+    except (ValueError, OSError):
+        return None

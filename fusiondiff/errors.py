@@ -23,3 +23,8 @@ class ReplayError(FusionDiffError):
 
 class DiffError(FusionDiffError):
     """Two captures cannot be compared."""
+
+
+class OutputError(FusionDiffError):
+    """A result could not be written (a read-only or missing directory, a full disk, a file-size
+    limit, stdout closed), or would be written over one of the command's inputs."""

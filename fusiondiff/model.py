@@ -423,7 +423,7 @@ def capture_from_jsonable(data: Any, origin: str = "capture") -> Capture:
     if not isinstance(data, dict) or "schema_version" not in data:
         raise CaptureFormatError(f"{origin} is not a fusiondiff capture (no schema_version)")
     version = data["schema_version"]
-    if not isinstance(version, int):
+    if not isinstance(version, int) or isinstance(version, bool):
         raise CaptureFormatError(f"{origin}: schema_version {version!r} is not an integer")
     if version > SCHEMA_VERSION:
         raise CaptureFormatError(
@@ -432,4 +432,8 @@ def capture_from_jsonable(data: Any, origin: str = "capture") -> Capture:
         )
     if version < 1:
         raise CaptureFormatError(f"{origin}: schema_version {version} is not a known version")
-    return _decode_record(Capture, data, origin)
+    capture = _decode_record(Capture, data, origin)
+    from fusiondiff.validate import validate_capture  # it imports the records from here
+
+    validate_capture(capture, origin)
+    return capture

@@ -2,6 +2,11 @@
 
 Writes are atomic (a temporary file renamed into place), so an interrupted capture never leaves a
 half-written file, and an existing file is only replaced by a complete one.
+
+Captures travel, so reading one is bounded: at most :data:`MAX_CAPTURE_BYTES` are read, only from
+a regular file (never a FIFO or a device that does not end), and numbers that do not fit what a
+capture holds, or JSON nested deeper than the decoder's recursion limit, are one-line
+:class:`CaptureFormatError` rather than a crash.
 """
 
 from __future__ import annotations
@@ -9,12 +14,20 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fusiondiff.errors import CaptureFormatError, FusionDiffError
+from fusiondiff.errors import CaptureFormatError, FusionDiffError, OutputError
 from fusiondiff.model import Capture, capture_from_jsonable, to_jsonable
+
+MAX_CAPTURE_BYTES = 512 * 2**20
+"""Capture files larger than this (512 MiB) are refused: a capture of thousands of fusions with
+their CUDA sources is tens of MiB."""
+MAX_INTEGER_DIGITS = 40
+"""Longer integers are refused while decoding: nothing a capture records needs more than 20."""
 
 if TYPE_CHECKING:  # torch is only needed where tensors are saved or loaded
     import torch
@@ -27,16 +40,99 @@ def tensors_path_for(json_path: str | os.PathLike[str]) -> Path:
 
 
 def atomic_write(path: Path, write: Any) -> None:
-    """Call ``write(temporary_path)``, then rename the result onto ``path`` (never half-written)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    """Call ``write(temporary_path)``, then rename the result onto ``path`` (never half-written).
+
+    The file gets the mode a new file gets (0666 less the umask), also when it replaces a file with
+    other permissions. A symbolic link is written through (its target is replaced, the link kept);
+    a device or FIFO (``/dev/stdout``) cannot be renamed onto, so it is written directly. Whatever
+    interrupts the write (an error, Ctrl-C, SIGTERM turned into an exception by the command line)
+    removes the temporary file; a failure of the file system (a read-only, missing or full
+    directory, a file-size limit) is an :class:`OutputError` naming ``path`` and the reason.
+    """
+    path = Path(path)
+    problem = _unwritable(path)
+    if problem:
+        raise OutputError(f"cannot write {path}: {problem}")
+    if path.exists() and not path.is_file():  # a device or FIFO: no rename onto it
+        try:
+            write(str(path))
+        except OSError as exc:
+            raise OutputError(f"cannot write {path}: {_reason(exc, path)}") from None
+        return
+    target = Path(os.path.realpath(path))
+    tmp = None
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
         write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {_reason(exc, target)}") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` with :func:`atomic_write`."""
+    atomic_write(Path(path), lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def check_not_input(output: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str] | None]) -> None:
+    """Refuse to write ``output`` over one of ``inputs``, however either is spelled (a relative
+    path, ``..``, a symbolic or hard link): an :class:`OutputError` before anything is written."""
+    for source in inputs:
+        if source is not None and _same_file(output, source):
+            raise OutputError(f"{output} is the input {source}: writing it would destroy the input; choose another path")
+
+
+def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # one of them does not exist (yet)
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why ``path`` cannot be a file, when that is known before trying: said plainly, rather than
+    as what mkdir or rename would report."""
+    if path.is_dir():
+        return "it is a directory"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if parent.exists() and not parent.is_dir():
+        return f"{parent} is not a directory"
+    return None
+
+
+def _reason(exc: OSError, target: Path) -> str:
+    reason = exc.strerror or str(exc)
+    where = exc.filename
+    if isinstance(where, str) and Path(where) in target.parents:
+        reason += f" ({where})"
+    return reason
+
+
+def _umask() -> int:
+    """The process's umask: read from /proc where Linux shows it, since setting it to read it
+    would change it for a moment for every thread."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def dumps_capture(capture: Capture) -> str:
@@ -57,25 +153,84 @@ def save_capture(
         tpath = tensors_path_for(path)
         atomic_write(tpath, lambda tmp: save_file(tensors, tmp))
         capture = dataclasses.replace(capture, tensors_file=tpath.name)
-    text = dumps_capture(capture)
-    atomic_write(path, lambda tmp: Path(tmp).write_text(text))
+    write_text(path, dumps_capture(capture))
     return path
 
 
 def load_capture(path: str | os.PathLike[str]) -> Capture:
-    """Read a capture file, with a one-line error for a missing, foreign or newer file."""
+    """Read a capture file, with a one-line error for a missing, unreadable, foreign, newer,
+    damaged or impossible one (see :func:`fusiondiff.validate.validate_capture`)."""
     path = Path(path)
-    if not path.exists():
-        raise FusionDiffError(f"{path}: no such file")
-    if path.is_dir():
-        raise FusionDiffError(f"{path} is a directory; give the capture's .json file")
+    raw = _read_bounded(path)
     try:
-        data = json.loads(path.read_text())
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise CaptureFormatError(f"{path} is not a fusiondiff capture (not text)") from None
+    del raw
+    try:
+        data = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
     except json.JSONDecodeError as exc:
         raise CaptureFormatError(f"{path} is not a fusiondiff capture (not JSON: {exc.msg} at line {exc.lineno})") from None
+    except _NumberError as exc:
+        raise CaptureFormatError(f"{path} is not a fusiondiff capture ({exc})") from None
+    except ValueError as exc:
+        raise CaptureFormatError(f"{path} is not a fusiondiff capture (not JSON: {exc})") from None
+    except RecursionError:
+        raise CaptureFormatError(f"{path} is not a fusiondiff capture (JSON nested too deeply)") from None
+    except MemoryError:
+        raise CaptureFormatError(f"{path} is too large to decode") from None
     return capture_from_jsonable(data, origin=str(path))
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The bytes of a regular file of at most :data:`MAX_CAPTURE_BYTES`. Opened without blocking,
+    so a FIFO without a writer is refused instead of waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise FusionDiffError(f"{path}: no such file") from None
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise FusionDiffError(f"cannot read {path}: {reason}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise FusionDiffError(f"{path} is a directory; give the capture's .json file")
+        raise CaptureFormatError(f"{path} is not a regular file (a FIFO or device); give the capture's .json file")
+    too_large = f"{path} is larger than {MAX_CAPTURE_BYTES // 2**20} MiB: not a capture fusiondiff reads"
+    with os.fdopen(fd, "rb") as file:
+        if info.st_size > MAX_CAPTURE_BYTES:
+            raise CaptureFormatError(too_large)
+        try:
+            raw = file.read(MAX_CAPTURE_BYTES + 1)  # a file that grows while read is bounded too
+        except OSError as exc:
+            raise FusionDiffError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CAPTURE_BYTES:
+        raise CaptureFormatError(too_large)
+    return raw
+
+
+class _NumberError(ValueError):
+    """A JSON number that no capture field can hold."""
+
+
+def _json_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INTEGER_DIGITS:
+        raise _NumberError(f"an integer has {digits} digits")
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _NumberError(f"the number {text[:30]}{'...' if len(text) > 30 else ''} is too large for a float")
+    return value
+
+
+def _json_constant(name: str) -> float:
+    raise _NumberError(f"{name} is not a JSON number")
 
 
 def load_tensors(path: str | os.PathLike[str]) -> dict[str, "torch.Tensor"]:

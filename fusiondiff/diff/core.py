@@ -29,10 +29,11 @@ from fusiondiff.store import load_capture
 def diff_files(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str]) -> DiffResult:
     """Load two capture files and :func:`diff` them (A is usually live, B the replay)."""
     a, b = load_capture(path_a), load_capture(path_b)
-    return diff(a, b, source_a=_described(path_a, a), source_b=_described(path_b, b))
+    return diff(a, b, source_a=describe_source(path_a, a), source_b=describe_source(path_b, b))
 
 
-def _described(path: str | os.PathLike[str], capture: Capture) -> str:
+def describe_source(path: str | os.PathLike[str], capture: Capture) -> str:
+    """How a diff names a side read from a file: the path, and what the capture ran."""
     return f"{path} ({capture.source})" if capture.source else str(path)
 
 

@@ -14,6 +14,7 @@ import ast
 import math
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -21,9 +22,15 @@ from fusiondiff.errors import FusionDiffError, ReplayError
 from fusiondiff.model import Capture, Environment, FusionRecord, TensorMeta
 from fusiondiff.replay.legacy import translate_legacy
 from fusiondiff.replay.rebuild import Rebuilt, faithful_definition
-from fusiondiff.store import atomic_write, load_capture, tensors_path_for
-
-_TORCH_DTYPE = re.compile(r"torch\.[a-z][a-z0-9_]*")
+from fusiondiff.replay.script_safety import (
+    check_definition,
+    comment_text,
+    dtype_expression,
+    literal,
+    literal_list,
+    text_literal,
+)
+from fusiondiff.store import check_not_input, load_capture, tensors_path_for, write_text
 _INT_RANGES = {
     "torch.uint8": (0, 2**8 - 1),
     "torch.int8": (-(2**7), 2**7 - 1),
@@ -34,6 +41,10 @@ _INT_RANGES = {
     "torch.int64": (-(2**63), 2**63 - 1),
     "torch.uint64": (0, 2**64 - 1),
 }
+_MAX_STEM = 80
+"""Longest file name stem of a written script, before its suffixes (names come from captures)."""
+_MAX_SCALAR_TEXT = 100
+"""Longest scalar value text read as a number (``repr`` of a complex double is under 60)."""
 _DEFAULT_RANGE = (0, 9)
 """Integer values when the capture did not record a range: nvFuser's own repro draws 0..9 too."""
 
@@ -78,11 +89,12 @@ def write_repros(
 ) -> list[Path]:
     """Write repro scripts for a capture's fusions; returns the paths written.
 
-    One fusion (the capture's only one, or the one ``fusion`` names by name or key): ``output`` is
-    the script, unless it is an existing directory. Several: ``output`` is a directory holding
-    ``<trace>_<name>.py`` per fusion. Exact inputs saved with the capture are loaded by the
-    scripts through a path relative to them. Every script is rendered before any is written, and
-    each is written atomically.
+    One fusion (the capture's only one, or the one ``fusion`` selects, see :func:`select_fusions`):
+    ``output`` is the script, unless it is an existing directory. Several: ``output`` is a directory
+    holding one script per record, ``<trace>_<name>.py``, made unique where records share it (see
+    :func:`_file_names`), so no record is lost. Exact inputs saved with the capture are loaded by
+    the scripts through a path relative to them. Every script is rendered, and every path checked
+    not to be the capture or its tensors, before any is written; each is written atomically.
     """
     capture_path = Path(capture_path)
     capture = load_capture(capture_path)
@@ -96,8 +108,12 @@ def write_repros(
                 f"{output} is a file but {capture_path} has {len(chosen)} fusions: "
                 "give a directory, or pick one with --fusion"
             )
-        targets = [(record, output / name) for record, name in zip(chosen, _file_names(chosen))]
+        # Named among all the capture's records, so a record keeps its file name whichever are chosen.
+        names = {id(record): name for record, name in zip(capture.fusions, _file_names(capture.fusions))}
+        targets = [(record, output / names[id(record)]) for record in chosen]
     tensors, notes = _saved_tensors(capture, capture_path)
+    for _, path in targets:
+        check_not_input(path, [capture_path, tensors or tensors_path_for(capture_path)])
     for note in notes:
         (on_note or (lambda message: None))(note)
     rendered = []
@@ -106,29 +122,38 @@ def write_repros(
         text = render_repro(record, capture.environment, tensors_file, capture_name=str(capture_path), notes=notes)
         rendered.append((path, text))
     for path, text in rendered:
-        atomic_write(path, lambda tmp, text=text: Path(tmp).write_text(text))
+        write_text(path, text)
     return [path for path, _ in rendered]
 
 
 def select_fusions(
     capture: Capture, fusion: str | None = None, origin: str = "capture"
 ) -> tuple[FusionRecord, ...]:
-    """The capture's fusions, or the one ``fusion`` names: a name (``nvFusion0``), a key
-    (``forward/nvFusion0/1a2b...``) or the start of a key (``forward/nvFusion0``)."""
-    if not capture.fusions:
+    """The capture's fusions, or the one ``fusion`` names: ``#N``, its position in the capture
+    (from ``#0``, as ``fusiondiff show`` numbers them), a name (``nvFusion0``), a key
+    (``forward/nvFusion0/1a2b...``) or the start of a key (``forward/nvFusion0``). Two records can
+    share a key (one region run with inputs of different alignment, or with other options):
+    ``#N`` selects each of them."""
+    fusions = capture.fusions
+    if not fusions:
         raise FusionDiffError(f"{origin} holds no fusions: nothing to write a repro for")
     if fusion is None:
-        return capture.fusions
-    matches = tuple(
-        f for f in capture.fusions if fusion in (f.name, f.key) or ("/" in fusion and f.key.startswith(fusion))
-    )
+        return fusions
+    position = re.fullmatch(r"#([0-9]{1,9})", fusion)
+    if position:
+        if int(position[1]) >= len(fusions):
+            raise FusionDiffError(f"{origin} has no fusion {fusion}: it holds {len(fusions)}, #0 to #{len(fusions) - 1}")
+        return (fusions[int(position[1])],)
+    matches = [
+        i for i, f in enumerate(fusions) if fusion in (f.name, f.key) or ("/" in fusion and f.key.startswith(fusion))
+    ]
     if not matches:
-        available = ", ".join(f"{f.name} ({f.key})" for f in capture.fusions)
+        available = ", ".join(f"{f.name} ({f.key}, #{i})" for i, f in enumerate(fusions))
         raise FusionDiffError(f"{origin} has no fusion {fusion!r}; available: {available}")
     if len(matches) > 1:
-        keys = ", ".join(f.key for f in matches)
-        raise FusionDiffError(f"{fusion!r} names {len(matches)} fusions in {origin}: {keys}; give the key")
-    return matches
+        keys = ", ".join(f"#{i} {fusions[i].key}" for i in matches)
+        raise FusionDiffError(f"{fusion!r} names {len(matches)} fusions in {origin}: {keys}; give the key or #N")
+    return (fusions[matches[0]],)
 
 
 def script_nvfuser_env(source: str, filename: str = "<script>") -> dict[str, str]:
@@ -179,15 +204,15 @@ def _rebuild_notes(rebuilt: Rebuilt) -> list[str]:
 def _definition(fusion: FusionRecord) -> tuple[str, str]:
     """The definition in direct syntax and the name of the function it defines."""
     where = f"the definition of {fusion.key}"
+    # The text comes from a capture and becomes code: it is proven to be only fd calls before it
+    # is translated (so the translator never walks a hostile tree) and again after.
+    check_definition(fusion.definition, where)
     # A capture made with the legacy frontend (nvFuser 0.2.27-0.2.35) prints legacy calls.
     try:
-        text = translate_legacy(fusion.definition, filename=where).source
+        text = translate_legacy(fusion.definition, filename=comment_text(where)).source  # compile() refuses NUL
     except ReplayError as exc:
         raise ReplayError(f"{fusion.key}: {exc}") from None
-    functions = [n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
-    if not functions:
-        raise ReplayError(f"{where} defines no function (expected `def nvfuser_fusion(fd : FusionDefinition)`)")
-    return text, functions[0]
+    return text, check_definition(text, where)
 
 
 def _header(
@@ -198,9 +223,9 @@ def _header(
     def known(value: object) -> str:
         return _one_line(str(value)) if value is not None else "unknown"
 
-    trace = f"{fusion.trace} trace" if fusion.trace else "script"
+    trace = f"{_one_line(fusion.trace)} trace" if fusion.trace else "script"
     called = _times(fusion.call_count)
-    gpu = known(env.gpu_name) + (f" (sm {env.compute_capability})" if env.compute_capability else "")
+    gpu = known(env.gpu_name) + (f" (sm {_one_line(env.compute_capability)})" if env.compute_capability else "")
     lines = [
         f"# Repro of fusion {_one_line(fusion.key)} ({_one_line(fusion.name)}, {trace}, called {called}),",
         f"# written by fusiondiff {__version__} from capture {known(capture_name)}.",
@@ -213,16 +238,21 @@ def _header(
         "# Needs torch and nvfuser_direct" + (", and safetensors for the exact inputs." if exact else "."),
     ]
     lines += [f"# Note: {_one_line(note)}" for note in notes]
-    return lines + [""]
+    # Every value above is already one line; this keeps it so whatever is added to the header.
+    return [comment_text(line) for line in lines] + [""]
 
 
 def _environment(nvfuser_env: dict[str, str]) -> list[str]:
     lines = ["import os", "import sys", "from pathlib import Path", ""]
     lines.append("# nvFuser reads NVFUSER_* when it starts, so they are set before nvfuser_direct is imported.")
     recorded = {k: v for k, v in sorted(nvfuser_env.items()) if k.startswith("NVFUSER_")}
-    lines += [f"os.environ[{name!r}] = {value!r}" for name, value in recorded.items()]
+    where = "the recorded environment"
     lines += [
-        f"RECORDED_NVFUSER_ENV = {sorted(recorded)!r}",
+        f"os.environ[{literal(name, 'variable', where)}] = {text_literal(value, f'{where}: {name}')}"
+        for name, value in recorded.items()
+    ]
+    lines += [
+        f"RECORDED_NVFUSER_ENV = {literal_list(recorded, 'variable', where)}",
         "for _name in sorted(os.environ):",
         "    if _name.startswith('NVFUSER_') and _name not in RECORDED_NVFUSER_ENV:",
         "        print(f'warning: {_name} is set here but was not set in the recording', file=sys.stderr)",
@@ -298,20 +328,20 @@ def _helpers(inputs: list[TensorMeta], tensors_file: str | None) -> list[str]:
 def _inputs(fusion: FusionRecord, inputs: list[TensorMeta], exact: bool) -> list[str]:
     lines = ["", "inputs = []"]
     for meta in inputs:
+        where = f"{fusion.key}: input {int(meta.index)}"
         if meta.kind == "scalar":
-            literal = _scalar_literal(fusion, meta)
-            lines.append(f"inputs.append({literal})  # input {meta.index}: {_one_line(meta.dtype)}")
+            value = _scalar_literal(fusion, meta)
+            lines.append(f"inputs.append({value})  # input {int(meta.index)}: {comment_text(meta.dtype)}")
             continue
-        dtype = meta.dtype
-        if not _TORCH_DTYPE.fullmatch(dtype):
-            raise ReplayError(f"{fusion.key}: input {meta.index} has dtype {dtype!r}, not a torch dtype")
+        dtype = dtype_expression(meta.dtype, where)
+        device = literal(meta.device, "device", where)
         shape, stride = _ints(meta.shape), _ints(meta.stride)
         layout = f"{shape}, {stride}, {int(meta.storage_offset)}"
         offset = int(meta.storage_offset)
         describe = f"# input {meta.index}: {dtype} shape {shape} stride {stride}, storage offset {offset}"
         if exact and meta.tensor_key is not None:
             lines.append(describe + ", exact values")
-            exact_storage = f"_exact({meta.tensor_key!r}, {dtype}, {meta.device!r})"
+            exact_storage = f"_exact({literal(meta.tensor_key, 'tensor key', where)}, {dtype}, {device})"
             lines.append(f"inputs.append({exact_storage}.as_strided({layout}))")
         else:
             numel = max(int(meta.storage_numel), _needed_numel(meta))
@@ -321,7 +351,7 @@ def _inputs(fusion: FusionRecord, inputs: list[TensorMeta], exact: bool) -> list
                 describe += f", values {low}..{high}{why}"
                 bounds = f", {low}, {high}"
             lines.append(describe)
-            storage = f"_storage({numel}, {dtype}, {meta.device!r}{bounds})"
+            storage = f"_storage({numel}, {dtype}, {device}{bounds})"
             lines.append(f"inputs.append({storage}.as_strided({layout}))")
             if bounds and all(size > 0 for size in meta.shape) and len(meta.shape) > 0:
                 # the recorded extremes themselves, so the replay records the same range
@@ -333,10 +363,11 @@ def _inputs(fusion: FusionRecord, inputs: list[TensorMeta], exact: bool) -> list
 
 def _execute(fusion: FusionRecord) -> list[str]:
     device = f", device={int(fusion.device_index)}" if fusion.device_index else ""
+    enable = literal_list(fusion.enable_options, "option", f"{fusion.key}: enable_options")
+    disable = literal_list(fusion.disable_options, "option", f"{fusion.key}: disable_options")
     return [
         "# The per-call options the recording passed (Thunder passes them; nvFuser's repro drops them).",
-        f"outputs = fd.execute(inputs{device}, _enable_options={list(fusion.enable_options)!r},"
-        f" _disable_options={list(fusion.disable_options)!r})",
+        f"outputs = fd.execute(inputs{device}, _enable_options={enable}, _disable_options={disable})",
         "torch.cuda.synchronize()",
     ]
 
@@ -352,8 +383,9 @@ def _scalar_literal(fusion: FusionRecord, meta: TensorMeta) -> str:
     if text.strip() in ("nan", "inf", "-inf"):
         return f"float({text.strip()!r})"
     try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+        # A number's repr is short; a long text is not parsed at all (deep nesting exhausts the parser).
+        value = ast.literal_eval(text) if len(text) <= _MAX_SCALAR_TEXT else None
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
         value = None
     # Only number literals go into the script: the value comes from a file and becomes code.
     if type(value) not in (int, float, bool, complex):
@@ -387,29 +419,44 @@ def _times(count: int) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """A header value as one comment line: a capture's text may hold line breaks and escapes."""
+    return comment_text(text)
 
 
 def _file_names(fusions: Sequence[FusionRecord]) -> list[str]:
-    """``<trace>_<name>.py``; a definition hash is added where two fusions would share a name
-    (one Thunder region can run several definitions)."""
+    """One distinct file name per record: ``<trace>_<name>.py``, with the definition hash added
+    where two records would share it (one Thunder region can run several definitions), and the
+    record's position in the capture (``--fusion '#N'``) where they still would (one region run
+    with an aligned and a misaligned input: same name, same definition). Names are compared
+    ignoring case, as some file systems do, and kept short and to ``[A-Za-z0-9_.-]``."""
 
     def clean(text: str) -> str:
-        return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
+        return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:_MAX_STEM]
 
-    base = [clean(f"{f.trace or 'script'}_{f.name}") for f in fusions]
-    names = []
-    for stem, record in zip(base, fusions):
-        names.append(f"{stem}_{clean(record.definition_hash[:12])}.py" if base.count(stem) > 1 else f"{stem}.py")
-    return names
+    def clashing(names: list[str]) -> Counter[str]:
+        counts = Counter(n.lower() for n in names)
+        return Counter({n: c for n, c in counts.items() if c > 1})
+
+    stems = [clean(f"{f.trace or 'script'}_{f.name}") for f in fusions]
+    clash = clashing(stems)
+    names = [f"{s}_{clean(f.definition_hash[:12])}" if s.lower() in clash else s for s, f in zip(stems, fusions)]
+    clash = clashing(names)
+    names = [f"{n}_{i}" if n.lower() in clash else n for i, n in enumerate(names)]
+    if clashing(names):
+        # A suffixed name met another record's own name: numbering every one is unique, since the
+        # part after the last "_" is the position.
+        names = [f"{s}_{i}" for i, s in enumerate(stems)]
+    return [f"{n}.py" for n in names]
 
 
 def _saved_tensors(capture: Capture, capture_path: Path) -> tuple[Path | None, tuple[str, ...]]:
     """The capture's safetensors file if it is there, and a header note if it should be but is not."""
     if capture.tensors_file:
-        path = Path(capture.tensors_file)
-        if not path.is_absolute():
-            path = capture_path.parent / path
+        name = capture.tensors_file
+        # The scripts load this file, so a capture may only name one beside itself.
+        if Path(name).name != name or name in (".", "..") or not name.isprintable():
+            raise ReplayError(f"{capture_path}: tensors_file {name!r:.60} is not a file name beside the capture")
+        path = capture_path.parent / name
     else:
         path = tensors_path_for(capture_path)
     if path.exists():

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from fusiondiff.diff.model import DiffResult, Finding, FusionPair, TimingVerdict
+from fusiondiff.escape import printable
 from fusiondiff.model import to_jsonable
 
 MAX_FUSION_ROWS = 20
@@ -181,7 +182,8 @@ def _wrap(items: list[str], indent: str, width: int = 100) -> list[str]:
 
 def render_diff_text(result: DiffResult) -> str:
     """A short terminal summary: per fusion the medians (us), ratio and verdict of B relative to
-    A; unmatched fusions; ranked findings with their evidence; warnings. Plain text."""
+    A; unmatched fusions; ranked findings with their evidence; warnings. Plain text, every line
+    escaped (:func:`~fusiondiff.escape.printable`), since names and sources come from captures."""
     lines = [
         "fusiondiff diff",
         f"  {result.label_a}: {result.source_a or '?'}",
@@ -213,7 +215,7 @@ def render_diff_text(result: DiffResult) -> str:
         lines.append("warnings")
         lines += [f"  {w}" for w in result.warnings]
         lines.append("")
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return "\n".join(printable(line) for line in lines).rstrip("\n") + "\n"
 
 
 def _finite(value: Any) -> Any:

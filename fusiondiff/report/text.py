@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fusiondiff.escape import printable
 from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig
 
 
@@ -43,7 +44,11 @@ def _inputs_line(f: FusionRecord) -> str:
 
 
 def render_capture_text(capture: Capture) -> str:
-    """Summary of a capture: environment, protocol, and each fusion with its kernels (times in us)."""
+    """Summary of a capture: environment, protocol, and each fusion with its kernels (times in us).
+
+    Fusions are numbered ``#0``, ``#1``... by their position, which ``fusiondiff repro --fusion``
+    accepts. Every line is escaped (:func:`~fusiondiff.escape.printable`): a capture's names are
+    someone else's text."""
     env, proto = capture.environment, capture.protocol
     lines = [
         f"{capture.kind} capture of {capture.source or '?'}  (schema {capture.schema_version})",
@@ -57,15 +62,15 @@ def render_capture_text(capture: Capture) -> str:
         lines.append(f"  exact inputs saved in {capture.tensors_file}")
     for w in capture.warnings:
         lines.append(f"  warning: {w}")
-    for f in capture.fusions:
+    for i, f in enumerate(capture.fusions):
         where = f" [{f.trace}]" if f.trace else ""
         segs = "+".join(f.segmentation.schedulers) or "-"
         if f.failure is not None:
             log = f" (full output: {f.failure.log_file})" if f.failure.log_file else ""
-            lines.append(f"  {f.name}{where}  FAILED, {f.failure.kind.replace('_', ' ')}: {f.failure.message}{log}")
+            lines.append(f"  #{i} {f.name}{where}  FAILED, {f.failure.kind.replace('_', ' ')}: {f.failure.message}{log}")
         else:
             lines.append(
-                f"  {f.name}{where}  {_us(f.timing.median_ns)} us median over {f.timing.count} samples, "
+                f"  #{i} {f.name}{where}  {_us(f.timing.median_ns)} us median over {f.timing.count} samples, "
                 f"{len(f.kernels)} kernel(s), segments {segs}, called {f.call_count}x"
             )
         lines.append(f"    inputs: {_inputs_line(f)}")
@@ -73,4 +78,4 @@ def render_capture_text(capture: Capture) -> str:
             lines.append(f"    options: enable={list(f.enable_options)} disable={list(f.disable_options)}")
         lines.extend(_kernel_line(k) for k in f.kernels)
         lines.extend(f"    warning: {w}" for w in f.warnings)
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"
