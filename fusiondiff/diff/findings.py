@@ -96,7 +96,11 @@ def unexplained(ctx: RuleContext, found: Sequence[Finding]) -> list[Finding]:
             "no recorded property differs: look at the machine and process state (other work on "
             "the GPU, clocks, power limits) and repeat both captures"
         )
-        title = f"{pair.label} differs in time, and nothing recorded explains it"
+        if t.verdict in _DIRECTIONS:
+            title = f"{pair.label} differs in time, and nothing recorded explains it"
+        else:
+            names = ", ".join(k.normalized_name for k in kernels)
+            title = f"{names} of {pair.label} differ(s) in time inside a fusion of the same speed; nothing recorded explains it"
         explained = fusion_gap_ns(pair) or sum(kernel_gap_ns(k) for k in kernels)
         labels = [kernel_label(pair, k) for k in kernels]
         findings.append(make_finding("unexplained", "unexplained", title, lines, [pair.label], explained, labels))

@@ -104,8 +104,12 @@ def _speed(result: DiffResult) -> str:
 def _properties(result: DiffResult) -> str:
     property_findings = [f for f in result.findings if f.role != "unexplained"]
     if not property_findings and not any(p.unmatched_kernels for p in result.pairs):
-        unexplained = ": nothing recorded explains the gap" if result.findings else ""
-        return "recorded properties identical" + unexplained
+        if not result.findings:
+            return "recorded properties identical"
+        if result.same_speed:
+            kernels = sum(len(f.kernels) for f in result.findings)
+            return f"recorded properties identical ({kernels} kernel(s) inside same-speed fusions differ in time, unexplained)"
+        return "recorded properties identical: nothing recorded explains the gap"
     explaining = sum(f.explained_ns for f in result.findings if f.role in ("cause", "setup"))
     count = len(property_findings)
     if explaining > 0:
