@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from fusiondiff import __version__
 from fusiondiff.errors import FusionDiffError
@@ -112,12 +112,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "report",
-        help="render a diff as Markdown/HTML/Perfetto (not built yet)",
-        description="Full reports (rich terminal, Markdown/HTML with plots, Perfetto trace). Not built yet: "
-        "use `fusiondiff diff` for the text summary and JSON record.",
+        help="render a diff as Markdown, HTML, Perfetto trace, JSON record or text",
+        description="Render the diff of two captures (or a diff record written before with --format json) "
+        "as Markdown to paste into an issue, one self-contained HTML page with plots, a Perfetto trace "
+        "(ui.perfetto.dev) with a derived per-SM view, the JSON diff record, or the terminal text. "
+        "Paths in the report are relative to the captures' folder.",
     )
-    p.add_argument("inputs", nargs="*", help="captures or diff record")
-    p.set_defaults(handler=_not_built("report"))
+    p.add_argument("inputs", nargs="+", metavar="FILE", help="two captures (A B), or one diff record (.json)")
+    p.add_argument("--format", default=None, help="md, html, perfetto, json or text (default: from -o's suffix, else text)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
+    p.set_defaults(handler=_cmd_report)
 
     p = sub.add_parser(
         "demo",
@@ -129,14 +133,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", default="fusiondiff-demo", help="where the live demo writes its captures")
     p.set_defaults(handler=_cmd_demo)
     return parser
-
-
-def _not_built(name: str) -> Callable[[argparse.Namespace], int]:
-    def handler(args: argparse.Namespace) -> int:
-        print(f"fusiondiff {name}: not built yet in fusiondiff {__version__}", file=sys.stderr)
-        return EXIT_ERROR
-
-    return handler
 
 
 def _protocol(args: argparse.Namespace):  # noqa: ANN202
@@ -226,6 +222,31 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         atomic_write(Path(args.json), lambda tmp: Path(tmp).write_text(text))
     print(render_diff_json(result) if args.format == "json" else render_diff_text(result), end="")
     return EXIT_OK if result.comparable else EXIT_DISCREPANCY
+
+
+_SUFFIX_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".txt": "text"}
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from fusiondiff.report import FORMATS, get_renderer
+    from fusiondiff.report.record import open_report
+    from fusiondiff.store import atomic_write
+
+    name = args.format or _SUFFIX_FORMATS.get(Path(args.output).suffix.lower() if args.output else "", "text")
+    if name not in FORMATS:
+        raise FusionDiffError(f"unknown --format {name!r}; choose one of {', '.join(FORMATS)}")
+    renderer = get_renderer(name)
+    report = open_report(args.inputs)
+    text = renderer.render(report)
+    if args.output:
+        out = Path(args.output)
+        atomic_write(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+        print(f"wrote {out} ({name})", file=sys.stderr)
+    else:
+        print(text, end="")
+    return EXIT_OK if report.result.comparable else EXIT_DISCREPANCY
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
