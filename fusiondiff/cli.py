@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Paths in the report are relative to the captures' folder.",
     )
     p.add_argument("inputs", nargs="+", metavar="FILE", help="two captures (A B), or one diff record (.json)")
-    p.add_argument("--format", default=None, help="md, html, perfetto, json or text (default: from -o's suffix, else text)")
+    p.add_argument("--format", default=None, help="md, html, perfetto, json or text (default: from -o's suffix: .md, .html, .json for the diff record; else text)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
     p.set_defaults(handler=_cmd_report)
 
@@ -224,7 +224,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     return EXIT_OK if result.comparable else EXIT_DISCREPANCY
 
 
-_SUFFIX_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".txt": "text"}
+_SUFFIX_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json", ".txt": "text"}
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
