@@ -192,7 +192,8 @@ def timing_rows(report: DiffReport) -> list[TimingRow]:
     for pair in report.result.pairs:
         fa, fb = report.fusion_a(pair), report.fusion_b(pair)
         inputs = "inputs differ" if any(c.category == "inputs" for c in pair.changes) else ""
-        rows.append(TimingRow(pair.label, None, pair.timing, f"{len(fa.kernels)} kernel(s)", f"{len(fb.kernels)} kernel(s)", inputs))
+        counts = ("", "") if len(fa.kernels) == len(fb.kernels) else (f"{len(fa.kernels)} kernel(s)", f"{len(fb.kernels)} kernel(s)")
+        rows.append(TimingRow(pair.label, None, pair.timing, *counts, inputs))
         for kernel in pair.kernels:
             ka, kb = report.kernel_records(pair, kernel)
             rows.append(
@@ -211,6 +212,17 @@ def timing_rows(report: DiffReport) -> list[TimingRow]:
                 )
             )
     return rows
+
+
+def launch_change(row: TimingRow) -> str:
+    """A's launch, and of B's only what differs: ``grid 4096x1x1, block 512x1x1, 31 regs → block
+    128x1x1, 40 regs`` (the whole of B's where the two are not known field for field)."""
+    if row.launch_a == row.launch_b:
+        return row.launch_a
+    if row.parts_a and len(row.parts_a) == len(row.parts_b):
+        changed = [b for a, b in zip(row.parts_a, row.parts_b) if a != b]
+        return f"{row.launch_a} → {', '.join(changed)}"
+    return f"{row.launch_a} → {row.launch_b}"
 
 
 def _kernel_on(report: DiffReport, pair: FusionPair, side: str, order: int) -> KernelRecord | None:

@@ -81,7 +81,7 @@ def _timing_table(report: DiffReport) -> list[str]:
         name = r.fusion if r.kernel is None else f"↳ {r.kernel}"
         t = r.timing
         timing = (c.us(t.median_a_ns), c.us(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value), t.verdict) if t else ("", "", "", "", "")
-        launch = r.launch_a if r.launch_a == r.launch_b else f"{r.launch_a} → {r.launch_b}"
+        launch = c.launch_change(r)
         body.append((name, *timing, launch, r.note))
     lines = table(
         ["fusion / kernel", "A median (us)", "B median (us)", "B/A", "p-value", "verdict (B vs A)", "launch (A → B)", "also differs"],
@@ -112,8 +112,7 @@ def _environments(report: DiffReport) -> list[str]:
     body = table(["", report.result.label_a, report.result.label_b, "differs"], [(r.name, r.a, r.b, "≠" if r.differs else "") for r in rows])
     summary = f"environments and timing protocols side by side ({len(differing)} of {len(rows)} differ)"
     lines = ["### Environments", ""]
-    if differing:
-        lines += [f"Differ: {', '.join(differing)}.", ""]
+    lines += [f"Differ: {', '.join(differing)}.", ""] if differing else ["The environments and timing protocols are the same.", ""]
     return lines + details(summary, body)
 
 
