@@ -33,6 +33,9 @@ def ratio(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:.2f}x"
 
 
+P_VALUE_DASH = "- where the median gap is within the noise floor, so no test was needed"
+
+
 def p_value(p: float | None) -> str:
     return "-" if p is None else f"{p:.1e}"
 

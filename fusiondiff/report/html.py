@@ -72,8 +72,9 @@ def _e(text: object) -> str:
     return escape(str(text))
 
 
-def _verdict_badge(verdict: str) -> str:
-    return f'<span class="v {_e(verdict)}">{_e(verdict)}</span>'
+def _verdict_badge(verdict: str, reason: str = "") -> str:
+    title = f' title="{_e(reason)}"' if reason else ""
+    return f'<span class="v {_e(verdict)}"{title}>{_e(verdict)}</span>'
 
 
 def _table(header: Sequence[str], rows: Iterable[str], cls: str = "") -> str:
@@ -148,12 +149,12 @@ def _timing_table(report: DiffReport) -> str:
         body.append(
             f'<tr class="{"fusion" if r.kernel is None else "kernel"}"><td>{_e(name)}</td>'
             + "".join(f'<td class="num">{_e(v)}</td>' for v in cells)
-            + f"<td>{_verdict_badge(t.verdict) if t else ''}</td><td>{plot}</td><td>{_launch(r)}{note}</td></tr>"
+            + f"<td>{_verdict_badge(t.verdict, t.reason) if t else ''}</td><td>{plot}</td><td>{_launch(r)}{note}</td></tr>"
         )
     legend = (
         f'<p class="legend">Distributions: <span class="a">A</span> = {_e(report.result.label_a)}, '
         f'<span class="b">B</span> = {_e(report.result.label_b)}; each dot a sample, the box its interquartile '
-        "range, the bar its median (hover for numbers).</p>"
+        "range, the bar its median; each row has its own axis (hover a plot for its numbers, a verdict for its reason).</p>"
     )
     header = ["fusion / kernel", "A median (us)", "B median (us)", "B/A", "p-value", "verdict (B vs A)", "samples (us)", "launch, what else differs"]
     return "<h2>Fusions and kernels</h2>" + legend + _table(header, body, "timings")
@@ -267,7 +268,7 @@ def diff_html_fragment(report: DiffReport) -> str:
             _text_diffs("CUDA source", sources, "CUDA source", missing),
             _warnings(report),
             f"<footer>fusiondiff {_e(__version__)}: medians of per-sample device durations (us); p-value of a two-sided "
-            "Mann-Whitney U test; B/A above 1 means B is slower. This page loads nothing from the network.</footer>",
+            f"Mann-Whitney U test ({_e(c.P_VALUE_DASH)}); B/A above 1 means B is slower. This page loads nothing from the network.</footer>",
             "</div>",
         ]
     )

@@ -173,7 +173,7 @@ def render_markdown(report: DiffReport) -> str:
         *_text_diffs("CUDA source", sources, "CUDA source", missing),
         *_warnings(report),
         f"<sub>fusiondiff {__version__}: medians of per-sample device durations (us); p-value of a two-sided "
-        "Mann-Whitney U test; B/A above 1 means B is slower.</sub>",
+        f"Mann-Whitney U test ({c.P_VALUE_DASH}); B/A above 1 means B is slower.</sub>",
     ]
     return "\n".join(lines).rstrip("\n") + "\n"
 
