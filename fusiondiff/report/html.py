@@ -31,16 +31,17 @@ body.fdpage {{ margin: 0; background: #f6f7f9; }}
 .fd .side h3 {{ margin: 0 0 6px; font-size: 15px; }}
 .fd .side.a h3 {{ color: {COLOR_A}; }} .fd .side.b h3 {{ color: {COLOR_B}; }}
 .fd .side dl {{ display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 0; }}
-.fd .side dt {{ color: #5b6470; }} .fd .side dd {{ margin: 0; overflow-wrap: anywhere; }}
-.fd table {{ border-collapse: collapse; margin: 6px 0; }}
-.fd th, .fd td {{ border-bottom: 1px solid #eceef0; padding: 4px 10px; text-align: left; vertical-align: middle; }}
-.fd th {{ background: #f3f4f6; font-weight: 600; white-space: nowrap; }}
-.fd table.timings td:first-child {{ white-space: nowrap; }}
-.fd td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
-.fd tr.kernel td:first-child {{ padding-left: 26px; color: #3c434b; }}
-.fd tr.fusion td {{ border-top: 1px solid #cfd3d8; }}
-.fd tr.fusion td:first-child {{ font-weight: 600; }}
-.fd tr.differs td {{ background: #fff8e1; }}
+.fd .side dt {{ color: #5b6470; white-space: nowrap; }} .fd .side dd {{ margin: 0; overflow-wrap: anywhere; }}
+/* table.fdt: specific enough to win over notebook front ends' table styles (JupyterLab right-aligns cells) */
+.fd table.fdt {{ border-collapse: collapse; margin: 6px 0; }}
+.fd table.fdt th, .fd table.fdt td {{ border-bottom: 1px solid #eceef0; padding: 4px 10px; text-align: left; vertical-align: middle; }}
+.fd table.fdt th {{ background: #f3f4f6; font-weight: 600; white-space: nowrap; }}
+.fd table.fdt.timings td:first-child {{ white-space: nowrap; }}
+.fd table.fdt td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
+.fd table.fdt tr.kernel td:first-child {{ padding-left: 26px; color: #3c434b; }}
+.fd table.fdt tr.fusion td {{ border-top: 1px solid #cfd3d8; }}
+.fd table.fdt tr.fusion td:first-child {{ font-weight: 600; }}
+.fd table.fdt tr.differs td {{ background: #fff8e1; }}
 .fd .v {{ font-weight: 600; font-size: 12px; padding: 1px 6px; border-radius: 3px; white-space: nowrap; }}
 .fd .v.SAME {{ background: #e8f5e9; color: #2e7d32; }} .fd .v.SLOWER {{ background: #fdecea; color: #b3261e; }}
 .fd .v.FASTER {{ background: #e3f0fc; color: #1f5fa8; }} .fd .v.AMBIGUOUS {{ background: #f3e5f5; color: #7b1fa2; }}
@@ -79,7 +80,7 @@ def _verdict_badge(verdict: str, reason: str = "") -> str:
 
 def _table(header: Sequence[str], rows: Iterable[str], cls: str = "") -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    return f'<table class="fdt {cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
 def _sides(report: DiffReport) -> str:
@@ -182,9 +183,14 @@ def _environments(report: DiffReport) -> str:
         for r in rows
     ]
     differing = [r.name for r in rows if r.differs]
-    note = f"<p>Differ: {_e(', '.join(differing))}.</p>" if differing else "<p>The environments and timing protocols are the same.</p>"
     header = ["", report.result.label_a, report.result.label_b, "differs"]
-    return "<h2>Environments and timing protocols</h2>" + note + _table(header, body, "env")
+    table = _table(header, body, "env")
+    if not differing:  # nothing to look at: folded, one click away
+        return (
+            "<h2>Environments and timing protocols</h2><details><summary>the same on both sides "
+            f"({len(rows)} properties)</summary>{table}</details>"
+        )
+    return f"<h2>Environments and timing protocols</h2><p>Differ: {_e(', '.join(differing))}.</p>{table}"
 
 
 def _properties(report: DiffReport) -> str:
@@ -306,7 +312,7 @@ def capture_html(capture: Capture, path: str | None = None) -> str:
         inputs = "; ".join(c.input_text(t) for t in f.inputs)
         rows.append(
             f'<tr class="fusion"><td>{_e(name)}</td><td class="num">{c.us(f.timing.median_ns)}</td><td class="num">{c.us(f.timing.iqr_ns)}</td>'
-            f"<td>{strip_plot_svg(f.timing.samples_ns, (), label_a=capture.kind)}</td><td class=\"launch\">{_e(inputs)}</td></tr>"
+            f"<td>{strip_plot_svg(f.timing.samples_ns, (), label_a='')}</td><td class=\"launch\">{_e(inputs)}</td></tr>"
         )
         for k in f.kernels:
             rows.append(

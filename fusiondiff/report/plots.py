@@ -53,7 +53,8 @@ def strip_plot_svg(
     label_b: str = "B",
 ) -> str:
     """An SVG of both sides' samples (us): each sample a dot, the interquartile range a box, the
-    median a bar. Empty sides are left out. Returns ``""`` when neither side has samples."""
+    median a bar. Empty sides are left out; a side labelled ``""`` gets no letter (one capture's
+    plot). Returns ``""`` when neither side has samples."""
     rows = [(label, [s / 1000 for s in samples], color) for label, samples, color in
             ((label_a, samples_a_ns, COLOR_A), (label_b, samples_b_ns, COLOR_B)) if samples]
     if not rows:
@@ -80,7 +81,8 @@ def strip_plot_svg(
         q1, median, q3 = _quartiles(samples)
         title = f"{label}: median {_fmt(median)} us, IQR {_fmt(q3 - q1)} us, {len(samples)} samples, {_fmt(min(samples))}..{_fmt(max(samples))} us"
         parts.append(f"<g><title>{escape(title)}</title>")
-        parts.append(f'<text x="2" y="{y + 4:.1f}" font-size="10" fill="{color}" font-weight="bold">{escape(label[:1])}</text>')
+        if label:
+            parts.append(f'<text x="2" y="{y + 4:.1f}" font-size="10" fill="{color}" font-weight="bold">{escape(label[:1])}</text>')
         parts.append(
             f'<rect x="{x(q1):.1f}" y="{y - 8:.1f}" width="{max(x(q3) - x(q1), 1):.1f}" height="16" '
             f'fill="{color}" fill-opacity="0.15" stroke="{color}" stroke-width="1"/>'
