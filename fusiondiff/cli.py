@@ -22,6 +22,8 @@ Thunder session, and reconstructed, from its repro script in a fresh process.
   fusiondiff replay repro.py -o replay.json     record the fusion a repro script builds
   fusiondiff diff live.json replay.json         say whether they differ, and why
   fusiondiff show live.json                     summarise one capture
+  fusiondiff report live.json replay.json -o report.html
+                                                the diff as Markdown, HTML or Perfetto trace
   fusiondiff demo                               the seed case: live demo on a GPU,
                                                 bundled H200 captures elsewhere
 """
