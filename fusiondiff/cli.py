@@ -110,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("show", help="summarise one capture", description="Print a summary of a capture file.")
     p.add_argument("capture", help="capture file (.json)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="text summary (default) or the capture record as JSON")
+    p.add_argument("--top", type=int, metavar="N", help="only the N fusions with the largest median time, largest first")
+    p.add_argument("--fusion", metavar="NAME", help="only the fusions of this name (or key)")
     p.set_defaults(handler=_cmd_show)
 
     p = sub.add_parser(
@@ -123,6 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="+", metavar="FILE", help="two captures (A B), or one diff record (.json)")
     p.add_argument("--format", default=None, help="md, html, perfetto, json or text (default: from -o's suffix: .md, .html, .json for the diff record; else text)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
+    g = p.add_argument_group("narrowing (the verdict then speaks of the fusions shown)")
+    g.add_argument("--top", type=int, metavar="N", help="only the N matched fusions with the largest median gap")
+    g.add_argument("--fusion", metavar="NAME", help="only this fusion (name on either side, label or key)")
+    g.add_argument("--min-gap", type=float, metavar="US", help="only fusions whose medians differ by at least US microseconds")
     p.set_defaults(handler=_cmd_report)
 
     p = sub.add_parser(
@@ -239,9 +246,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
     name = args.format or _SUFFIX_FORMATS.get(Path(args.output).suffix.lower() if args.output else "", "text")
     if name not in FORMATS:
         raise FusionDiffError(f"unknown --format {name!r}; choose one of {', '.join(FORMATS)}")
+    from fusiondiff.report.filters import Selection, select
+
     renderer = get_renderer(name)
     report = open_report(args.inputs)
-    text = renderer.render(report)
+    min_gap_ns = None if args.min_gap is None else args.min_gap * 1000
+    text = renderer.render(select(report, Selection(top=args.top, fusion=args.fusion, min_gap_ns=min_gap_ns)))
     if args.output:
         out = Path(args.output)
         atomic_write(out, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
@@ -252,10 +262,27 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from fusiondiff.report.text import render_capture_text
-    from fusiondiff.store import load_capture
+    import dataclasses
+    import math
 
-    print(render_capture_text(load_capture(args.capture)), end="")
+    from fusiondiff.report.text import render_capture_text
+    from fusiondiff.store import dumps_capture, load_capture
+
+    capture = load_capture(args.capture)
+    fusions = list(capture.fusions)
+    if args.fusion is not None:
+        fusions = [f for f in fusions if args.fusion in (f.name, f.key)]
+        if not fusions:
+            names = ", ".join(dict.fromkeys(f.name for f in capture.fusions))
+            raise FusionDiffError(f"no fusion named {args.fusion!r} in {args.capture}; it holds: {names}")
+    if args.top is not None:
+        if args.top < 1:
+            raise FusionDiffError("--top needs a number of fusions, 1 or more")
+        fusions = sorted(fusions, key=lambda f: -1.0 if math.isnan(f.timing.median_ns) else f.timing.median_ns, reverse=True)[: args.top]
+    shown = dataclasses.replace(capture, fusions=tuple(fusions))
+    if len(fusions) < len(capture.fusions):
+        print(f"fusiondiff show: {len(fusions)} of {len(capture.fusions)} fusion(s) shown", file=sys.stderr)
+    print(dumps_capture(shown) if args.format == "json" else render_capture_text(shown), end="")
     return EXIT_OK
 
 

@@ -252,3 +252,35 @@ def test_notebook_api(offset_report) -> None:
     assert fdn.diff(capture, fdn.load(OFFSET[1])).result.findings == d.result.findings
     with pytest.raises(ReportError):
         d.to_dataframe("nothing")  # type: ignore[arg-type]
+
+
+def test_report_narrowed_by_top_fusion_and_min_gap(capsys: pytest.CaptureFixture[str]) -> None:
+    from fusiondiff.report.filters import Selection, select
+
+    seed = open_report(SEED)
+    top = select(seed, Selection(top=3))
+    gaps = [abs(p.timing.gap_ns) for p in top.result.pairs]
+    assert len(gaps) == 3 and gaps == sorted(gaps, reverse=True)
+    assert min(gaps) >= max(abs(p.timing.gap_ns) for p in seed.result.pairs if p not in top.result.pairs)
+    one = select(seed, Selection(fusion="nvFusion1"))
+    assert [p.label for p in one.result.pairs] == ["nvFusion1 [forward] vs nvFusion1"]
+    assert [f.fusions for f in one.result.findings] == [("nvFusion1 [forward] vs nvFusion1",)]
+    assert "narrowed by --fusion nvFusion1: 1 of 13" in render("md", one)
+    assert all(abs(p.timing.gap_ns) >= 500 for p in select(seed, Selection(min_gap_ns=500)).result.pairs)
+    assert select(seed, Selection()) is seed
+    with pytest.raises(ReportError, match="no fusion named"):
+        select(seed, Selection(fusion="nvFusion99"))
+    assert main(["report", *map(str, SEED), "--top", "2", "--format", "text"]) == 1  # the whole diff's code
+    assert capsys.readouterr().out.startswith("(narrowed by --top 2: 2 of 13")
+    assert main(["report", *map(str, SEED), "--top", "2", "--format", "json"]) == 2
+
+
+def test_show_filters_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", str(SEED[0]), "--top", "1", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["schema_version"] == 1 and [f["name"] for f in data["fusions"]] == ["nvFusion3"]
+    assert "1 of 13 fusion(s) shown" in captured.err
+    assert main(["show", str(SEED[0]), "--fusion", "nvFusion0"]) == 0
+    assert "nvFusion0 [forward]" in capsys.readouterr().out
+    assert main(["show", str(SEED[0]), "--fusion", "nope"]) == 2

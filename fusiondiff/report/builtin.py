@@ -14,7 +14,8 @@ class TextRenderer(Renderer):
     def render(self, report: DiffReport) -> str:
         from fusiondiff.report.diff_text import render_diff_text
 
-        return render_diff_text(report.result)
+        text = render_diff_text(report.result)
+        return f"({report.selection})\n{text}" if report.selection else text
 
 
 class JsonRenderer(Renderer):
@@ -23,6 +24,9 @@ class JsonRenderer(Renderer):
     description = "the diff record: diff, both environments and protocols, samples, captures"
 
     def render(self, report: DiffReport) -> str:
+        from fusiondiff.report.interface import ReportError
         from fusiondiff.report.record import dumps_diff_record
 
+        if report.selection:
+            raise ReportError("the diff record is always whole: leave out --top, --fusion and --min-gap with --format json")
         return dumps_diff_record(report)

@@ -264,6 +264,7 @@ def diff_html_fragment(report: DiffReport) -> str:
             '<div class="fd">',
             f"<h1>fusiondiff: {_e(result.label_a)} vs {_e(result.label_b)}</h1>",
             f'<div class="verdict {verdict_class}"><strong>Verdict:</strong> {_e(verdict_sentence(result))}</div>',
+            f'<p class="meta">{_e(report.selection)}</p>' if report.selection else "",
             _sides(report),
             _findings(report),
             _timing_table(report),

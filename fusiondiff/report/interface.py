@@ -34,6 +34,9 @@ class DiffReport:
     """Where A's capture file is, as shown in reports: relative to the captures' folder
     (:func:`fusiondiff.report.paths.display_paths`), never an absolute path."""
     path_b: str | None = None
+    selection: str = ""
+    """Non-empty when the report was narrowed to some fusions (:mod:`fusiondiff.report.filters`):
+    how, in one line, which every renderer shows next to the verdict."""
 
     def fusion_a(self, pair: FusionPair) -> FusionRecord:
         return self.a.fusions[pair.index_a]

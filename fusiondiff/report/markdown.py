@@ -52,6 +52,7 @@ def _title(report: DiffReport) -> list[str]:
         "",
         f"**Verdict:** {verdict_sentence(result)}",
         "",
+        *([f"> {report.selection}", ""] if report.selection else []),
         *table(["", result.label_a, result.label_b], [(r.name, r.a, r.b) for r in c.sides(report)]),
         "",
     ]

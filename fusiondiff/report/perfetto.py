@@ -201,6 +201,7 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
             "B": f"{labels['B']}: {report.path_b or '-'}",
             "layout": "matched fusions start together on both sides; kernels at their median duration, end to end",
             "sm_tracks": DERIVED_NOTE,
+            **({"selection": report.selection} if report.selection else {}),
         },
     }
 
