@@ -155,7 +155,14 @@ def test_perfetto_trace_structure(offset_report) -> None:
     assert all(e["args"]["derived"] is True for e in spans if e["cat"] == "derived")
     # every SM's track ends by the kernel's end: the derived view spans the measured median
     a_end = a["ts"] + a["dur"]
-    assert max(e["ts"] + e["dur"] for e in spans if e["pid"] == 3) == pytest.approx(a_end)
+    assert max(e["ts"] + e["dur"] for e in spans if e["pid"] == 3) == pytest.approx(a_end, abs=0.0011)
+    # on every track, each event ends before the next begins, even after truncation to whole ns
+    by_track: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for e in spans:
+        by_track.setdefault((e["pid"], e["tid"]), []).append((int(e["ts"] * 1000), int(e["ts"] * 1000) + int(e["dur"] * 1000)))
+    for track in by_track.values():
+        track.sort()
+        assert all(end <= start for (_, end), (start, _) in zip(track, track[1:]))
 
 
 def test_occupancy_of_the_offset_kernels() -> None:

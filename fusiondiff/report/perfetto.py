@@ -29,7 +29,7 @@ from fusiondiff.report import content as c
 from fusiondiff.report.interface import DiffReport, Renderer
 from fusiondiff.report.occupancy import occupancy
 
-GAP_US = 2.0
+GAP_NS = 2000
 """Space between consecutive fusions on the timeline."""
 
 DERIVED_NOTE = (
@@ -51,6 +51,14 @@ def _meta(event: str, pid: int, tid: int | None = None, /, **args: Any) -> dict[
 
 def _us(ns: float) -> float:
     return round(ns / 1000, 4)
+
+
+def _span(start_ns: int, dur_ns: int) -> dict[str, float]:
+    """``ts`` and ``dur`` in microseconds from whole nanoseconds. The timeline is laid out in
+    integer nanoseconds so that abutting events meet exactly; each lasts 1 ns less than its slot,
+    because trace readers truncate ``us * 1000`` to nanoseconds and a 1 ns overlap would make two
+    events of one track overlap instead of following each other."""
+    return {"ts": start_ns / 1000, "dur": max(dur_ns - 1, 1) / 1000}
 
 
 def _kernel_args(fusion: FusionRecord, kernel: KernelRecord, capture: Capture, label: str) -> dict[str, Any]:
@@ -93,12 +101,12 @@ def _verdict_args(timing: TimingVerdict | None) -> dict[str, Any]:
     return {"verdict (B vs A)": timing.verdict, "B/A": None if timing.ratio != timing.ratio else round(timing.ratio, 3)}
 
 
-def _sm_events(side: str, kernel: KernelRecord, capture: Capture, start_us: float, dur_us: float) -> Iterator[dict[str, Any]]:
+def _sm_events(side: str, kernel: KernelRecord, capture: Capture, start_ns: int, dur_ns: int) -> Iterator[dict[str, Any]]:
     occ = occupancy(kernel.launch, capture.environment)
     if occ is None or occ.blocks_per_sm == 0 or occ.blocks == 0:
         return
     waves = occ.full_waves + (1 if occ.tail_blocks else 0)
-    wave_us = dur_us / waves
+    full_ns = round(dur_ns * occ.full_waves / waves)
     name = kernel.normalized_name
     # the long explanation is on the process (and in otherData); each event says it is derived
     common = {"derived": True, "blocks": occ.blocks, "blocks_per_sm": occ.blocks_per_sm, "limited_by": occ.limited_by}
@@ -106,40 +114,39 @@ def _sm_events(side: str, kernel: KernelRecord, capture: Capture, start_us: floa
         tid = sm + 1
         if occ.full_waves:
             yield {
-                "ph": "X", "name": name, "cat": "derived", "pid": _SM_PID[side], "tid": tid, "ts": round(start_us, 4),
-                "dur": round(wave_us * occ.full_waves, 4),
+                "ph": "X", "name": name, "cat": "derived", "pid": _SM_PID[side], "tid": tid, **_span(start_ns, full_ns),
                 "args": {**common, "waves": f"1-{occ.full_waves} of {occ.waves:.2f}", "resident_blocks": occ.blocks_per_sm},
             }
         tail = occ.tail_blocks_on(sm)
         if tail:
             yield {
-                "ph": "X", "name": f"{name} (tail)", "cat": "derived", "pid": _SM_PID[side], "tid": tid,
-                "ts": round(start_us + wave_us * occ.full_waves, 4), "dur": round(wave_us, 4),
+                "ph": "X", "name": f"{name} (tail: {tail} of {occ.blocks_per_sm} slots)", "cat": "derived", "pid": _SM_PID[side], "tid": tid,
+                **_span(start_ns + full_ns, dur_ns - full_ns),
                 "args": {**common, "waves": f"wave {waves}, the tail: {occ.tail_blocks} of {occ.concurrent_blocks} slots used", "resident_blocks": tail},
             }
 
 
 def _fusion_events(
-    side: str, capture: Capture, fusion: FusionRecord, label: str, start_us: float,
+    side: str, capture: Capture, fusion: FusionRecord, label: str, start_ns: int,
     kernel_verdicts: dict[int, TimingVerdict | None], fusion_verdict: TimingVerdict | None,
 ) -> tuple[list[dict[str, Any]], float]:
-    """Events of one fusion on one side starting at ``start_us``, and its length (us)."""
+    """Events of one fusion on one side starting at ``start_ns``, and its length (ns)."""
     events = []
-    cursor = start_us
+    cursor = start_ns
     for kernel in sorted(fusion.kernels, key=lambda k: k.order):
-        dur = max(_us(kernel.timing.median_ns), 0.001)
+        median = kernel.timing.median_ns
+        dur = max(round(median), 2) if median == median else 2
         args = {**_kernel_args(fusion, kernel, capture, label), **_verdict_args(kernel_verdicts.get(kernel.order))}
         events.append(
             {"ph": "X", "name": kernel.normalized_name, "cat": "kernel", "pid": _PID[side], "tid": _TID_KERNELS,
-             "ts": round(cursor, 4), "dur": dur, "args": args}
+             **_span(cursor, dur), "args": args}
         )
         events.extend(_sm_events(side, kernel, capture, cursor, dur))
         cursor += dur
-    length = cursor - start_us
+    length = cursor - start_ns
     name = f"{fusion.name} [{fusion.trace}]" if fusion.trace else fusion.name
     events.append(
-        {"ph": "X", "name": name, "cat": "fusion", "pid": _PID[side], "tid": _TID_FUSIONS, "ts": round(start_us, 4),
-         "dur": round(max(length, 0.001), 4),
+        {"ph": "X", "name": name, "cat": "fusion", "pid": _PID[side], "tid": _TID_FUSIONS, **_span(start_ns, length),
          "args": {"pair": label, "median_us": _us(fusion.timing.median_ns), "kernels": len(fusion.kernels),
                   "inputs": [c.input_text(t) for t in fusion.inputs], **_verdict_args(fusion_verdict)}}
     )
@@ -174,7 +181,7 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
         events += [_meta("thread_name", _SM_PID[side], sm + 1, name=f"SM {sm}") for sm in range(env.sm_count or 0)]
         events += [_meta("thread_sort_index", _SM_PID[side], sm + 1, sort_index=sm + 1) for sm in range(env.sm_count or 0)]
 
-    cursor = 0.0
+    cursor = 0
     for pair in result.pairs:
         lengths = []
         for side, fusion in (("A", report.fusion_a(pair)), ("B", report.fusion_b(pair))):
@@ -183,14 +190,14 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
             )
             events += side_events
             lengths.append(length)
-        cursor += max(lengths) + GAP_US
+        cursor += max(lengths) + GAP_NS
     ends = {"A": cursor, "B": cursor}
     for unmatched in result.unmatched:
         capture = captures[unmatched.side]
         fusion = next(f for f in capture.fusions if f.key == unmatched.key)
         side_events, length = _fusion_events(unmatched.side, capture, fusion, f"{unmatched.name} (only in {unmatched.side})", ends[unmatched.side], {}, None)
         events += side_events
-        ends[unmatched.side] += length + GAP_US
+        ends[unmatched.side] += length + GAP_NS
 
     return {
         "traceEvents": events,
