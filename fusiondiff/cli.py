@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from fusiondiff import __version__
 from fusiondiff.errors import FusionDiffError, OutputError
@@ -37,6 +37,8 @@ Thunder session, and reconstructed, from its repro script in a fresh process.
   fusiondiff replay repro.py -o replay.json     record the fusion a repro script builds
   fusiondiff diff live.json replay.json         say whether they differ, and why
   fusiondiff show live.json                     summarise one capture
+  fusiondiff report live.json replay.json -o report.html
+                                                the diff as Markdown, HTML or Perfetto trace
   fusiondiff demo                               the seed case: live demo on a GPU,
                                                 bundled H200 captures elsewhere
 """
@@ -140,16 +142,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("show", help="summarise one capture", description="Print a summary of a capture file.")
     p.add_argument("capture", help="capture file (.json)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="text summary (default) or the capture record as JSON")
+    p.add_argument("--top", type=int, metavar="N", help="only the N fusions with the largest median time, largest first")
+    p.add_argument("--fusion", metavar="NAME", help="only the fusions of this name (or key)")
     p.set_defaults(handler=_cmd_show)
 
     p = sub.add_parser(
         "report",
-        help="render a diff as Markdown/HTML/Perfetto (not built yet)",
-        description="Full reports (rich terminal, Markdown/HTML with plots, Perfetto trace). Not built yet: "
-        "use `fusiondiff diff` for the text summary and JSON record.",
+        help="render a diff as Markdown, HTML, Perfetto trace, JSON record or text",
+        description="Render the diff of two captures (or a diff record written before with --format json) "
+        "as Markdown to paste into an issue, one self-contained HTML page with plots, a Perfetto trace "
+        "(ui.perfetto.dev) with a derived per-SM view, the JSON diff record, or the terminal text. "
+        "Paths in the report are relative to the captures' folder.",
     )
-    p.add_argument("inputs", nargs="*", help="captures or diff record")
-    p.set_defaults(handler=_not_built("report"))
+    p.add_argument("inputs", nargs="+", metavar="FILE", help="two captures (A B), or one diff record (.json)")
+    p.add_argument("--format", default=None, help="md, html, perfetto, json or text (default: from -o's suffix: .md, .html, .json for the diff record; else text)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
+    g = p.add_argument_group("narrowing (the verdict then speaks of the fusions shown)")
+    g.add_argument("--top", type=int, metavar="N", help="only the N matched fusions with the largest median gap")
+    g.add_argument("--fusion", metavar="NAME", help="only this fusion (name on either side, label or key)")
+    g.add_argument("--min-gap", type=float, metavar="US", help="only fusions whose medians differ by at least US microseconds")
+    p.set_defaults(handler=_cmd_report)
 
     p = sub.add_parser(
         "demo",
@@ -161,14 +174,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", default="fusiondiff-demo", help="where the live demo writes its captures")
     p.set_defaults(handler=_cmd_demo)
     return parser
-
-
-def _not_built(name: str) -> Callable[[argparse.Namespace], int]:
-    def handler(args: argparse.Namespace) -> int:
-        print(f"fusiondiff {name}: not built yet in fusiondiff {__version__}", file=sys.stderr)
-        return EXIT_ERROR
-
-    return handler
 
 
 def _protocol(args: argparse.Namespace):  # noqa: ANN202
@@ -257,26 +262,81 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     # Read both before importing the differ (scipy takes a second or two): a bad file fails at once.
     a, b = load_capture(args.a), load_capture(args.b)
     from fusiondiff.diff.core import describe_source, diff
-    from fusiondiff.report.diff_text import render_diff_json, render_diff_text
+    from fusiondiff.report.diff_text import render_diff_text
 
     result = diff(a, b, source_a=describe_source(args.a, a), source_b=describe_source(args.b, b))
     unwritten = None
+    record = None
+    if args.json or args.format == "json":
+        # the exported diff record: schema_version, both environments and protocols, the samples
+        from fusiondiff.report.interface import DiffReport
+        from fusiondiff.report.paths import display_paths
+        from fusiondiff.report.record import dumps_diff_record
+
+        path_a, path_b = display_paths([args.a, args.b])
+        record = dumps_diff_record(DiffReport(result, a, b, path_a, path_b))
     if args.json:
         try:
-            write_text(args.json, render_diff_json(result))
+            write_text(args.json, record)
         except OutputError as exc:
             unwritten = exc  # the report is still printed, then the error
-    _emit(render_diff_json(result) if args.format == "json" else render_diff_text(result))
+    _emit(record if args.format == "json" else render_diff_text(result))
     if unwritten is not None:
         raise unwritten
     return result.exit_code(strict=args.strict)
 
 
-def _cmd_show(args: argparse.Namespace) -> int:
-    from fusiondiff.report.text import render_capture_text
-    from fusiondiff.store import load_capture
+_SUFFIX_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json", ".txt": "text"}
 
-    _emit(render_capture_text(load_capture(args.capture)))
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from fusiondiff.report import FORMATS, get_renderer
+    from fusiondiff.report.record import open_report
+    from fusiondiff.store import check_not_input, write_text
+
+    name = args.format or _SUFFIX_FORMATS.get(Path(args.output).suffix.lower() if args.output else "", "text")
+    if name not in FORMATS:
+        raise FusionDiffError(f"unknown --format {name!r}; choose one of {', '.join(FORMATS)}")
+    from fusiondiff.report.filters import Selection, select
+
+    renderer = get_renderer(name)
+    if args.output:
+        check_not_input(args.output, list(args.inputs))
+    report = open_report(args.inputs)
+    min_gap_ns = None if args.min_gap is None else args.min_gap * 1000
+    text = renderer.render(select(report, Selection(top=args.top, fusion=args.fusion, min_gap_ns=min_gap_ns)))
+    if args.output:
+        write_text(args.output, text)
+        print(f"wrote {args.output} ({name})", file=sys.stderr)
+    else:
+        _emit(text)
+    return report.result.exit_code(strict=getattr(args, "strict", False))
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    import dataclasses
+    import math
+
+    from fusiondiff.report.text import render_capture_text
+    from fusiondiff.store import dumps_capture, load_capture
+
+    capture = load_capture(args.capture)
+    fusions = list(capture.fusions)
+    if args.fusion is not None:
+        fusions = [f for f in fusions if args.fusion in (f.name, f.key)]
+        if not fusions:
+            names = ", ".join(dict.fromkeys(f.name for f in capture.fusions))
+            raise FusionDiffError(f"no fusion named {args.fusion!r} in {args.capture}; it holds: {names}")
+    if args.top is not None:
+        if args.top < 1:
+            raise FusionDiffError("--top needs a number of fusions, 1 or more")
+        fusions = sorted(fusions, key=lambda f: -1.0 if math.isnan(f.timing.median_ns) else f.timing.median_ns, reverse=True)[: args.top]
+    shown = dataclasses.replace(capture, fusions=tuple(fusions))
+    if len(fusions) < len(capture.fusions):
+        print(f"fusiondiff show: {len(fusions)} of {len(capture.fusions)} fusion(s) shown", file=sys.stderr)
+    _emit(dumps_capture(shown) if args.format == "json" else render_capture_text(shown))
     return EXIT_OK
 
 

@@ -168,13 +168,17 @@ def test_cli_exit_1_on_a_finding_and_writes_json(tmp_path, capsys):
     code = main(["diff", write(tmp_path, "a.json", live()), write(tmp_path, "b.json", offset_replay()), "--json", str(out)])
     assert code == 1
     assert "1. [storage_offset, cause]" in capsys.readouterr().out
-    assert json.loads(out.read_text())["findings"][0]["rule"] == "storage_offset"
+    record = json.loads(out.read_text())
+    assert record["schema_version"] == 1 and record["record"] == "fusiondiff diff"
+    assert record["diff"]["findings"][0]["rule"] == "storage_offset" and record["exit_code"] == 1
+    assert set(record["sides"]) == {"A", "B"} and record["sides"]["A"]["protocol"]["samples"] == 30
+    assert record["samples"] and len(record["samples"][0]["a_ns"]) == 30
 
 
 def test_cli_exit_1_when_nothing_matched_and_json_on_stdout(tmp_path, capsys):
     code = main(["diff", write(tmp_path, "a.json", live()), write(tmp_path, "b.json", unrelated()), "--format", "json"])
     assert code == 1
-    data = json.loads(capsys.readouterr().out)
+    data = json.loads(capsys.readouterr().out)["diff"]
     assert data["pairs"] == [] and len(data["unmatched"]) == 2
 
 

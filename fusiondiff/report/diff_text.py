@@ -151,7 +151,8 @@ def _fusion_section(result: DiffResult) -> list[str]:
     return lines
 
 
-def _explains(f: Finding) -> str:
+def explains_text(f: Finding) -> str:
+    """What a finding explains, in words: its share of the gap, the cause it is evidence for, or nothing."""
     if f.explained_ns > 0:
         return f"explains {_us(f.explained_ns)} us"
     if f.caused_by:
@@ -162,7 +163,7 @@ def _explains(f: Finding) -> str:
 
 
 def _finding_lines(f: Finding, rules_by_rank: dict[int, str]) -> list[str]:
-    lines = [f"  {f.rank}. [{f.rule}, {f.role}] {f.title}  ({_explains(f)})"]
+    lines = [f"  {f.rank}. [{f.rule}, {f.role}] {f.title}  ({explains_text(f)})"]
     lines += [f"       {line}" for line in f.evidence]
     for heading, ranks in (("supported by", f.supported_by), ("follows from", f.caused_by)):
         if ranks:

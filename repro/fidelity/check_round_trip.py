@@ -48,7 +48,8 @@ def summarize(case: str, work: Path, codes: dict[str, int]) -> dict:
     diff_path = work / "diff.json"
     if not diff_path.exists():
         return summary
-    diff = json.loads(diff_path.read_text())
+    record = json.loads(diff_path.read_text())
+    diff = record["diff"]
     findings = diff["findings"]
     verdicts = [p["timing"]["verdict"] for p in diff["pairs"]]
     live = json.loads((work / "live.json").read_text())
@@ -62,8 +63,8 @@ def summarize(case: str, work: Path, codes: dict[str, int]) -> dict:
         cuda_source_findings=sum(len(f["kernels"]) for f in findings if f["rule"] == "cuda_source"),
         constant_findings=sum(1 for f in findings if f["rule"] == "constant_precision"),
         findings=[(f["rank"], f["rule"], f["role"], f["title"], round(f["explained_ns"])) for f in findings],
-        verdict=diff["verdict"],
-        diff_exit=diff["exit_code"],
+        verdict=record["verdict"],
+        diff_exit=record["exit_code"],
         failed=[p["label"] for p in diff["pairs"] if p["failed"]],
     )
     return summary

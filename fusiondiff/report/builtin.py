@@ -1,0 +1,32 @@
+"""The two renderers that were there before the registry, as registry entries: the terminal
+summary (:func:`fusiondiff.report.diff_text.render_diff_text`) and the diff record as JSON."""
+
+from __future__ import annotations
+
+from fusiondiff.report.interface import DiffReport, Renderer
+
+
+class TextRenderer(Renderer):
+    name = "text"
+    suffix = ".txt"
+    description = "the terminal summary: verdict, fusions, ranked findings"
+
+    def render(self, report: DiffReport) -> str:
+        from fusiondiff.report.diff_text import render_diff_text
+
+        text = render_diff_text(report.result)
+        return f"({report.selection})\n{text}" if report.selection else text
+
+
+class JsonRenderer(Renderer):
+    name = "json"
+    suffix = ".json"
+    description = "the diff record: diff, both environments and protocols, samples, captures"
+
+    def render(self, report: DiffReport) -> str:
+        from fusiondiff.report.interface import ReportError
+        from fusiondiff.report.record import dumps_diff_record
+
+        if report.selection:
+            raise ReportError("the diff record is always whole: leave out --top, --fusion and --min-gap with --format json")
+        return dumps_diff_record(report)

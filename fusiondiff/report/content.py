@@ -1,0 +1,394 @@
+"""What the Markdown and HTML reports show, worked out once: rows and text blocks, no markup.
+
+Both documents carry the same content (verdict, ranked findings, the fusion and kernel table, both
+environments side by side, recorded differences, unified diffs of definitions and CUDA sources);
+only the markup differs. Times stay in nanoseconds here; :func:`us` is the unit the documents use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from fusiondiff.diff.model import Finding, FusionPair, PropertyChange, TimingVerdict
+from fusiondiff.model import Capture, KernelRecord, LaunchConfig, TensorMeta, parse_kernel_name
+from fusiondiff.report.interface import DiffReport
+from fusiondiff.report.paths import scrub_paths
+
+MAX_PROPERTY_ROWS = 60
+"""Recorded differences listed in a document; the diff record holds all of them."""
+
+
+def us(ns: float | None) -> str:
+    """Nanoseconds as microseconds with two decimals (``-`` when unknown)."""
+    return "-" if ns is None or math.isnan(ns) else f"{ns / 1000:.2f}"
+
+
+def ratio(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.2f}x"
+
+
+P_VALUE_DASH = "- where the median gap is within the noise floor, so no test was needed"
+
+
+def p_value(p: float | None) -> str:
+    return "-" if p is None else f"{p:.1e}"
+
+
+def dims(d: tuple[int, ...] | None) -> str:
+    return "-" if d is None else "x".join(str(v) for v in d)
+
+
+def launch_parts(launch: LaunchConfig) -> list[str]:
+    """``["grid 4096x1x1", "block 512x1x1", "31 regs", "smem 256 B"]`` (what is known of it)."""
+    parts = [f"grid {dims(launch.grid)}", f"block {dims(launch.block)}"]
+    if launch.registers_per_thread is not None:
+        parts.append(f"{launch.registers_per_thread} regs")
+    if launch.shared_mem_bytes is not None:
+        parts.append(f"smem {launch.shared_mem_bytes} B")
+    if launch.cluster and any(v > 1 for v in launch.cluster):
+        parts.append(f"cluster {dims(launch.cluster)}")
+    return parts
+
+
+def launch_text(launch: LaunchConfig) -> str:
+    """``grid 4096x1x1, block 512x1x1, 31 regs, smem 256 B``."""
+    return ", ".join(launch_parts(launch))
+
+
+def input_text(t: TensorMeta) -> str:
+    """``bfloat16[4, 1024, 4096] offset 1, align 2 B`` (strides only when not contiguous)."""
+    if t.kind == "scalar":
+        return f"{t.dtype} = {t.scalar_value}"
+    text = f"{t.dtype.replace('torch.', '')}[{', '.join(str(s) for s in t.shape)}]"
+    if not t.is_contiguous:
+        text += f" stride ({', '.join(str(s) for s in t.stride)})"
+    if t.storage_offset:
+        text += f" offset {t.storage_offset}"
+    text += f", align {t.alignment_bytes} B"
+    if t.min_value is not None:
+        text += f", values {t.min_value:g}..{t.max_value:g}"
+    return text
+
+
+def value_text(value: Any) -> str:
+    """A recorded value as a short string (``None`` as ``unset``)."""
+    if value is None:
+        return "unset"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(value_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items()) or "{}"
+    if isinstance(value, str) and _HASH.fullmatch(value):
+        return value[:12] + "…"
+    return str(value)
+
+
+_HASH = re.compile(r"[0-9a-f]{32,}")
+"""A sha256 (source, definition): its first 12 digits tell two apart in a report."""
+
+
+@dataclass(frozen=True)
+class SideRow:
+    """One line of the side-by-side table of the two captures."""
+
+    name: str
+    a: str
+    b: str
+    differs: bool
+
+
+def sides(report: DiffReport) -> list[SideRow]:
+    """Which files, what ran, where and when: the two captures side by side."""
+    a, b = report.a, report.b
+    rows = [
+        ("capture file", report.path_a or "-", report.path_b or "-"),
+        ("kind", a.kind, b.kind),
+        ("what ran", scrub_paths(a.source) or "-", scrub_paths(b.source) or "-"),
+        ("recorded at", a.environment.recorded_at or "-", b.environment.recorded_at or "-"),
+        ("fusions recorded", str(len(a.fusions)), str(len(b.fusions))),
+    ]
+    return [SideRow(name, va, vb, False) for name, va, vb in rows]
+
+
+_ENVIRONMENT_SHOWN = (
+    ("GPU", "gpu_name", ""),
+    ("compute capability", "compute_capability", ""),
+    ("SMs", "sm_count", ""),
+    ("L2", "l2_bytes", "MiB"),
+    ("SM clock at start", "sm_clock_mhz", "MHz"),
+    ("max SM clock", "max_sm_clock_mhz", "MHz"),
+    ("memory clock", "memory_clock_mhz", "MHz"),
+    ("driver", "driver_version", ""),
+    ("CUDA", "cuda_version", ""),
+    ("torch", "torch_version", ""),
+    ("nvFuser", "nvfuser_version", ""),
+    ("Thunder", "thunder_version", ""),
+    ("Python", "python_version", ""),
+    ("fusiondiff", "fusiondiff_version", ""),
+    ("NVFUSER_* variables", "nvfuser_env", ""),
+)
+_PROTOCOL_SHOWN = (
+    ("timing method", "method", ""),
+    ("warm-up runs", "warmup", ""),
+    ("samples", "samples", ""),
+    ("L2 before each sample", "l2_mode", ""),
+    ("L2 flush buffer", "flush_bytes", "MiB"),
+    ("timed on input copies", "on_copies", ""),
+)
+
+
+def _with_unit(value: Any, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "MiB":
+        return f"{value / 2**20:.0f} MiB"
+    if unit:
+        return f"{value} {unit}"
+    return value_text(value) if value != {} else "none"
+
+
+def environment_rows(report: DiffReport) -> list[SideRow]:
+    """Both environments and timing protocols, property by property (host names left out: they
+    say nothing about speed and are the recording machine's)."""
+    rows = []
+    for shown, record_a, record_b in (
+        (_ENVIRONMENT_SHOWN, report.a.environment, report.b.environment),
+        (_PROTOCOL_SHOWN, report.a.protocol, report.b.protocol),
+    ):
+        for name, field, unit in shown:
+            va, vb = getattr(record_a, field), getattr(record_b, field)
+            rows.append(SideRow(name, _with_unit(va, unit), _with_unit(vb, unit), va != vb))
+    return rows
+
+
+@dataclass(frozen=True)
+class TimingRow:
+    """One line of the fusion and kernel table."""
+
+    fusion: str
+    kernel: str | None
+    """``None`` for the fusion's own line."""
+    timing: TimingVerdict | None
+    """``None`` for a kernel launched on one side only."""
+    launch_a: str
+    launch_b: str
+    note: str = ""
+    parts_a: tuple[str, ...] = ()
+    """The launch configuration in parts (:func:`launch_parts`), for documents that mark what differs."""
+    parts_b: tuple[str, ...] = ()
+    """What else differs: launch fields, source, ``only in A``."""
+
+
+def _kernel_note(changes: tuple[PropertyChange, ...]) -> str:
+    return ", ".join(sorted({c.path.split(".")[-1].replace("source_hash", "CUDA source") for c in changes}))
+
+
+def timing_rows(report: DiffReport) -> list[TimingRow]:
+    """Per matched fusion its line, then its kernels' lines (matched ones, then one-sided ones)."""
+    rows = []
+    for pair in report.result.pairs:
+        fa, fb = report.fusion_a(pair), report.fusion_b(pair)
+        inputs = "inputs differ" if any(c.category == "inputs" for c in pair.changes) else ""
+        counts = ("", "") if len(fa.kernels) == len(fb.kernels) else (f"{len(fa.kernels)} kernel(s)", f"{len(fb.kernels)} kernel(s)")
+        rows.append(TimingRow(pair.label, None, pair.timing, *counts, inputs))
+        for kernel in pair.kernels:
+            ka, kb = report.kernel_records(pair, kernel)
+            rows.append(
+                TimingRow(
+                    pair.label, kernel.normalized_name, kernel.timing, launch_text(ka.launch), launch_text(kb.launch),
+                    _kernel_note(kernel.changes), tuple(launch_parts(ka.launch)), tuple(launch_parts(kb.launch)),
+                )
+            )
+        for only in pair.unmatched_kernels:
+            record = _kernel_on(report, pair, only.side, only.order)
+            launch = launch_text(record.launch) if record else "-"
+            rows.append(
+                TimingRow(
+                    pair.label, only.normalized_name, None, launch if only.side == "A" else "-", launch if only.side == "B" else "-",
+                    f"only in {only.side} ({us(only.median_ns)} us)",
+                )
+            )
+    return rows
+
+
+def launch_change(row: TimingRow) -> str:
+    """A's launch, and of B's only what differs: ``grid 4096x1x1, block 512x1x1, 31 regs → block
+    128x1x1, 40 regs`` (the whole of B's where the two are not known field for field)."""
+    if row.launch_a == row.launch_b:
+        return row.launch_a
+    if row.parts_a and len(row.parts_a) == len(row.parts_b):
+        changed = [b for a, b in zip(row.parts_a, row.parts_b) if a != b]
+        return f"{row.launch_a} → {', '.join(changed)}"
+    return f"{row.launch_a} → {row.launch_b}"
+
+
+def _kernel_on(report: DiffReport, pair: FusionPair, side: str, order: int) -> KernelRecord | None:
+    fusion = report.fusion_a(pair) if side == "A" else report.fusion_b(pair)
+    return next((k for k in fusion.kernels if k.order == order), None)
+
+
+@dataclass(frozen=True)
+class PropertyRow:
+    where: str
+    """Fusion label (and kernel), or ``capture`` for capture-wide differences."""
+    path: str
+    a: str
+    b: str
+    category: str
+
+
+def property_rows(report: DiffReport) -> list[PropertyRow]:
+    """Every recorded property that differs: capture-wide, per fusion, per kernel."""
+    rows = [PropertyRow("capture", c.path, value_text(c.a), value_text(c.b), c.category) for c in report.result.changes]
+    for pair in report.result.pairs:
+        rows += [PropertyRow(pair.label, c.path, value_text(c.a), value_text(c.b), c.category) for c in pair.changes]
+        for kernel in pair.kernels:
+            rows += [
+                PropertyRow(f"{pair.label} / {kernel.normalized_name}", c.path, value_text(c.a), value_text(c.b), c.category)
+                for c in kernel.changes
+            ]
+    return rows
+
+
+@dataclass(frozen=True)
+class TextDiff:
+    """A unified diff of two texts (definitions, CUDA sources) of one fusion or kernel."""
+
+    title: str
+    lines: tuple[str, ...]
+    """``difflib.unified_diff`` lines, headers included; empty when the texts are the same."""
+    note: str = ""
+
+    @property
+    def added(self) -> int:
+        return sum(1 for line in self.lines[2:] if line.startswith("+"))
+
+    @property
+    def removed(self) -> int:
+        return sum(1 for line in self.lines[2:] if line.startswith("-"))
+
+
+_VALUE_NAME = re.compile(r"\b[A-Za-z]{1,2}\d+\b")
+"""Names that nvFuser numbers as it builds (``tv6``, ``c44``, ``T82``, ``i13``, ``b10``): they shift
+when one statement is added, so lines are lined up with them blanked out."""
+
+NAME_BLIND_NOTE = "lines are lined up ignoring numbered value names (tv6, T82, i13...), which shift when a statement is added"
+
+
+def unified(text_a: str, text_b: str, name_a: str, name_b: str, context: int = 3) -> tuple[str, ...]:
+    """A unified diff of two texts in which lines differing only in numbered value names count as
+    the same line (shown as A has it): what remains is what was added, removed or changed."""
+    lines_a, lines_b = text_a.splitlines(), text_b.splitlines()
+    keys_a = [_VALUE_NAME.sub("#", line) for line in lines_a]
+    keys_b = [_VALUE_NAME.sub("#", line) for line in lines_b]
+    out: list[str] = []
+    for group in difflib.SequenceMatcher(None, keys_a, keys_b, autojunk=False).get_grouped_opcodes(context):
+        first, last = group[0], group[-1]
+        out.append(f"@@ -{_span(first[1], last[2])} +{_span(first[3], last[4])} @@")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [" " + line for line in lines_a[i1:i2]]
+                continue
+            out += ["-" + line for line in lines_a[i1:i2]]
+            out += ["+" + line for line in lines_b[j1:j2]]
+    return (f"--- {name_a}", f"+++ {name_b}", *out) if out else ()
+
+
+def _span(start: int, stop: int) -> str:
+    length = stop - start
+    return f"{start + 1 if length else start},{length}" if length != 1 else f"{start + 1}"
+
+
+def definition_diffs(report: DiffReport) -> list[TextDiff]:
+    """The printed definitions of every matched pair whose text differs."""
+    diffs = []
+    for pair in report.result.pairs:
+        fa, fb = report.fusion_a(pair), report.fusion_b(pair)
+        if fa.definition == fb.definition:
+            continue
+        lines = unified(fa.definition, fb.definition, f"A/{fa.name}", f"B/{fb.name}")
+        if not lines:
+            continue
+        graph = (
+            "the same fusion graph (equal structural hash): statement order or no-op casts differ"
+            if fa.structure_hash == fb.structure_hash
+            else "different fusion graphs (structural hashes differ)"
+        )
+        diffs.append(TextDiff(pair.label, lines, f"{graph}; {NAME_BLIND_NOTE}"))
+    return diffs
+
+
+def _sources_by_kernel(sources: dict[str, str]) -> dict[str, tuple[str, str]]:
+    return {parse_kernel_name(name)[0]: (name, text) for name, text in sources.items()}
+
+
+def source_diffs(report: DiffReport) -> tuple[list[TextDiff], list[str]]:
+    """Unified diffs of the generated CUDA source of matched kernels whose source differs, where
+    both sides captured it; and the kernels whose source differs (by hash) but was not captured."""
+    diffs, missing = [], []
+    for pair in report.result.pairs:
+        sources_a = _sources_by_kernel(report.fusion_a(pair).cuda_sources)
+        sources_b = _sources_by_kernel(report.fusion_b(pair).cuda_sources)
+        for kernel in pair.kernels:
+            differs = any(c.category == "source" for c in kernel.changes)
+            name = kernel.normalized_name
+            if name in sources_a and name in sources_b:
+                (raw_a, text_a), (raw_b, text_b) = sources_a[name], sources_b[name]
+                lines = unified(text_a, text_b, f"A/{raw_a}.cu", f"B/{raw_b}.cu")
+                if lines:
+                    diffs.append(TextDiff(f"{pair.label} / {name}", lines, NAME_BLIND_NOTE))
+            elif differs:
+                missing.append(f"{pair.label} / {name}")
+    return diffs, missing
+
+
+def findings(report: DiffReport) -> tuple[Finding, ...]:
+    return report.result.findings
+
+
+def finding_links(finding: Finding) -> list[tuple[str, tuple[int, ...]]]:
+    """``supported by`` and ``follows from`` with the ranks they name, where there are any."""
+    return [(name, ranks) for name, ranks in (("supported by", finding.supported_by), ("follows from", finding.caused_by)) if ranks]
+
+
+def scrubbed(text: str) -> str:
+    """Any text from a record, its absolute paths cut to file names."""
+    return scrub_paths(text)
+
+
+def clean_report(report: DiffReport) -> DiffReport:
+    """``report`` with absolute paths taken out of what the documents print verbatim: capture
+    sources, warnings, finding evidence and diff sources."""
+    result = report.result
+    result = dataclasses.replace(
+        result,
+        source_a=scrubbed(result.source_a),
+        source_b=scrubbed(result.source_b),
+        warnings=tuple(scrubbed(w) for w in result.warnings),
+        findings=tuple(
+            dataclasses.replace(f, title=scrubbed(f.title), evidence=tuple(scrubbed(e) for e in f.evidence)) for f in result.findings
+        ),
+    )
+    return dataclasses.replace(report, result=result)
+
+
+def samples_of(report: DiffReport) -> Iterator[tuple[str, str | None, tuple[float, ...], tuple[float, ...]]]:
+    """(fusion label, kernel name or None, samples of A, samples of B), for the plots."""
+    for pair in report.result.pairs:
+        fa, fb = report.fusion_a(pair), report.fusion_b(pair)
+        yield pair.label, None, fa.timing.samples_ns, fb.timing.samples_ns
+        for kernel in pair.kernels:
+            ka, kb = report.kernel_records(pair, kernel)
+            yield pair.label, kernel.normalized_name, ka.timing.samples_ns, kb.timing.samples_ns
+
+
+def capture_warnings(capture: Capture) -> list[str]:
+    return [scrubbed(w) for w in capture.warnings] + [
+        scrubbed(f"{f.name}: {w}") for f in capture.fusions for w in f.warnings
+    ]

@@ -1,0 +1,82 @@
+"""Narrowing a report to some fusions: ``--top N``, ``--fusion NAME``, ``--min-gap US``.
+
+A selection restricts the diff to the matched fusions it picks: the fusion table, the findings
+that name them, their definition and source diffs, their trace events. The verdict then speaks of
+those fusions, and every renderer says that the report is narrowed and how
+(:attr:`DiffReport.selection`); the exit code of ``fusiondiff report`` stays that of the whole diff.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from fusiondiff.diff.model import FusionPair
+from fusiondiff.report.interface import DiffReport, ReportError
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which matched fusions a report shows. Empty: all of them."""
+
+    top: int | None = None
+    """Only the N fusions with the largest median gap (either way), largest first."""
+    fusion: str | None = None
+    """Only the fusion of this name (on either side), label or key."""
+    min_gap_ns: float | None = None
+    """Only fusions whose medians differ by at least this much (either way)."""
+
+    def __bool__(self) -> bool:
+        return self.top is not None or self.fusion is not None or self.min_gap_ns is not None
+
+    def describe(self) -> str:
+        """``--top 3, --min-gap 1.00 us`` (how it was asked for)."""
+        parts = []
+        if self.fusion is not None:
+            parts.append(f"--fusion {self.fusion}")
+        if self.min_gap_ns is not None:
+            parts.append(f"--min-gap {self.min_gap_ns / 1000:.2f} us")
+        if self.top is not None:
+            parts.append(f"--top {self.top}")
+        return ", ".join(parts)
+
+
+def _gap_ns(pair: FusionPair) -> float:
+    gap = abs(pair.timing.gap_ns)
+    return 0.0 if math.isnan(gap) else gap
+
+
+def _names(report: DiffReport, pair: FusionPair) -> set[str]:
+    return {pair.label, pair.key_a, pair.key_b, report.fusion_a(pair).name, report.fusion_b(pair).name}
+
+
+def select(report: DiffReport, selection: Selection) -> DiffReport:
+    """``report`` narrowed to the fusions ``selection`` picks (unchanged when it is empty)."""
+    if not selection:
+        return report
+    if selection.top is not None and selection.top < 1:
+        raise ReportError("--top needs a number of fusions, 1 or more")
+    result = report.result
+    pairs = list(result.pairs)
+    unmatched = result.unmatched
+    if selection.fusion is not None:
+        pairs = [p for p in pairs if selection.fusion in _names(report, p)]
+        unmatched = tuple(u for u in unmatched if selection.fusion in (u.name, u.key))
+        if not pairs and not unmatched:
+            known = ", ".join(dict.fromkeys(report.fusion_a(p).name for p in result.pairs))
+            raise ReportError(f"no fusion named {selection.fusion!r} in this diff; the matched ones are: {known}")
+    if selection.min_gap_ns is not None:
+        pairs = [p for p in pairs if _gap_ns(p) >= selection.min_gap_ns]
+    if selection.top is not None:
+        pairs = sorted(pairs, key=_gap_ns, reverse=True)[: selection.top]
+    if selection.top is not None or selection.min_gap_ns is not None:
+        unmatched = unmatched if selection.fusion is not None else ()
+    labels = {p.label for p in pairs}
+    findings = tuple(f for f in result.findings if labels & set(f.fusions))
+    narrowed = dataclasses.replace(result, pairs=tuple(pairs), unmatched=unmatched, findings=findings)
+    note = (
+        f"narrowed by {selection.describe()}: {len(pairs)} of {len(result.pairs)} matched fusion(s), "
+        f"{len(findings)} of {len(result.findings)} finding(s); the verdict speaks of these"
+    )
+    return dataclasses.replace(report, result=narrowed, selection=note)

@@ -1,0 +1,340 @@
+"""HTML report: one self-contained page, readable offline.
+
+The same content as the Markdown report, plus each fusion's and kernel's sample distributions of
+both sides as inline SVG plots, and coloured unified diffs. Everything is inline (CSS, SVG); the
+page loads nothing, so it can be mailed, attached to an issue or opened years later.
+:func:`capture_html` and :func:`diff_html_fragment` are the pieces notebooks show (``_repr_html_``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from html import escape
+
+from fusiondiff.model import Capture
+from fusiondiff.report import content as c
+from fusiondiff.report.diff_text import explains_text
+from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
+from fusiondiff.report.plots import COLOR_A, COLOR_B, strip_plot_svg
+
+CSS = f"""
+.fd {{ font-family: -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: #1d2125;
+  font-size: 14px; line-height: 1.45; }}
+body.fdpage {{ margin: 0; background: #f6f7f9; }}
+.fdpage main {{ max-width: 1320px; margin: 0 auto; padding: 24px 28px 40px; background: #fff; }}
+.fd h1 {{ font-size: 22px; margin: 0 0 12px; }}
+.fd h2 {{ font-size: 17px; margin: 28px 0 10px; padding-bottom: 4px; border-bottom: 1px solid #e3e5e8; }}
+.fd .verdict {{ padding: 10px 14px; border-radius: 6px; font-size: 15px; margin: 8px 0 16px; }}
+.fd .verdict.ok {{ background: #e8f5e9; border-left: 5px solid #2e7d32; }}
+.fd .verdict.bad {{ background: #fff4e5; border-left: 5px solid #e08a00; }}
+.fd .sides {{ display: grid; grid-template-columns: 1fr 1fr; gap: 14px; }}
+.fd .side {{ border: 1px solid #e3e5e8; border-radius: 6px; padding: 10px 14px; }}
+.fd .side h3 {{ margin: 0 0 6px; font-size: 15px; }}
+.fd .side.a h3 {{ color: {COLOR_A}; }} .fd .side.b h3 {{ color: {COLOR_B}; }}
+.fd .side dl {{ display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 0; }}
+.fd .side dt {{ color: #5b6470; white-space: nowrap; }} .fd .side dd {{ margin: 0; overflow-wrap: anywhere; }}
+/* table.fdt: specific enough to win over notebook front ends' table styles (JupyterLab right-aligns cells) */
+.fd table.fdt {{ border-collapse: collapse; margin: 6px 0; }}
+.fd table.fdt th, .fd table.fdt td {{ border-bottom: 1px solid #eceef0; padding: 4px 10px; text-align: left; vertical-align: middle; }}
+.fd table.fdt th {{ background: #f3f4f6; font-weight: 600; white-space: nowrap; }}
+.fd table.fdt.timings td:first-child {{ white-space: nowrap; }}
+.fd table.fdt td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
+.fd table.fdt tr.kernel td:first-child {{ padding-left: 26px; color: #3c434b; }}
+.fd table.fdt tr.fusion td {{ border-top: 1px solid #cfd3d8; }}
+.fd table.fdt tr.fusion td:first-child {{ font-weight: 600; }}
+.fd table.fdt tr.differs td {{ background: #fff8e1; }}
+.fd .v {{ font-weight: 600; font-size: 12px; padding: 1px 6px; border-radius: 3px; white-space: nowrap; }}
+.fd .v.SAME {{ background: #e8f5e9; color: #2e7d32; }} .fd .v.SLOWER {{ background: #fdecea; color: #b3261e; }}
+.fd .v.FASTER {{ background: #e3f0fc; color: #1f5fa8; }} .fd .v.AMBIGUOUS {{ background: #f3e5f5; color: #7b1fa2; }}
+.fd .launch {{ font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }}
+.fd .launch > div {{ min-width: 240px; }} .fd .launch span {{ white-space: nowrap; }} .fd .launch i {{ font-style: normal; color: #5b6470; }}
+.fd .launch .chg {{ font-weight: 700; background: #fff1c2; }}
+.fd code, .fd pre {{ font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }}
+.fd ol.findings {{ padding-left: 0; list-style: none; }}
+.fd ol.findings > li {{ border: 1px solid #e3e5e8; border-radius: 6px; padding: 8px 14px; margin: 8px 0; }}
+.fd .rank {{ display: inline-block; min-width: 22px; text-align: center; background: #1d2125; color: #fff;
+  border-radius: 11px; font-size: 12px; margin-right: 6px; }}
+.fd .role {{ font-size: 12px; padding: 1px 6px; border-radius: 3px; background: #eceef0; margin-left: 6px; }}
+.fd .role.cause {{ background: #fdecea; color: #b3261e; }} .fd .role.setup {{ background: #fff4e5; color: #8a5300; }}
+.fd .role.consequence {{ background: #e3f0fc; color: #1f5fa8; }}
+.fd .meta {{ color: #5b6470; font-size: 13px; }}
+.fd ul.evidence {{ margin: 4px 0 2px; }}
+.fd details {{ margin: 6px 0; }} .fd summary {{ cursor: pointer; font-weight: 600; }}
+.fd pre.diff {{ background: #fafbfc; border: 1px solid #e3e5e8; padding: 8px; overflow-x: auto; line-height: 1.35; }}
+.fd pre.diff span {{ display: block; white-space: pre; }}
+.fd .add {{ background: #e6ffec; }} .fd .del {{ background: #ffebe9; }} .fd .hunk {{ color: #6f42c1; }}
+.fd .hdr {{ color: #5b6470; font-weight: 600; }}
+.fd .legend span {{ font-weight: 600; }} .fd .legend .a {{ color: {COLOR_A}; }} .fd .legend .b {{ color: {COLOR_B}; }}
+.fd svg.dist {{ display: block; }}
+.fd footer {{ margin-top: 28px; color: #5b6470; font-size: 12px; }}
+"""
+
+
+def _e(text: object) -> str:
+    return escape(str(text))
+
+
+def _verdict_badge(verdict: str, reason: str = "") -> str:
+    title = f' title="{_e(reason)}"' if reason else ""
+    return f'<span class="v {_e(verdict)}"{title}>{_e(verdict)}</span>'
+
+
+def _table(header: Sequence[str], rows: Iterable[str], cls: str = "") -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    return f'<table class="fdt {cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def _sides(report: DiffReport) -> str:
+    cards = []
+    for cls, label, capture, rows in (
+        ("a", report.result.label_a, report.a, [(r.name, r.a) for r in c.sides(report)]),
+        ("b", report.result.label_b, report.b, [(r.name, r.b) for r in c.sides(report)]),
+    ):
+        env = capture.environment
+        rows.append(("GPU", f"{env.gpu_name or '?'} ({env.sm_count or '?'} SMs), nvFuser {env.nvfuser_version or '?'}"))
+        items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows)
+        cards.append(f'<div class="side {cls}"><h3>{_e(label)}</h3><dl>{items}</dl></div>')
+    return f'<div class="sides">{"".join(cards)}</div>'
+
+
+def _findings(report: DiffReport) -> str:
+    found = report.result.findings
+    if not found:
+        return "<h2>Findings</h2><p>No finding: no recorded property differs in a way a rule explains.</p>"
+    rules = {f.rank: f.rule for f in found}
+    items = []
+    for f in found:
+        links = "; ".join(f"{name} " + ", ".join(f"#{r} <code>{_e(rules.get(r, '?'))}</code>" for r in ranks) for name, ranks in c.finding_links(f))
+        evidence = "".join(f"<li>{_e(line)}</li>" for line in f.evidence)
+        items.append(
+            f'<li><div><span class="rank">{f.rank}</span><strong>{_e(f.title)}</strong>'
+            f'<span class="role {_e(f.role)}">{_e(f.role)}</span></div>'
+            f'<div class="meta"><code>{_e(f.rule)}</code> · {_e(explains_text(f))}'
+            f"{' · ' + links if links else ''}</div>"
+            f'<ul class="evidence">{evidence}</ul></li>'
+        )
+    return f'<h2>Findings, ranked by the time they explain</h2><ol class="findings">{"".join(items)}</ol>'
+
+
+def _launch(row: c.TimingRow) -> str:
+    if row.launch_a == row.launch_b or not (row.parts_a and row.parts_b):
+        return f'<span class="launch">{_e(row.launch_a)}</span>' if row.launch_a == row.launch_b else (
+            f'<span class="launch"><div><i>A</i> {_e(row.launch_a)}</div><div><i>B</i> {_e(row.launch_b)}</div></span>'
+        )
+    same_shape = len(row.parts_a) == len(row.parts_b)
+    lines = []
+    for side, parts, other in (("A", row.parts_a, row.parts_b), ("B", row.parts_b, row.parts_a)):
+        marked = [
+            f'<span class="chg">{_e(p)}</span>' if same_shape and p != other[i] else f"<span>{_e(p)}</span>"
+            for i, p in enumerate(parts)
+        ]
+        lines.append(f"<div><i>{side}</i> {', '.join(marked)}</div>")
+    return f'<span class="launch">{"".join(lines)}</span>'
+
+
+def _timing_table(report: DiffReport) -> str:
+    rows = c.timing_rows(report)
+    if not rows:
+        return ""
+    plots = {(fusion, kernel): strip_plot_svg(a, b, width=280) for fusion, kernel, a, b in c.samples_of(report)}
+    body = []
+    for r in rows:
+        t = r.timing
+        cells = (
+            [c.us(t.median_a_ns), c.us(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value)] if t else ["", "", "", ""]
+        )
+        name = r.fusion if r.kernel is None else r.kernel
+        note = f'<div class="meta">differs: {_e(r.note)}</div>' if r.note else ""
+        # a fusion of one kernel has that kernel's samples: one plot is enough
+        single = r.kernel is None and sum(1 for x in rows if x.fusion == r.fusion and x.kernel is not None) == 1
+        plot = "" if single else plots.get((r.fusion, r.kernel), "")
+        body.append(
+            f'<tr class="{"fusion" if r.kernel is None else "kernel"}"><td>{_e(name)}</td>'
+            + "".join(f'<td class="num">{_e(v)}</td>' for v in cells)
+            + f"<td>{_verdict_badge(t.verdict, t.reason) if t else ''}</td><td>{plot}</td><td>{_launch(r)}{note}</td></tr>"
+        )
+    legend = (
+        f'<p class="legend">Distributions: <span class="a">A</span> = {_e(report.result.label_a)}, '
+        f'<span class="b">B</span> = {_e(report.result.label_b)}; each dot a sample, the box its interquartile '
+        "range, the bar its median; each row has its own axis (hover a plot for its numbers, a verdict for its reason).</p>"
+    )
+    header = ["fusion / kernel", "A median (us)", "B median (us)", "B/A", "p-value", "verdict (B vs A)", "samples (us)", "launch, what else differs"]
+    return "<h2>Fusions and kernels</h2>" + legend + _table(header, body, "timings")
+
+
+def _unmatched(report: DiffReport) -> str:
+    result = report.result
+    if not result.unmatched:
+        return ""
+    if result.b_replays_subset:
+        names = ", ".join(f"{u.name} [{u.trace}]" if u.trace else u.name for u in result.not_replayed)
+        return f"<h2>Not replayed by B</h2><p>{len(result.not_replayed)} fusion(s) of A: {_e(names)}</p>"
+    rows = [
+        f"<tr><td>{_e(u.side)}</td><td>{_e(u.name)}</td><td>{_e(u.trace or '-')}</td><td class=\"num\">{c.us(u.median_ns)}</td><td>{_e(u.reason)}</td></tr>"
+        for u in result.unmatched
+    ]
+    return "<h2>Unmatched fusions</h2>" + _table(["side", "fusion", "trace", "median (us)", "why"], rows)
+
+
+def _environments(report: DiffReport) -> str:
+    rows = c.environment_rows(report)
+    body = [
+        f'<tr class="{"differs" if r.differs else ""}"><td>{_e(r.name)}</td><td>{_e(r.a)}</td><td>{_e(r.b)}</td>'
+        f"<td>{'≠' if r.differs else ''}</td></tr>"
+        for r in rows
+    ]
+    differing = [r.name for r in rows if r.differs]
+    header = ["", report.result.label_a, report.result.label_b, "differs"]
+    table = _table(header, body, "env")
+    if not differing:  # nothing to look at: folded, one click away
+        return (
+            "<h2>Environments and timing protocols</h2><details><summary>the same on both sides "
+            f"({len(rows)} properties)</summary>{table}</details>"
+        )
+    return f"<h2>Environments and timing protocols</h2><p>Differ: {_e(', '.join(differing))}.</p>{table}"
+
+
+def _properties(report: DiffReport) -> str:
+    rows = c.property_rows(report)
+    if not rows:
+        return ""
+    shown = rows[: c.MAX_PROPERTY_ROWS]
+    body = [
+        f"<tr><td>{_e(r.where)}</td><td><code>{_e(r.path)}</code></td><td>{_e(r.a)}</td><td>{_e(r.b)}</td><td>{_e(r.category)}</td></tr>"
+        for r in shown
+    ]
+    more = f"<p>... {len(rows) - len(shown)} more in the diff record (<code>--format json</code>).</p>" if len(rows) > len(shown) else ""
+    return "<h2>Recorded differences</h2>" + _table(["where", "property", "A", "B", "category"], body) + more
+
+
+def diff_lines_html(lines: Sequence[str]) -> str:
+    """Unified diff lines as a coloured ``<pre>``."""
+    spans = []
+    for i, line in enumerate(lines):
+        if i < 2 and line.startswith(("---", "+++")):
+            cls = "hdr"
+        elif line.startswith("@@"):
+            cls = "hunk"
+        elif line.startswith("+"):
+            cls = "add"
+        elif line.startswith("-"):
+            cls = "del"
+        else:
+            cls = "ctx"
+        spans.append(f'<span class="{cls}">{_e(line) or " "}</span>')
+    return f'<pre class="diff">{"".join(spans)}</pre>'
+
+
+def _text_diffs(title: str, diffs: Sequence[c.TextDiff], what: str, missing: Sequence[str] = ()) -> str:
+    if not diffs and not missing:
+        return ""
+    parts = [f"<h2>{_e(title)}</h2>"]
+    for d in diffs:
+        note = f'<p class="meta">{_e(d.note)}</p>' if d.note else ""
+        parts.append(
+            f"<details><summary>{_e(d.title)}: {_e(what)} diff (+{d.added} −{d.removed} lines)</summary>{note}{diff_lines_html(d.lines)}</details>"
+        )
+    if missing:
+        parts.append(
+            f"<p>The source differs (by hash) but was not captured for: {_e(', '.join(missing))}. Capture with "
+            "<code>--cuda-source</code> on both sides to see the diff.</p>"
+        )
+    return "".join(parts)
+
+
+def _warnings(report: DiffReport) -> str:
+    warnings = [*report.result.warnings]
+    for side, capture in (("A", report.a), ("B", report.b)):
+        warnings += [f"{side}: {w}" for w in c.capture_warnings(capture)]
+    if not warnings:
+        return ""
+    return "<h2>Warnings</h2><ul>" + "".join(f"<li>{_e(w)}</li>" for w in warnings) + "</ul>"
+
+
+def diff_html_fragment(report: DiffReport) -> str:
+    """The report's body as an HTML fragment with its own ``<style>`` (what a notebook shows)."""
+    from fusiondiff import __version__
+
+    report = c.clean_report(report)
+    result = report.result
+    sources, missing = c.source_diffs(report)
+    verdict_class = "ok" if result.exit_code() == 0 else "bad"
+    return "".join(
+        [
+            f"<style>{CSS}</style>",
+            '<div class="fd">',
+            f"<h1>fusiondiff: {_e(result.label_a)} vs {_e(result.label_b)}</h1>",
+            f'<div class="verdict {verdict_class}"><strong>Verdict:</strong> {_e(verdict_sentence(result))}</div>',
+            f'<p class="meta">{_e(report.selection)}</p>' if report.selection else "",
+            _sides(report),
+            _findings(report),
+            _timing_table(report),
+            _unmatched(report),
+            _environments(report),
+            _properties(report),
+            _text_diffs("Definitions", c.definition_diffs(report), "definition"),
+            _text_diffs("CUDA source", sources, "CUDA source", missing),
+            _warnings(report),
+            f"<footer>fusiondiff {_e(__version__)}: medians of per-sample device durations (us); p-value of a two-sided "
+            f"Mann-Whitney U test ({_e(c.P_VALUE_DASH)}); B/A above 1 means B is slower. This page loads nothing from the network.</footer>",
+            "</div>",
+        ]
+    )
+
+
+def render_html(report: DiffReport) -> str:
+    """The whole self-contained HTML page."""
+    result = report.result
+    title = f"fusiondiff: {result.label_a} vs {result.label_b}"
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title></head>\n"
+        f'<body class="fd fdpage"><main>{diff_html_fragment(report)}</main></body></html>\n'
+    )
+
+
+def capture_html(capture: Capture, path: str | None = None) -> str:
+    """One capture as an HTML fragment: where and how it was recorded, then each fusion with its
+    kernels, launch configurations and sample distribution (what a notebook shows)."""
+    env, proto = capture.environment, capture.protocol
+    head = [
+        ("file", path or "-"),
+        ("kind", capture.kind),
+        ("what ran", c.scrubbed(capture.source) or "-"),
+        ("recorded at", env.recorded_at or "-"),
+        ("GPU", f"{env.gpu_name or '?'} ({env.sm_count or '?'} SMs), driver {env.driver_version or '?'}, CUDA {env.cuda_version or '?'}"),
+        ("versions", f"torch {env.torch_version or '?'}, nvFuser {env.nvfuser_version or '?'}, Thunder {env.thunder_version or '?'}"),
+        ("protocol", f"{proto.method}, {proto.warmup} warm-up, {proto.samples} samples, L2 {proto.l2_mode}"),
+    ]
+    items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in head)
+    rows = []
+    for f in capture.fusions:
+        name = f"{f.name} [{f.trace}]" if f.trace else f.name
+        inputs = "; ".join(c.input_text(t) for t in f.inputs)
+        rows.append(
+            f'<tr class="fusion"><td>{_e(name)}</td><td class="num">{c.us(f.timing.median_ns)}</td><td class="num">{c.us(f.timing.iqr_ns)}</td>'
+            f"<td>{strip_plot_svg(f.timing.samples_ns, (), label_a='')}</td><td class=\"launch\">{_e(inputs)}</td></tr>"
+        )
+        for k in f.kernels:
+            rows.append(
+                f'<tr class="kernel"><td>{_e(k.normalized_name)}</td><td class="num">{c.us(k.timing.median_ns)}</td>'
+                f'<td class="num">{c.us(k.timing.iqr_ns)}</td><td></td><td class="launch">{_e(c.launch_text(k.launch))}</td></tr>'
+            )
+    table = _table(["fusion / kernel", "median (us)", "IQR (us)", "samples (us)", "inputs / launch"], rows, "timings")
+    warnings = "".join(f"<li>{_e(w)}</li>" for w in c.capture_warnings(capture))
+    return (
+        f'<style>{CSS}</style><div class="fd"><h1>{_e(capture.kind)} capture: {len(capture.fusions)} fusion(s)</h1>'
+        f'<div class="side a"><dl>{items}</dl></div>{table}'
+        + (f"<h2>Warnings</h2><ul>{warnings}</ul>" if warnings else "")
+        + "</div>"
+    )
+
+
+class HtmlRenderer(Renderer):
+    name = "html"
+    suffix = ".html"
+    description = "one self-contained HTML page with plots (works offline)"
+
+    def render(self, report: DiffReport) -> str:
+        return render_html(report)

@@ -1,0 +1,75 @@
+"""What every report renderer takes and gives: one :class:`DiffReport` in, one text out.
+
+A renderer is a class with a ``name``, a file ``suffix`` and a pure ``render(report) -> str``
+(pip-audit's format classes and pyinstrument's renderers are the models). The registry by name
+is in :mod:`fusiondiff.report`. Renderers choose words and units; the records keep numbers.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from fusiondiff.diff.model import DiffResult, FusionPair, KernelPair
+from fusiondiff.errors import FusionDiffError
+from fusiondiff.model import Capture, FusionRecord, KernelRecord
+
+
+class ReportError(FusionDiffError):
+    """A report cannot be made: unknown format, unreadable diff record, missing optional package."""
+
+
+@dataclass(frozen=True)
+class DiffReport:
+    """A diff together with the two captures it was made from: what every report renders.
+
+    The captures are needed beyond the :class:`DiffResult` for what the diff only names: the
+    samples, launch configurations, definitions, CUDA sources and both environments."""
+
+    result: DiffResult
+    a: Capture
+    """Side A (usually the live capture)."""
+    b: Capture
+    path_a: str | None = None
+    """Where A's capture file is, as shown in reports: relative to the captures' folder
+    (:func:`fusiondiff.report.paths.display_paths`), never an absolute path."""
+    path_b: str | None = None
+    selection: str = ""
+    """Non-empty when the report was narrowed to some fusions (:mod:`fusiondiff.report.filters`):
+    how, in one line, which every renderer shows next to the verdict."""
+
+    def fusion_a(self, pair: FusionPair) -> FusionRecord:
+        return self.a.fusions[pair.index_a]
+
+    def fusion_b(self, pair: FusionPair) -> FusionRecord:
+        return self.b.fusions[pair.index_b]
+
+    def kernel_records(self, pair: FusionPair, kernel: KernelPair) -> tuple[KernelRecord, KernelRecord]:
+        """The two kernel records a :class:`KernelPair` pairs (found by launch order)."""
+        fa, fb = self.fusion_a(pair), self.fusion_b(pair)
+        ka = next(k for k in fa.kernels if k.order == kernel.order_a and k.name == kernel.name_a)
+        kb = next(k for k in fb.kernels if k.order == kernel.order_b and k.name == kernel.name_b)
+        return ka, kb
+
+
+def verdict_sentence(result: DiffResult) -> str:
+    """The one-sentence verdict every report opens with. The wording belongs to the diff summary
+    (:mod:`fusiondiff.report.diff_text`); this is the one place reports take it from."""
+    from fusiondiff.report.diff_text import verdict_line
+
+    return verdict_line(result)
+
+
+class Renderer(ABC):
+    """Turns a :class:`DiffReport` into one text (Markdown, HTML, JSON...). Never prints."""
+
+    name: str
+    """The ``--format`` value that selects it."""
+    suffix: str
+    """File suffix of what it writes (``.md``)."""
+    description: str
+    """One line for ``--help``."""
+
+    @abstractmethod
+    def render(self, report: DiffReport) -> str:
+        """The whole output for ``report``."""

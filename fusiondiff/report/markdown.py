@@ -1,0 +1,189 @@
+"""Markdown report: to paste into a GitHub issue or pull request.
+
+Verdict first, then the ranked findings with their evidence, the fusion and kernel table, both
+environments side by side, the recorded differences, and unified diffs of the definitions and of
+the CUDA source where both sides captured it. Long parts fold into ``<details>``, which GitHub
+renders collapsed. No absolute paths: capture files are relative to their folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fusiondiff.report import content as c
+from fusiondiff.report.diff_text import explains_text
+from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
+
+FOLD_ROWS = 12
+"""Tables longer than this fold into ``<details>``."""
+
+
+def cell(text: str) -> str:
+    """Text safe inside a table cell: pipes escaped, line breaks as ``<br>``."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
+
+
+def code(text: str) -> str:
+    """Inline code, with a fence long enough for backticks inside."""
+    fence = "``" if "`" in text else "`"
+    return f"{fence}{text}{fence}" if text not in ("", "-") else "-"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "") -> list[str]:
+    """A GitHub table; ``align`` has one of ``l``/``r`` per column (left by default)."""
+    marks = ["---:" if a == "r" else "---" for a in align.ljust(len(header), "l")]
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "| " + " | ".join(marks) + " |"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def details(summary: str, body: Sequence[str], *, open_: bool = False) -> list[str]:
+    return [f"<details{' open' if open_ else ''}><summary>{summary}</summary>", "", *body, "", "</details>", ""]
+
+
+def fenced(lines: Sequence[str], language: str) -> list[str]:
+    fence = "````" if any(line.startswith("```") for line in lines) else "```"
+    return [f"{fence}{language}", *lines, fence]
+
+
+def _title(report: DiffReport) -> list[str]:
+    result = report.result
+    return [
+        f"## fusiondiff: {result.label_a} vs {result.label_b}",
+        "",
+        f"**Verdict:** {verdict_sentence(result)}",
+        "",
+        *([f"> {report.selection}", ""] if report.selection else []),
+        *table(["", result.label_a, result.label_b], [(r.name, r.a, r.b) for r in c.sides(report)]),
+        "",
+    ]
+
+
+def _findings(report: DiffReport) -> list[str]:
+    found = report.result.findings
+    if not found:
+        return ["### Findings", "", "No finding: no recorded property differs in a way a rule explains.", ""]
+    rules = {f.rank: f.rule for f in found}
+    lines = ["### Findings, ranked by the time they explain", ""]
+    for f in found:
+        links = "; ".join(f"{name} " + ", ".join(f"#{r} `{rules.get(r, '?')}`" for r in ranks) for name, ranks in c.finding_links(f))
+        lines.append(
+            f"{f.rank}. **{f.title}**  \n   `{f.rule}`, {f.role}, {explains_text(f)}" + (f"; {links}" if links else "")
+        )
+        lines += [f"   - {line}" for line in f.evidence]
+    return [*lines, ""]
+
+
+def _timing_table(report: DiffReport) -> list[str]:
+    rows = c.timing_rows(report)
+    if not rows:
+        return []
+    body = []
+    for r in rows:
+        name = r.fusion if r.kernel is None else f"↳ {r.kernel}"
+        t = r.timing
+        timing = (c.us(t.median_a_ns), c.us(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value), t.verdict) if t else ("", "", "", "", "")
+        launch = c.launch_change(r)
+        body.append((name, *timing, launch, r.note))
+    lines = table(
+        ["fusion / kernel", "A median (us)", "B median (us)", "B/A", "p-value", "verdict (B vs A)", "launch (A → B)", "also differs"],
+        body,
+        "lrrrrlll",
+    )
+    head = ["### Fusions and kernels", ""]
+    if len(rows) > FOLD_ROWS:
+        moved = sum(1 for r in rows if r.kernel is None and r.timing and r.timing.verdict != "SAME")
+        return head + details(f"{len(report.result.pairs)} matched fusion(s), {moved} not SAME ({len(rows)} rows)", lines)
+    return head + lines + [""]
+
+
+def _unmatched(report: DiffReport) -> list[str]:
+    result = report.result
+    if not result.unmatched:
+        return []
+    if result.b_replays_subset:
+        names = ", ".join(f"{u.name} [{u.trace}]" if u.trace else u.name for u in result.not_replayed)
+        return ["### Not replayed by B", "", f"{len(result.not_replayed)} fusion(s) of A: {names}", ""]
+    rows = [(u.side, u.name, u.trace or "-", c.us(u.median_ns), u.reason) for u in result.unmatched]
+    return ["### Unmatched fusions", "", *table(["side", "fusion", "trace", "median (us)", "why"], rows, "lllrl"), ""]
+
+
+def _environments(report: DiffReport) -> list[str]:
+    rows = c.environment_rows(report)
+    differing = [r.name for r in rows if r.differs]
+    body = table(["", report.result.label_a, report.result.label_b, "differs"], [(r.name, r.a, r.b, "≠" if r.differs else "") for r in rows])
+    summary = f"environments and timing protocols side by side ({len(differing)} of {len(rows)} differ)"
+    lines = ["### Environments", ""]
+    lines += [f"Differ: {', '.join(differing)}.", ""] if differing else ["The environments and timing protocols are the same.", ""]
+    return lines + details(summary, body)
+
+
+def _properties(report: DiffReport) -> list[str]:
+    rows = c.property_rows(report)
+    if not rows:
+        return []
+    shown = rows[: c.MAX_PROPERTY_ROWS]
+    body = table(["where", "property", "A", "B", "category"], [(r.where, code(r.path), r.a, r.b, r.category) for r in shown])
+    if len(rows) > len(shown):
+        body += ["", f"... {len(rows) - len(shown)} more in the diff record (`--format json`)."]
+    head = ["### Recorded differences", ""]
+    if len(rows) > FOLD_ROWS:
+        return head + details(f"{len(rows)} recorded properties differ", body)
+    return head + body + [""]
+
+
+def _text_diffs(title: str, diffs: Sequence[c.TextDiff], what: str, missing: Sequence[str] = ()) -> list[str]:
+    if not diffs and not missing:
+        return []
+    lines = [f"### {title}", ""]
+    for d in diffs:
+        summary = f"{d.title}: {what} diff (+{d.added} −{d.removed} lines)"
+        body = ([d.note, ""] if d.note else []) + fenced(d.lines, "diff")
+        lines += details(summary, body)
+    if missing:
+        lines += [
+            f"The source differs (by hash) but was not captured for: {', '.join(missing)}. "
+            "Capture with `--cuda-source` on both sides to see the diff.",
+            "",
+        ]
+    return lines
+
+
+def _warnings(report: DiffReport) -> list[str]:
+    warnings = [*report.result.warnings]
+    for side, capture in (("A", report.a), ("B", report.b)):
+        warnings += [f"{side}: {w}" for w in c.capture_warnings(capture)]
+    if not warnings:
+        return []
+    return ["### Warnings", "", *[f"- {w}" for w in warnings], ""]
+
+
+def render_markdown(report: DiffReport) -> str:
+    """The whole Markdown report."""
+    from fusiondiff import __version__
+
+    report = c.clean_report(report)
+    sources, missing = c.source_diffs(report)
+    lines = [
+        *_title(report),
+        *_findings(report),
+        *_timing_table(report),
+        *_unmatched(report),
+        *_environments(report),
+        *_properties(report),
+        *_text_diffs("Definitions", c.definition_diffs(report), "definition"),
+        *_text_diffs("CUDA source", sources, "CUDA source", missing),
+        *_warnings(report),
+        f"<sub>fusiondiff {__version__}: medians of per-sample device durations (us); p-value of a two-sided "
+        f"Mann-Whitney U test ({c.P_VALUE_DASH}); B/A above 1 means B is slower.</sub>",
+    ]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+class MarkdownRenderer(Renderer):
+    name = "md"
+    suffix = ".md"
+    description = "Markdown to paste into a GitHub issue"
+
+    def render(self, report: DiffReport) -> str:
+        return render_markdown(report)

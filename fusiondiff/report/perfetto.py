@@ -1,0 +1,226 @@
+"""Perfetto trace: both sides on one timeline, and a derived view of how blocks fill the SMs.
+
+Chrome trace-event JSON (``{"traceEvents": [...]}``), which ui.perfetto.dev and chrome://tracing
+open. Times are in microseconds, as the format wants.
+
+- One process per side (``A (live): kernels``, ``B (replay): kernels``), each with a ``fusions``
+  track and a ``kernels (median)`` track. Every kernel is one event lasting its median duration;
+  a fusion's kernels are laid end to end in launch order. Matched fusions start at the same time
+  on both sides, so a longer kernel shows as a longer bar right under its counterpart. Event args
+  hold the launch configuration, registers, shared memory, the inputs' layout, the sample
+  statistics and the verdict. Fusions without a counterpart come after the matched ones.
+- One process per side (``A (live): SMs, derived``) with a track per SM: for each kernel, how
+  its blocks fill the SMs in waves, from the grid, the block and the occupancy the GPU's limits
+  allow (:mod:`fusiondiff.report.occupancy`). Full waves are one event per SM; the tail wave shows
+  which SMs still have blocks and which idle. This is derived, not measured: it assumes blocks
+  are dealt to SMs in turn and take equal time, and every event says so in its args (as in
+  FlashInfer's SM-level profiler, but without per-block timestamps).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from fusiondiff.diff.model import FusionPair, KernelPair, TimingVerdict
+from fusiondiff.model import Capture, FusionRecord, KernelRecord
+from fusiondiff.report import content as c
+from fusiondiff.report.interface import DiffReport, Renderer
+from fusiondiff.report.occupancy import occupancy
+
+GAP_NS = 2000
+"""Space between consecutive fusions on the timeline."""
+
+DERIVED_NOTE = (
+    "derived, not measured: blocks per SM from grid, block, registers and shared memory against the "
+    "GPU's per-SM limits; blocks assumed dealt to SMs in turn and equally long"
+)
+
+_PID = {"A": 1, "B": 2}
+_SM_PID = {"A": 3, "B": 4}
+_TID_FUSIONS, _TID_KERNELS = 1, 2
+
+
+def _meta(event: str, pid: int, tid: int | None = None, /, **args: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"ph": "M", "name": event, "pid": pid, "args": args}
+    if tid is not None:
+        meta["tid"] = tid
+    return meta
+
+
+def _us(ns: float) -> float:
+    return round(ns / 1000, 4)
+
+
+def _span(start_ns: int, dur_ns: int) -> dict[str, float]:
+    """``ts`` and ``dur`` in microseconds from whole nanoseconds. The timeline is laid out in
+    integer nanoseconds so that abutting events meet exactly; each lasts 1 ns less than its slot,
+    because trace readers truncate ``us * 1000`` to nanoseconds and a 1 ns overlap would make two
+    events of one track overlap instead of following each other."""
+    return {"ts": start_ns / 1000, "dur": max(dur_ns - 1, 1) / 1000}
+
+
+def _kernel_args(fusion: FusionRecord, kernel: KernelRecord, capture: Capture, label: str) -> dict[str, Any]:
+    launch, timing = kernel.launch, kernel.timing
+    args: dict[str, Any] = {
+        "fusion": label,
+        "kernel": kernel.name.split("(", 1)[0],
+        "scheduler": kernel.scheduler,
+        "segment": kernel.group_id,
+        "grid": c.dims(launch.grid),
+        "block": c.dims(launch.block),
+        "registers_per_thread": launch.registers_per_thread,
+        "shared_mem_bytes": launch.shared_mem_bytes,
+        "median_us": _us(timing.median_ns),
+        "iqr_us": _us(timing.iqr_ns),
+        "min_us": _us(timing.min_ns),
+        "max_us": _us(timing.max_ns),
+        "samples": timing.count,
+        "inputs": [c.input_text(t) for t in fusion.inputs],
+    }
+    if launch.cluster:
+        args["cluster"] = c.dims(launch.cluster)
+    if kernel.source_hash:
+        args["source_sha256"] = kernel.source_hash[:12]
+    occ = occupancy(launch, capture.environment)
+    if occ is not None:
+        args["derived_occupancy"] = {
+            "blocks": occ.blocks,
+            "blocks_per_sm": occ.blocks_per_sm,
+            "limited_by": occ.limited_by,
+            "waves": round(occ.waves, 2),
+            "limits_of_compute_capability": occ.capability + (" (assumed)" if occ.assumed_capability else ""),
+        }
+    return args
+
+
+def _verdict_args(timing: TimingVerdict | None) -> dict[str, Any]:
+    if timing is None:
+        return {"verdict (B vs A)": "only on this side"}
+    return {"verdict (B vs A)": timing.verdict, "B/A": None if timing.ratio != timing.ratio else round(timing.ratio, 3)}
+
+
+def _sm_events(side: str, kernel: KernelRecord, capture: Capture, start_ns: int, dur_ns: int) -> Iterator[dict[str, Any]]:
+    occ = occupancy(kernel.launch, capture.environment)
+    if occ is None or occ.blocks_per_sm == 0 or occ.blocks == 0:
+        return
+    waves = occ.full_waves + (1 if occ.tail_blocks else 0)
+    full_ns = round(dur_ns * occ.full_waves / waves)
+    name = kernel.normalized_name
+    # the long explanation is on the process (and in otherData); each event says it is derived
+    common = {"derived": True, "blocks": occ.blocks, "blocks_per_sm": occ.blocks_per_sm, "limited_by": occ.limited_by}
+    for sm in range(occ.sm_count):
+        tid = sm + 1
+        if occ.full_waves:
+            yield {
+                "ph": "X", "name": name, "cat": "derived", "pid": _SM_PID[side], "tid": tid, **_span(start_ns, full_ns),
+                "args": {**common, "waves": f"1-{occ.full_waves} of {occ.waves:.2f}", "resident_blocks": occ.blocks_per_sm},
+            }
+        tail = occ.tail_blocks_on(sm)
+        if tail:
+            yield {
+                "ph": "X", "name": f"{name} (tail: {tail} of {occ.blocks_per_sm} slots)", "cat": "derived", "pid": _SM_PID[side], "tid": tid,
+                **_span(start_ns + full_ns, dur_ns - full_ns),
+                "args": {**common, "waves": f"wave {waves}, the tail: {occ.tail_blocks} of {occ.concurrent_blocks} slots used", "resident_blocks": tail},
+            }
+
+
+def _fusion_events(
+    side: str, capture: Capture, fusion: FusionRecord, label: str, start_ns: int,
+    kernel_verdicts: dict[int, TimingVerdict | None], fusion_verdict: TimingVerdict | None,
+) -> tuple[list[dict[str, Any]], float]:
+    """Events of one fusion on one side starting at ``start_ns``, and its length (ns)."""
+    events = []
+    cursor = start_ns
+    for kernel in sorted(fusion.kernels, key=lambda k: k.order):
+        median = kernel.timing.median_ns
+        dur = max(round(median), 2) if median == median else 2
+        args = {**_kernel_args(fusion, kernel, capture, label), **_verdict_args(kernel_verdicts.get(kernel.order))}
+        events.append(
+            {"ph": "X", "name": kernel.normalized_name, "cat": "kernel", "pid": _PID[side], "tid": _TID_KERNELS,
+             **_span(cursor, dur), "args": args}
+        )
+        events.extend(_sm_events(side, kernel, capture, cursor, dur))
+        cursor += dur
+    length = cursor - start_ns
+    name = f"{fusion.name} [{fusion.trace}]" if fusion.trace else fusion.name
+    events.append(
+        {"ph": "X", "name": name, "cat": "fusion", "pid": _PID[side], "tid": _TID_FUSIONS, **_span(start_ns, length),
+         "args": {"pair": label, "median_us": _us(fusion.timing.median_ns), "kernels": len(fusion.kernels),
+                  "inputs": [c.input_text(t) for t in fusion.inputs], **_verdict_args(fusion_verdict)}}
+    )
+    return events, length
+
+
+def _kernel_verdicts(pair: FusionPair, side: str) -> dict[int, TimingVerdict | None]:
+    kernels: tuple[KernelPair, ...] = pair.kernels
+    return {(k.order_a if side == "A" else k.order_b): k.timing for k in kernels}
+
+
+def build_trace(report: DiffReport) -> dict[str, Any]:
+    """The trace as JSON-ready data (see the module docstring)."""
+    from fusiondiff import __version__
+
+    report = c.clean_report(report)
+    result = report.result
+    labels = {"A": result.label_a, "B": result.label_b}
+    captures = {"A": report.a, "B": report.b}
+    events: list[dict[str, Any]] = []
+    for side in ("A", "B"):
+        env = captures[side].environment
+        events += [
+            _meta("process_name", _PID[side], name=f"{labels[side]}: kernels (median durations)"),
+            _meta("process_sort_index", _PID[side], sort_index=_PID[side]),
+            _meta("thread_name", _PID[side], _TID_FUSIONS, name="fusions"),
+            _meta("thread_name", _PID[side], _TID_KERNELS, name="kernels"),
+            _meta("process_name", _SM_PID[side], name=f"{labels[side]}: SMs, derived from grid, block and occupancy"),
+            _meta("process_sort_index", _SM_PID[side], sort_index=_SM_PID[side]),
+            _meta("process_labels", _SM_PID[side], labels=DERIVED_NOTE),
+        ]
+        events += [_meta("thread_name", _SM_PID[side], sm + 1, name=f"SM {sm}") for sm in range(env.sm_count or 0)]
+        events += [_meta("thread_sort_index", _SM_PID[side], sm + 1, sort_index=sm + 1) for sm in range(env.sm_count or 0)]
+
+    cursor = 0
+    for pair in result.pairs:
+        lengths = []
+        for side, fusion in (("A", report.fusion_a(pair)), ("B", report.fusion_b(pair))):
+            side_events, length = _fusion_events(
+                side, captures[side], fusion, pair.label, cursor, _kernel_verdicts(pair, side), pair.timing
+            )
+            events += side_events
+            lengths.append(length)
+        cursor += max(lengths) + GAP_NS
+    ends = {"A": cursor, "B": cursor}
+    for unmatched in result.unmatched:
+        capture = captures[unmatched.side]
+        fusion = next(f for f in capture.fusions if f.key == unmatched.key)
+        side_events, length = _fusion_events(unmatched.side, capture, fusion, f"{unmatched.name} (only in {unmatched.side})", ends[unmatched.side], {}, None)
+        events += side_events
+        ends[unmatched.side] += length + GAP_NS
+
+    return {
+        "traceEvents": events,
+        "displayTimeUnit": "ns",
+        "otherData": {
+            "producer": f"fusiondiff {__version__}",
+            "A": f"{labels['A']}: {report.path_a or '-'}",
+            "B": f"{labels['B']}: {report.path_b or '-'}",
+            "layout": "matched fusions start together on both sides; kernels at their median duration, end to end",
+            "sm_tracks": DERIVED_NOTE,
+            **({"selection": report.selection} if report.selection else {}),
+        },
+    }
+
+
+def render_perfetto(report: DiffReport) -> str:
+    return json.dumps(build_trace(report), separators=(",", ":"), allow_nan=False) + "\n"
+
+
+class PerfettoRenderer(Renderer):
+    name = "perfetto"
+    suffix = ".json"
+    description = "Chrome trace-event JSON for ui.perfetto.dev: both sides on one timeline, derived per-SM view"
+
+    def render(self, report: DiffReport) -> str:
+        return render_perfetto(report)

@@ -1,0 +1,186 @@
+"""The exported diff record: one JSON file that holds a diff and everything needed to render it again.
+
+``fusiondiff report A B --format json -o diff.json`` writes it; ``fusiondiff report diff.json
+--format html`` renders it later, on another machine, without the captures ("capture once,
+render many"). Layout (``DIFF_RECORD_VERSION`` 1)::
+
+    {
+      "schema_version": 1,               # of this layout; bumped when a field changes meaning
+      "record": "fusiondiff diff",       # what the file is
+      "fusiondiff_version": "0.1.0",     # that wrote it
+      "verdict": "B is 1.40x faster: ...",  # the verdict line (report.diff_text.verdict_line)
+      "same_speed": false,               # DiffResult.same_speed
+      "properties_identical": false,     # DiffResult.properties_identical
+      "comparable": false,               # DiffResult.comparable: both of the above
+      "exit_code": 1,                    # DiffResult.exit_code() (without --strict)
+      "sides": {                         # both captures, side by side
+        "A": {"label": "A (live)",       # how reports name the side
+              "path": "offset/live.json",# capture file, relative to the captures' folder
+              "kind": "live",            # live | replay
+              "source": "...",           # what ran (Capture.source)
+              "capture_schema_version": 1,
+              "environment": {...},      # fusiondiff.model.Environment
+              "protocol": {...}},        # fusiondiff.model.TimingProtocol
+        "B": {...}
+      },
+      "diff": {...},                     # fusiondiff.diff.model.DiffResult: pairs, unmatched,
+                                         # changes, findings, warnings (times in ns; NaN as null)
+      "samples": [                       # raw per-sample device durations, ns
+        {"fusion": "nvFusion0 [forward]",# FusionPair.label
+         "kernel": null,                 # null: the fusion (sum of its kernels per sample);
+                                         # else the normalized kernel name
+         "a_ns": [...], "b_ns": [...]}   # empty on the side that lacks the kernel
+      ],
+      "captures": {"A": {...}, "B": {...}}  # both whole capture records (fusiondiff.model.Capture)
+    }
+
+Every time is in nanoseconds and every size in bytes, as in the capture records; words and units
+are the renderers' business. ``captures`` repeats what ``sides`` and ``samples`` hold in a form
+for readers of the JSON: it is what a later ``fusiondiff report diff.json`` renders from.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from fusiondiff.diff.model import DiffResult
+from fusiondiff.errors import CaptureFormatError
+from fusiondiff.model import _decode_record, capture_from_jsonable, to_jsonable
+from fusiondiff.report.diff_text import verdict_line
+from fusiondiff.report.interface import DiffReport, ReportError
+
+DIFF_RECORD_VERSION = 1
+"""Version of the diff record's layout (independent of the capture schema)."""
+
+RECORD_NAME = "fusiondiff diff"
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or infinity: they are written as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return value
+
+
+def _samples(report: DiffReport) -> list[dict[str, Any]]:
+    rows = []
+    for pair in report.result.pairs:
+        fa, fb = report.fusion_a(pair), report.fusion_b(pair)
+        rows.append({"fusion": pair.label, "kernel": None, "a_ns": list(fa.timing.samples_ns), "b_ns": list(fb.timing.samples_ns)})
+        for kernel in pair.kernels:
+            ka, kb = report.kernel_records(pair, kernel)
+            rows.append(
+                {"fusion": pair.label, "kernel": kernel.normalized_name, "a_ns": list(ka.timing.samples_ns), "b_ns": list(kb.timing.samples_ns)}
+            )
+        for only in pair.unmatched_kernels:
+            record = next(k for k in (fa if only.side == "A" else fb).kernels if k.order == only.order)
+            samples = list(record.timing.samples_ns)
+            rows.append(
+                {"fusion": pair.label, "kernel": only.normalized_name, "a_ns": samples if only.side == "A" else [],
+                 "b_ns": samples if only.side == "B" else []}
+            )
+    return rows
+
+
+def build_diff_record(report: DiffReport) -> dict[str, Any]:
+    """The diff record of ``report`` as JSON-ready data (see the module docstring for the layout)."""
+    from fusiondiff import __version__
+
+    result = report.result
+    sides = {}
+    for side, capture, label, path in (
+        ("A", report.a, result.label_a, report.path_a),
+        ("B", report.b, result.label_b, report.path_b),
+    ):
+        sides[side] = {
+            "label": label,
+            "path": path,
+            "kind": capture.kind,
+            "source": capture.source,
+            "capture_schema_version": capture.schema_version,
+            "environment": to_jsonable(capture.environment),
+            "protocol": to_jsonable(capture.protocol),
+        }
+    return _finite(
+        {
+            "schema_version": DIFF_RECORD_VERSION,
+            "record": RECORD_NAME,
+            "fusiondiff_version": __version__,
+            "verdict": verdict_line(result),
+            "same_speed": result.same_speed,
+            "properties_identical": result.properties_identical,
+            "comparable": result.comparable,
+            "exit_code": result.exit_code(),
+            "sides": sides,
+            "diff": to_jsonable(result),
+            "samples": _samples(report),
+            "captures": {"A": to_jsonable(report.a), "B": to_jsonable(report.b)},
+        }
+    )
+
+
+def dumps_diff_record(report: DiffReport) -> str:
+    return json.dumps(build_diff_record(report), indent=1, allow_nan=False) + "\n"
+
+
+def is_diff_record(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("record") == RECORD_NAME
+
+
+def report_from_record(data: Any, origin: str = "diff record") -> DiffReport:
+    """Rebuild the :class:`DiffReport` a diff record was written from."""
+    if not is_diff_record(data):
+        raise ReportError(f"{origin} is not a fusiondiff diff record (no \"record\": \"{RECORD_NAME}\")")
+    version = data.get("schema_version")
+    if not isinstance(version, int) or version > DIFF_RECORD_VERSION or version < 1:
+        raise ReportError(
+            f"{origin} has diff record schema {version!r}; this fusiondiff reads 1 to {DIFF_RECORD_VERSION}: "
+            "upgrade fusiondiff, or diff the two captures again"
+        )
+    try:
+        result = _decode_record(DiffResult, data["diff"], f"{origin}.diff")
+        a = capture_from_jsonable(data["captures"]["A"], f"{origin}.captures.A")
+        b = capture_from_jsonable(data["captures"]["B"], f"{origin}.captures.B")
+    except (KeyError, TypeError) as exc:
+        raise ReportError(f"{origin}: the diff record lacks {exc}; write it again with `fusiondiff report A B --format json`") from None
+    except CaptureFormatError as exc:
+        raise ReportError(str(exc)) from None
+    sides = data.get("sides", {})
+    return DiffReport(result, a, b, sides.get("A", {}).get("path"), sides.get("B", {}).get("path"))
+
+
+def open_report(inputs: Sequence[str | os.PathLike[str]]) -> DiffReport:
+    """The report of two capture files (diffed now) or of one diff record written before."""
+    from fusiondiff.diff import diff
+    from fusiondiff.report.paths import display_paths, scrub_paths
+    from fusiondiff.store import load_capture
+
+    if len(inputs) == 1:
+        path = Path(inputs[0])
+        if not path.is_file():
+            raise ReportError(f"{path}: no such file")
+        try:
+            data = json.loads(path.read_text())
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise ReportError(f"{path} is not JSON: give two capture files, or one diff record") from None
+        if not is_diff_record(data):
+            raise ReportError(
+                f"{path} is not a diff record: give two captures (`fusiondiff report live.json replay.json`), "
+                "or a record written by `fusiondiff report A B --format json -o diff.json`"
+            )
+        return report_from_record(data, str(path))
+    if len(inputs) != 2:
+        raise ReportError(f"report takes two capture files or one diff record, not {len(inputs)} file(s)")
+    a, b = load_capture(inputs[0]), load_capture(inputs[1])
+    path_a, path_b = display_paths(inputs)
+    source_a, source_b = (scrub_paths(f"{path} ({c.source})" if c.source else path) for path, c in ((path_a, a), (path_b, b)))
+    return DiffReport(diff(a, b, source_a=source_a, source_b=source_b), a, b, path_a, path_b)
