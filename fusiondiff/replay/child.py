@@ -114,7 +114,7 @@ def run_replay(
         if exc.code not in (None, 0):
             failure = ("script_error", f"the script exited with {exc.code}")
     except Exception as exc:  # noqa: BLE001 - reported after what was recorded is saved
-        failure = ("script_error", f"the script raised {type(exc).__name__}: {exc}")
+        failure = ("script_error", describe_script_failure(exc, script))
     finally:
         recorder.uninstall()
         sys.argv, sys.path = saved_argv, saved_path
@@ -153,6 +153,23 @@ def run_replay(
             written=str(path),
         )
     return ReplayOutcome(status="ok", fusions=len(capture.fusions), written=str(path))
+
+
+def describe_script_failure(exc: BaseException, script: str) -> str:
+    """One line for an exception out of the script, at the script's own line.
+
+    nvFuser rejecting a call's arguments (pybind's "incompatible function arguments") is told apart:
+    that is an API form the legacy translation does not cover, not a fault of the script.
+    """
+    import traceback
+
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == script]
+    where = f" at line {lines[-1]}" if lines else ""
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    if isinstance(exc, TypeError) and "incompatible function arguments" in first:
+        return f"nvFuser rejected a call{where} that fusiondiff did not translate: {first}"
+    return f"the script's own code failed{where}: {type(exc).__name__}: {first}"
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
