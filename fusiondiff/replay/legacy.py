@@ -285,7 +285,7 @@ class _Rewriter(ast.NodeTransformer):
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
         hooks = {n.name for n in node.body if isinstance(n, ast.FunctionDef)} & {"definition", "schedule"}
         if any(self._is_fusion_definition_class(base) for base in node.bases) and hooks:
-            self._refuse("FusionDefinition subclass", node, f"class {node.name}(FusionDefinition) with {'/'.join(sorted(hooks))}()")
+            self._refuse("FusionDefinition subclass", node, f"class {node.name}(FusionDefinition) with {' and '.join(h + '()' for h in sorted(hooks))}")
             return node
         return self.generic_visit(node)
 

@@ -115,13 +115,13 @@ SUBMODULES = {
 }
 """Legacy submodules with a direct counterpart; any other ``nvfuser.<sub>`` cannot be translated."""
 
-REPLAY_ON_LEGACY = "nvFuser 0.2.36 cannot run it; replay the script on a wheel up to 0.2.35, which still ships `nvfuser`"
+NOT_IN_DIRECT = "nothing in nvfuser_direct 0.2.36 computes it; replace it with direct ops or take it out of the script"
 
 NO_EQUIVALENT = {
     "ops.batch_norm": "nvfuser_direct has no batch_norm; write it out with fd.ops.var_mean, sub, mul, rsqrt and add",
-    "ops.index_put_accumulate": "nvfuser_direct has no index_put_accumulate; " + REPLAY_ON_LEGACY,
+    "ops.index_put_accumulate": "nvfuser_direct has no index_put_accumulate; " + NOT_IN_DIRECT,
     **{
-        f"ops._matmul_{layout}": "removed in 8b13768a2 (2024-03-18); use fd.ops.matmul on the transposed inputs"
+        f"ops._matmul_{layout}": "removed in 8b13768a2 (2024-03-18); use fd.ops.matmul, with fd.ops.permute for a transposed operand"
         for layout in ("nn", "nt", "tn", "tt")
     },
     "ops.rand_like(rng_seed=...)": (
@@ -145,8 +145,8 @@ NO_EQUIVALENT = {
     "debug_output": "nvfuser_direct does not capture debug output; run with NVFUSER_DUMP set instead",
     "profile": "use `with nvfuser_direct.PythonProfiler() as prof: fd.execute(inputs)` and prof.profile",
     "id": "nvfuser_direct's FusionDefinition has no cache id",
-    "submodule": "nvfuser_direct has no such submodule; remove the import, or " + REPLAY_ON_LEGACY.split("; ")[1],
-    "unknown op": "nvfuser_direct 0.2.36 has no such op; " + REPLAY_ON_LEGACY,
+    "submodule": "nvfuser_direct has no such submodule; take the import and its uses out of the script",
+    "unknown op": "nvfuser_direct 0.2.36 has no such op; " + NOT_IN_DIRECT,
     "operator": "no FusionDefinition is in scope to call the op on; write it as fd.ops.<op>(a, b)",
 }
 """Constructs with no translation and what the message tells the user to do, keyed by kind."""
