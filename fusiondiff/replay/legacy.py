@@ -23,7 +23,7 @@ from fusiondiff.replay import legacy_rules as rules
 LEGACY_MODULE = "nvfuser"
 DIRECT_MODULE = "nvfuser_direct"
 
-MISSING_IN_DIRECT = frozenset(key.removeprefix("ops.") for key in rules.NO_EQUIVALENT if key.startswith("ops.") and "(" not in key)
+MISSING_IN_DIRECT = frozenset(key.removeprefix("ops.") for key in rules.NO_EQUIVALENT if key.startswith("ops."))
 """Legacy ``fd.ops`` functions that ``nvfuser_direct`` does not have and that cannot be rewritten."""
 
 _TRANSLATED_OPS = frozenset({"add_alpha", "sub_alpha", "tensor_sizes", "at"})
@@ -151,8 +151,14 @@ class _Rewriter(ast.NodeTransformer):
         return None
 
     def _is_fusion_definition_class(self, node: ast.AST) -> bool:
-        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-        return name == "FusionDefinition" or self._legacy_name(node) == "FusionDefinition"
+        return _name_of(node) == "FusionDefinition" or self._legacy_name(node) == "FusionDefinition"
+
+    def _is_fusion_cache_call(self, node: ast.AST, *methods: str) -> bool:
+        """``FusionCache.<method>(...)`` for one of ``methods``."""
+        return (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods
+            and self._legacy_name(node.func.value) == "FusionCache"
+        )
 
     def _lookup(self, name: str) -> tuple[str | None, str] | None:
         for scope in reversed(self.scopes):
@@ -193,7 +199,7 @@ class _Rewriter(ast.NodeTransformer):
         return None
 
     def _bind(self, target: ast.AST, value: tuple[str | None, str] | None) -> None:
-        names = [target] if isinstance(target, ast.Name) else list(target.elts) if isinstance(target, (ast.Tuple, ast.List)) else []
+        names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [])
         for name in names:
             if not isinstance(name, ast.Name):
                 continue
@@ -268,7 +274,8 @@ class _Rewriter(ast.NodeTransformer):
         scope = _Scope()
         arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
         for arg in arguments:
-            if arg.arg == "fd" or (arg.annotation is not None and self._is_fusion_definition_class(_unquote(arg.annotation))):
+            annotation = _unquote(arg.annotation) if arg.annotation is not None else None
+            if arg.arg == "fd" or (annotation is not None and self._is_fusion_definition_class(annotation)):
                 scope.definitions.add(arg.arg)
         receiver = next(iter(sorted(scope.definitions)), None)
         for arg in arguments:
@@ -285,40 +292,36 @@ class _Rewriter(ast.NodeTransformer):
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
         hooks = {n.name for n in node.body if isinstance(n, ast.FunctionDef)} & {"definition", "schedule"}
         if any(self._is_fusion_definition_class(base) for base in node.bases) and hooks:
-            self._refuse("FusionDefinition subclass", node, f"class {node.name}(FusionDefinition) with {' and '.join(h + '()' for h in sorted(hooks))}")
+            with_hooks = " and ".join(f"{hook}()" for hook in sorted(hooks))
+            self._refuse("FusionDefinition subclass", node, f"class {node.name}(FusionDefinition) with {with_hooks}")
             return node
         return self.generic_visit(node)
 
     def visit_With(self, node: ast.With) -> ast.AST:
         for item in node.items:
             self.visit(item)
-            call = item.context_expr
-            if isinstance(call, ast.Call) and self._is_fusion_definition_class(call.func) and isinstance(item.optional_vars, ast.Name):
-                self.scopes[-1].definitions.add(item.optional_vars.id)
+            call, name = item.context_expr, item.optional_vars
+            if isinstance(call, ast.Call) and self._is_fusion_definition_class(call.func) and isinstance(name, ast.Name):
+                self.scopes[-1].definitions.add(name.id)
         node.body = [self.visit(stmt) for stmt in node.body]
         return node
 
     def visit_Expr(self, node: ast.Expr) -> ast.AST:
         call = node.value
-        if isinstance(call, ast.Call):
-            called = self._legacy_name(call.func)
-            if called in rules.NO_OP_CALLS:
-                return self._delete(node)
-            if isinstance(call.func, ast.Attribute) and self._legacy_name(call.func.value) == "FusionCache" and call.func.attr in ("get", "reset"):
-                return self._delete(node)
+        if isinstance(call, ast.Call) and self._legacy_name(call.func) in rules.NO_OP_CALLS:
+            return self._delete(node)
+        if self._is_fusion_cache_call(call, "get", "reset"):
+            return self._delete(node)
         return self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> ast.AST:
-        value = node.value
-        if (
-            isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get"
-            and self._legacy_name(value.func.value) == "FusionCache" and all(isinstance(t, ast.Name) for t in node.targets)
-        ):
+        if self._is_fusion_cache_call(node.value, "get") and all(isinstance(t, ast.Name) for t in node.targets):
             self.scopes[-1].caches.update(t.id for t in node.targets)  # type: ignore[attr-defined]
             return self._delete(node)
         self.generic_visit(node)
+        makes_definition = isinstance(node.value, ast.Call) and self._is_fusion_definition_class(node.value.func)
         for target in node.targets:
-            if isinstance(node.value, ast.Call) and self._is_fusion_definition_class(node.value.func) and isinstance(target, ast.Name):
+            if makes_definition and isinstance(target, ast.Name):
                 self.scopes[-1].definitions.add(target.id)
             self._bind(target, self._value(node.value))
         return node
@@ -442,7 +445,7 @@ class _Rewriter(ast.NodeTransformer):
             # at(vector, i) was vector[i] (AtOpRecord); direct's shape is a plain list
             return self._edit(node, ast.Subscript(value=args[0], slice=args[1], ctx=ast.Load()))
         if name in ("rand_like", "randn_like") and ({"rng_seed", "rng_offset"} & set(kw) or len(args) > 1):
-            self._refuse("ops.rand_like(rng_seed=...)", node)
+            self._refuse("rand_like seed", node)
             return node
         if name in ("reshape", "squeeze"):
             # reshape(arg, original_shape, new_shape) until 9ccce29ab (2023-10-12);
@@ -464,7 +467,7 @@ class _Rewriter(ast.NodeTransformer):
             # (query, key, value, dropout_p, is_causal, scale) from ef611eaf3 (2024-08-06) until bias and
             # mask came before dropout_p in 1db87d170 (2026-01-05); printed definitions passed all 6
             names = ("dropout_p", "is_causal", "scale")
-            keywords = [ast.keyword(arg=n, value=v) for n, v in zip(names, args[3:])] + keywords
+            keywords = [ast.keyword(arg=n, value=v) for n, v in zip(names, args[3:], strict=False)] + keywords
             del args[3:]
         if args == node.args and keywords == node.keywords:
             return node
@@ -548,9 +551,14 @@ def _unquote(annotation: ast.expr | None) -> ast.expr:
     return annotation  # type: ignore[return-value]
 
 
+def _name_of(node: ast.AST) -> str | None:
+    """``X`` of ``X`` or ``module.X``."""
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+
+
 def _annotated_kind(annotation: ast.expr) -> str | None:
-    name = annotation.id if isinstance(annotation, ast.Name) else annotation.attr if isinstance(annotation, ast.Attribute) else None
-    return {"Tensor": "tensor", "TensorView": "tensor", "Scalar": "scalar", "Val": "scalar"}.get(name or "")
+    """'tensor' or 'scalar' for a parameter annotated with a legacy or direct value class."""
+    return {"Tensor": "tensor", "TensorView": "tensor", "Scalar": "scalar", "Val": "scalar"}.get(_name_of(annotation) or "")
 
 
 def _deletions(tree: ast.Module, deleted: list[ast.stmt], source: str) -> list[_Edit]:
@@ -617,7 +625,8 @@ def _refusal(found: list[tuple[str, str, int]]) -> str:
     parts = []
     for (kind, construct), where in sorted(lines.items(), key=lambda item: min(item[1])):
         nums = sorted(set(where))
-        parts.append((f"{construct} ({'line' if len(nums) == 1 else 'lines'} {', '.join(map(str, nums))})", rules.NO_EQUIVALENT[kind]))
+        named = f"{construct} ({'line' if len(nums) == 1 else 'lines'} {', '.join(map(str, nums))})"
+        parts.append((named, rules.NO_EQUIVALENT[kind]))
     if len(parts) == 1:
         (named, advice), = parts
         return f"fusiondiff could not translate {named} to {DIRECT_MODULE}: {advice}"

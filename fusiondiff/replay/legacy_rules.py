@@ -54,16 +54,16 @@ KEYWORD_RENAMES = (
     KeywordRename("ops.var", "axes", "dims", "7d7735c5d 2024-02-08 (#1741)"),
     KeywordRename("ops.var_mean", "axes", "dims", "7d7735c5d 2024-02-08 (#1741)"),
     KeywordRename("ops.broadcast_in_dim", "output_shape", "shape", "5f60a5976 2023-08-16 (#721)"),
-    KeywordRename("ops.full", "size", "shape", "d4aaa039b 2023-08-09 (#701)"),
-    KeywordRename("ops.full", "arg", "fill_value", "d4aaa039b 2023-08-09 (#701)"),
+    KeywordRename("ops.full", "size", "shape", "e5ef1a229 2023-08-09 'Fix ops.full printing' (#593)"),
+    KeywordRename("ops.full", "arg", "fill_value", "e5ef1a229 2023-08-09 (#593)"),
     KeywordRename("ops.gather", "arg1", "arg", "direct ops.cpp: gather(arg, index, dim)"),
     KeywordRename("ops.take_along_axis", "arg1", "arg", "direct ops.cpp: take_along_axis(arg, index, dim)"),
     KeywordRename("ops.scatter", "arg1", "arg", "direct ops.cpp: scatter(arg, index, src, dim)"),
     KeywordRename("ops.triu", "input", "arg", "direct ops.cpp: triu(arg, diagonal)"),
     KeywordRename("ops.sdpfa_bwd", "log_sumexp", "logsumexp", "af00238ed 2026-01-20 (#5849)"),
-    KeywordRename("define_tensor", "symbolic_sizes", "shape", "5f60a5976 2023-08-16 (#721)"),
+    KeywordRename("define_tensor", "symbolic_sizes", "shape", "d4aaa039b 2023-08-09 (#701)"),
     KeywordRename("define_tensor", "contiguous", "contiguity", "59a124e43 2023-04-20 (#191)"),
-    KeywordRename("define_constant", "val", "value", "033f4b009 2023-07-12 (#529)"),
+    KeywordRename("define_constant", "val", "value", "441d27d30 2023-05-30 (#208)"),
 )
 
 RENAMED_METHODS = {"define_constant": "define_scalar"}
@@ -121,22 +121,27 @@ NO_EQUIVALENT = {
     "ops.batch_norm": "nvfuser_direct has no batch_norm; write it out with fd.ops.var_mean, sub, mul, rsqrt and add",
     "ops.index_put_accumulate": "nvfuser_direct has no index_put_accumulate; " + NOT_IN_DIRECT,
     **{
-        f"ops._matmul_{layout}": "removed in 8b13768a2 (2024-03-18); use fd.ops.matmul, with fd.ops.permute for a transposed operand"
+        f"ops._matmul_{layout}": (
+            "removed in 8b13768a2 (2024-03-18); use fd.ops.matmul, with fd.ops.permute for a transposed operand"
+        )
         for layout in ("nn", "nt", "tn", "tt")
     },
-    "ops.rand_like(rng_seed=...)": (
+    "rand_like seed": (
         "nvfuser_direct's rand_like/randn_like take no seed; use fd.ops.uniform/normal(..., fd.ops.shape(t), "
         "rng_seed=..., rng_offset=..., dtype=...)"
     ),
     "FusionDefinition(id)": (
-        "nvfuser_direct has no fusion cache to look an id up in; define the fusion again with `with FusionDefinition() as fd:`"
+        "nvfuser_direct has no fusion cache to look an id up in; "
+        "define the fusion again with `with FusionDefinition() as fd:`"
     ),
     "FusionDefinition(use_multidevice_executor=...)": "use nvfuser_direct's MultiDeviceExecutor instead",
     "FusionDefinition subclass": (
         "nvfuser_direct's FusionDefinition has no definition()/schedule() hooks; move the body of definition() "
         "into `with FusionDefinition() as fd:` (self -> fd); a user schedule must be rewritten for the direct API"
     ),
-    "FusionCache": "nvfuser_direct has no process-wide FusionCache; delete this use (a new FusionDefinition always compiles)",
+    "FusionCache": (
+        "nvfuser_direct has no process-wide FusionCache; delete this use (a new FusionDefinition always compiles)"
+    ),
     "compute_contiguity": (
         "nvfuser_direct has compute_tensor_descriptor(sizes, strides) -> (contiguity, stride_order); "
         "pass both to define_tensor, or define the tensor with fd.from_pytorch(t)"
@@ -149,4 +154,5 @@ NO_EQUIVALENT = {
     "unknown op": "nvfuser_direct 0.2.36 has no such op; " + NOT_IN_DIRECT,
     "operator": "no FusionDefinition is in scope to call the op on; write it as fd.ops.<op>(a, b)",
 }
-"""Constructs with no translation and what the message tells the user to do, keyed by kind."""
+"""Constructs with no translation and what the message tells the user to do, keyed by kind
+(``ops.<name>`` for an ``fd.ops`` function that direct lacks)."""

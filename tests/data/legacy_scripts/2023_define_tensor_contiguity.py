@@ -1,5 +1,5 @@
 # 2023 (April-August): define_tensor(symbolic_sizes=..., contiguity=...), as nvFuser printed it then;
-# `symbolic_sizes` became `shape` in 5f60a5976 (2023-08-16).
+# `symbolic_sizes` became `shape` in d4aaa039b (2023-08-09).
 import torch
 from nvfuser import FusionDefinition, DataType
 

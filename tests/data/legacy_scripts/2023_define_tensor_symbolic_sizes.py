@@ -1,5 +1,5 @@
 # 2023 (March-April): define_tensor(symbolic_sizes=..., contiguous=...); `contiguous` became
-# `contiguity` in 59a124e43 (2023-04-20), `symbolic_sizes` became `shape` in 5f60a5976 (2023-08-16).
+# `contiguity` in 59a124e43 (2023-04-20), `symbolic_sizes` became `shape` in d4aaa039b (2023-08-09).
 import torch
 from nvfuser import FusionDefinition, DataType
 

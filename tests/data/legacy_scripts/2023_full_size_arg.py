@@ -1,4 +1,4 @@
-# 2023: full(size=..., arg=..., dtype=...) until d4aaa039b (2023-08-09, full(shape, fill_value, dtype)).
+# 2023: full(size=..., arg=..., dtype=...) until e5ef1a229 (2023-08-09, full(shape, fill_value, dtype)).
 import torch
 from nvfuser import FusionDefinition, DataType
 
