@@ -360,7 +360,7 @@ CASES = [
     Case("handled", "no fusions to diff", DIFF, put("fusions", []), 2, r"capture B .* holds no fusions"),
     Case("handled", "unknown --fusion", "repro {cap} -o {tmp}/r.py --fusion nope", None, 2, r"has no fusion 'nope'; available: nvFusion13 \(backward/nvFusion13/\w+, #0\)"),
     Case("handled", "scalar without a value", REPRO, scalar(None), 2, r"input 3 is a scalar whose value was not recorded"),
-    Case("handled", "untranslatable legacy op", REPRO, definition(D.replace("fd.ops.mul(", "fd.ops.add_alpha(", 1)), 2, r"cannot translate legacy ops for nvfuser_direct: fd\.ops\.add_alpha"),
+    Case("handled", "untranslatable legacy op", REPRO, definition(D.replace("fd.ops.mul(", "fd.ops.index_put_accumulate(", 1)), 2, r"could not translate fd\.ops\.index_put_accumulate \(line \d+\) to nvfuser_direct"),
     Case("handled", "repro several fusions into a file", "repro {cap} -o {other}", twin(put("name", "nvFusion14")), 2, r"other\.json is a file but .* has 2 fusions"),
 ]
 

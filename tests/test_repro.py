@@ -261,8 +261,8 @@ def test_scalars_become_number_literals_only():
 def test_legacy_definition_is_translated_and_untranslatable_one_names_the_fusion():
     legacy = DEFINITION.replace("fd.add_output(T9)", "fd.add_output(T9, stride_order=[0, 1])")
     assert "fd.add_output(fd.ops.stride_order(T9, [0, 1]))" in render_repro(make_fusion(definition=legacy), ENV)
-    broken = DEFINITION.replace("fd.ops.add(T7, S8)", "fd.ops.add_alpha(T7, S8, S6)")
-    with pytest.raises(ReplayError, match=r"forward/nvFusion0/.*fd\.ops\.add_alpha \(line 11\)"):
+    broken = DEFINITION.replace("fd.ops.add(T7, S8)", "fd.ops.index_put_accumulate(T7, S8, S6)")
+    with pytest.raises(ReplayError, match=r"forward/nvFusion0/.*fd\.ops\.index_put_accumulate \(line 11\)"):
         render_repro(make_fusion(definition=broken), ENV)
 
 

@@ -196,11 +196,27 @@ def _run_one(script: str, code: Any) -> tuple[str, str] | None:
             return ("script_error", f"the script exited with {exc.code}")
     except Exception as exc:  # noqa: BLE001 - reported after what was recorded is saved
         traceback.print_exc()  # the whole error (nvFuser's C++ stack too) for the log
-        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
-        return ("script_error", f"the script raised {type(exc).__name__}: {first[:200]}")
+        return ("script_error", describe_script_failure(exc, script))
     finally:
         sys.argv, sys.path = saved_argv, saved_path
     return None
+
+
+def describe_script_failure(exc: BaseException, script: str) -> str:
+    """One line for an exception out of the script, at the script's own line.
+
+    nvFuser rejecting a call's arguments (pybind's "incompatible function arguments") is told apart:
+    that is an API form the legacy translation does not cover, not a fault of the script.
+    """
+    import traceback
+
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == script]
+    where = f" at line {lines[-1]}" if lines else ""
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    if isinstance(exc, TypeError) and "incompatible function arguments" in first:
+        return f"nvFuser rejected a call{where} that fusiondiff did not translate: {first}"
+    return f"the script's own code failed{where}: {type(exc).__name__}: {first}"
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:

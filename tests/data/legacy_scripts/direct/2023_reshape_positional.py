@@ -1,0 +1,11 @@
+# Hand translation of ../2023_reshape_positional.py for nvfuser_direct.
+import torch
+from nvfuser_direct import FusionDefinition, DataType
+
+with FusionDefinition() as fd:
+    t0 = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True], dtype=DataType.Float)
+    t1 = fd.ops.reshape(t0, [4, 8192])
+    t2 = fd.ops.sigmoid(t1)
+    fd.add_output(t2)
+
+fd.execute([torch.randn(4, 256, 32, device="cuda")])

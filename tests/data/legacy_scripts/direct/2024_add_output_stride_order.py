@@ -1,0 +1,14 @@
+# Hand translation of ../2024_add_output_stride_order.py for nvfuser_direct.
+import torch
+from nvfuser_direct import FusionDefinition, DataType
+
+def nvfuser_fusion_id4(fd : FusionDefinition) -> None :
+    T0 = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True], dtype=DataType.Float, is_cpu=False, stride_order=[2, 1, 0])
+    T1 = fd.ops.permute(T0, dims=[0, 2, 1])
+    T2 = fd.ops.relu(T1)
+    fd.add_output(fd.ops.stride_order(T2, [2, 0, 1]))
+
+with FusionDefinition() as fd:
+    nvfuser_fusion_id4(fd)
+
+fd.execute([torch.randn(16, 128, 256, device="cuda")])

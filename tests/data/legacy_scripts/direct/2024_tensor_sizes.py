@@ -1,0 +1,13 @@
+# Hand translation of ../2024_tensor_sizes.py for nvfuser_direct.
+import torch
+from nvfuser_direct import FusionDefinition, DataType
+
+with FusionDefinition() as fd:
+    T0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+    T1 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Float)
+    sizes = fd.ops.shape(T0)
+    T2 = fd.ops.broadcast_in_dim(T1, shape=sizes, broadcast_dims=[1])
+    T3 = fd.ops.div(T0, T2)
+    fd.add_output(T3)
+
+fd.execute([torch.randn(300, 200, device="cuda"), torch.rand(200, device="cuda") + 1])
