@@ -405,10 +405,16 @@ def _decode(hint: Any, data: Any, where: str) -> Any:
     raise CaptureFormatError(f"{where}: expected {getattr(hint, '__name__', hint)}, found {data!r:.60}")
 
 
+@functools.cache
+def _type_hints(cls: type) -> dict[str, Any]:
+    """The resolved hints of a record class: resolving them is most of the decoder's time otherwise."""
+    return typing.get_type_hints(cls)
+
+
 def _decode_record(cls: type, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
         raise CaptureFormatError(f"{where}: expected an object, found {type(data).__name__}")
-    hints = typing.get_type_hints(cls)
+    hints = _type_hints(cls)
     kwargs = {}
     for f in dataclasses.fields(cls):
         if f.name in data:
@@ -432,8 +438,14 @@ def capture_from_jsonable(data: Any, origin: str = "capture") -> Capture:
         )
     if version < 1:
         raise CaptureFormatError(f"{origin}: schema_version {version} is not a known version")
+    from fusiondiff.codec import try_decode_capture  # it imports the records from here
+
+    capture = try_decode_capture(data)  # compiled once per record class, no field paths
+    if capture is not None:
+        return capture
+    # Refused or unsure: the reference decoder judges the data and names the field that is wrong.
     capture = _decode_record(Capture, data, origin)
-    from fusiondiff.validate import validate_capture  # it imports the records from here
+    from fusiondiff.validate import validate_capture
 
     validate_capture(capture, origin)
     return capture
