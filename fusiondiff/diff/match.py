@@ -22,11 +22,15 @@ capture order. Whatever is left is reported as unmatched with the reason, never 
 
 Kernels of a pair are matched by normalized name (scheduler and segment group), in launch order.
 When the sequences differ (segmentation changed) they are aligned with ``difflib``; kernels outside
-the aligned blocks are reported as unmatched.
+the aligned blocks are reported as unmatched. ``difflib`` is quadratic (worse with many launches of
+one name), so long sequences are aligned in bounded time instead (:func:`_align_long`): equal runs
+at both ends, then names that occur once on each side as anchors (patience diff), then ``difflib``
+between anchors where the gap is small and an in-order walk with a bounded look-ahead where not.
 """
 
 from __future__ import annotations
 
+import bisect
 import difflib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -40,6 +44,10 @@ SIMILAR_DEFINITION_RATIO = 0.9
 _MAX_SIMILARITY_CANDIDATES = 10_000
 """Pass 5 compares every left-over A with every left-over B of the same shapes; above this many
 comparisons it is skipped, since thousands of left-overs mean the captures are unrelated anyway."""
+_DIFFLIB_MAX_PRODUCT = 250_000
+"""Kernel sequences whose lengths multiply to more than this are not given to ``difflib`` whole."""
+_LOOKAHEAD = 64
+"""How far the in-order walk of :func:`_align_walk` looks for the next equal name."""
 
 
 @dataclass(frozen=True)
@@ -142,14 +150,28 @@ def _pair_similar_definitions(
 ) -> list[tuple[int, int]]:
     groups_b = _group(b, left_b, _shapes)
     scored = []
+    lines_a: dict[int, _Lines] = {}
+    lines_b: dict[int, _Lines] = {}
     for shapes, ia in _group(a, left_a, _shapes).items():
         ib = groups_b.get(shapes, [])
         if not ib or len(ia) * len(ib) > _MAX_SIMILARITY_CANDIDATES:
             continue
+        # each definition is canonicalised once, not once per comparison (a 1,000-line definition
+        # takes milliseconds); B's side is the one difflib indexes, so it is set once per j
         for i in ia:
-            lines_a = canonical_definition(a[i].definition).splitlines()
-            for j in ib:
-                matcher = difflib.SequenceMatcher(None, lines_a, canonical_definition(b[j].definition).splitlines(), autojunk=False)
+            if i not in lines_a:
+                lines_a[i] = _Lines(a[i].definition)
+        for j in ib:
+            if j not in lines_b:
+                lines_b[j] = _Lines(b[j].definition)
+            lb = lines_b[j]
+            matcher = difflib.SequenceMatcher(None, autojunk=False)
+            matcher.set_seq2(lb.lines)
+            for i in ia:
+                la = lines_a[i]
+                if la.ratio_bound(lb) < SIMILAR_DEFINITION_RATIO:  # set arithmetic, in C
+                    continue
+                matcher.set_seq1(la.lines)
                 if matcher.quick_ratio() < SIMILAR_DEFINITION_RATIO:  # cheap upper bound first
                     continue
                 ratio = matcher.ratio()
@@ -162,6 +184,24 @@ def _pair_similar_definitions(
             used_a.add(i)
             used_b.add(j)
     return pairs
+
+
+class _Lines:
+    """A definition's canonical lines, and what bounds its similarity to another cheaply."""
+
+    def __init__(self, definition: str) -> None:
+        self.lines = canonical_definition(definition).splitlines()
+        self.distinct = frozenset(self.lines)
+        self.repeated = len(self.lines) - len(self.distinct)
+
+    def ratio_bound(self, other: _Lines) -> float:
+        """An upper bound of ``difflib``'s ratio (and quick_ratio): lines in common, counted with
+        their repeats at most, over both lengths."""
+        total = len(self.lines) + len(other.lines)
+        if total == 0:
+            return 1.0
+        common = len(self.distinct & other.distinct)
+        return 2.0 * (common + min(self.repeated, other.repeated)) / total
 
 
 def _unmatched_reasons(
@@ -197,15 +237,109 @@ def match_kernels(a: Sequence[KernelRecord], b: Sequence[KernelRecord]) -> Kerne
     names_b = [b[j].normalized_name for j in order_b]
     if names_a == names_b:
         return KernelMatch(tuple(zip(order_a, order_b)), (), ())
-    pairs: list[tuple[int, int]] = []
-    only_a: list[int] = []
-    only_b: list[int] = []
+    if len(names_a) * len(names_b) <= _DIFFLIB_MAX_PRODUCT:
+        aligned = _align_difflib(names_a, names_b, 0, 0)
+    else:
+        aligned = _align_long(names_a, names_b)
+    matched_a = {i for i, _ in aligned}
+    matched_b = {j for _, j in aligned}
+    return KernelMatch(
+        tuple((order_a[i], order_b[j]) for i, j in aligned),
+        tuple(order_a[i] for i in range(len(order_a)) if i not in matched_a),
+        tuple(order_b[j] for j in range(len(order_b)) if j not in matched_b),
+    )
+
+
+def _align_difflib(x: Sequence[str], y: Sequence[str], x0: int, y0: int) -> list[tuple[int, int]]:
+    """Positions of equal names, in order, as ``difflib`` aligns them (offset by ``x0``, ``y0``)."""
     # autojunk off: with many launches of one kernel, difflib would treat it as junk and skip it.
-    matcher = difflib.SequenceMatcher(None, names_a, names_b, autojunk=False)
-    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
-        if tag == "equal":
-            pairs.extend(zip(order_a[a0:a1], order_b[b0:b1]))
+    matcher = difflib.SequenceMatcher(None, x, y, autojunk=False)
+    pairs = []
+    for a0, b0, size in matcher.get_matching_blocks():
+        pairs.extend((x0 + a0 + k, y0 + b0 + k) for k in range(size))
+    return pairs
+
+
+def _align_long(x: Sequence[str], y: Sequence[str]) -> list[tuple[int, int]]:
+    """Equal names of two long sequences in order, in about linear time (see the module docstring)."""
+    x0, y0, x1, y1 = 0, 0, len(x), len(y)
+    head = []
+    while x0 < x1 and y0 < y1 and x[x0] == y[y0]:
+        head.append((x0, y0))
+        x0, y0 = x0 + 1, y0 + 1
+    tail = []
+    while x0 < x1 and y0 < y1 and x[x1 - 1] == y[y1 - 1]:
+        x1, y1 = x1 - 1, y1 - 1
+        tail.append((x1, y1))
+    middle = _align_long_gap(x, y, x0, x1, y0, y1) if x0 < x1 and y0 < y1 else []
+    return head + middle + tail[::-1]
+
+
+def _align_long_gap(x: Sequence[str], y: Sequence[str], x0: int, x1: int, y0: int, y1: int) -> list[tuple[int, int]]:
+    """One gap between two anchors: ``difflib`` when small, else the bounded walk."""
+    if (x1 - x0) * (y1 - y0) <= _DIFFLIB_MAX_PRODUCT:
+        return _align_difflib(x[x0:x1], y[y0:y1], x0, y0)
+    anchors = _unique_anchors(x, y, x0, x1, y0, y1)
+    if not anchors:
+        return _align_walk(x, y, x0, x1, y0, y1)
+    pairs = []
+    px, py = x0, y0
+    for ax, ay in anchors:
+        if px < ax and py < ay:
+            pairs.extend(_align_walk(x, y, px, ax, py, ay) if (ax - px) * (ay - py) > _DIFFLIB_MAX_PRODUCT
+                         else _align_difflib(x[px:ax], y[py:ay], px, py))
+        pairs.append((ax, ay))
+        px, py = ax + 1, ay + 1
+    if px < x1 and py < y1:
+        pairs.extend(_align_walk(x, y, px, x1, py, y1) if (x1 - px) * (y1 - py) > _DIFFLIB_MAX_PRODUCT
+                     else _align_difflib(x[px:x1], y[py:y1], px, py))
+    return pairs
+
+
+def _unique_anchors(x: Sequence[str], y: Sequence[str], x0: int, x1: int, y0: int, y1: int) -> list[tuple[int, int]]:
+    """Names that occur once in ``x[x0:x1]`` and once in ``y[y0:y1]``, as the longest run of
+    positions increasing on both sides (patience diff's anchors)."""
+    count_x = Counter(x[x0:x1])
+    count_y = Counter(y[y0:y1])
+    where_y = {y[j]: j for j in range(y0, y1) if count_y[y[j]] == 1}
+    candidates = [(i, where_y[x[i]]) for i in range(x0, x1) if count_x[x[i]] == 1 and x[i] in where_y]
+    # longest increasing subsequence of the y positions (patience sorting, n log n)
+    tails: list[int] = []
+    tail_at: list[int] = []
+    previous = [-1] * len(candidates)
+    for k, (_, j) in enumerate(candidates):
+        pos = bisect.bisect_left(tails, j)
+        if pos == len(tails):
+            tails.append(j)
+            tail_at.append(k)
         else:
-            only_a.extend(order_a[a0:a1])
-            only_b.extend(order_b[b0:b1])
-    return KernelMatch(tuple(pairs), tuple(only_a), tuple(only_b))
+            tails[pos] = j
+            tail_at[pos] = k
+        previous[k] = tail_at[pos - 1] if pos else -1
+    chain = []
+    k = tail_at[-1] if tail_at else -1
+    while k >= 0:
+        chain.append(candidates[k])
+        k = previous[k]
+    return chain[::-1]
+
+
+def _align_walk(x: Sequence[str], y: Sequence[str], x0: int, x1: int, y0: int, y1: int) -> list[tuple[int, int]]:
+    """Equal names in order by walking both sides: where they differ, skip to the nearer next
+    occurrence (within :data:`_LOOKAHEAD`) of one side's name on the other side."""
+    pairs = []
+    i, j = x0, y0
+    while i < x1 and j < y1:
+        if x[i] == y[j]:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+            continue
+        skip_y = next((d for d in range(1, min(_LOOKAHEAD, y1 - j)) if y[j + d] == x[i]), None)
+        skip_x = next((d for d in range(1, min(_LOOKAHEAD, x1 - i)) if x[i + d] == y[j]), None)
+        if skip_y is not None and (skip_x is None or skip_y <= skip_x):
+            j += skip_y
+        elif skip_x is not None:
+            i += skip_x
+        else:
+            i, j = i + 1, j + 1
+    return pairs
