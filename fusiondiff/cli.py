@@ -165,6 +165,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=_cmd_report)
 
     p = sub.add_parser(
+        "roundtrip",
+        help="replay every distinct fusion of a live capture from its faithful repro, and diff",
+        description="For a live capture: write the faithful repro of each distinct fusion (same definition "
+        "graph, input signature and options) to DIR/scripts, replay them in fresh processes, one worker per "
+        "visible GPU (CUDA_VISIBLE_DEVICES or torch's count), keep each replay in DIR/replays (a rerun resumes "
+        "and skips those; Ctrl-C keeps what finished), then write the merged replay DIR/replay.json and the diff "
+        "record DIR/diff.json, and print every fusion live vs replay ranked by the time nothing recorded "
+        "explains, with the step's totals. Progress and an ETA go to stderr. Exit 0: every fusion replayed at "
+        "its live speed; 1: a speed differs, a replay failed or is missing; 2: error.",
+    )
+    p.add_argument("live", help="live capture (.json)")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="directory for the scripts, replays, merged replay and diff")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--isolation", choices=("fusion",), default="fusion", help="fusion: a fresh process per fusion (default)")
+    g.add_argument("--batch", type=int, metavar="N", help="N scripts per fresh process: faster, less isolated")
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds before one replay process is stopped (default 900)")
+    p.add_argument("--top", type=int, metavar="N", help="print only the N fusions with the most unexplained time")
+    _add_protocol_options(p)
+    p.set_defaults(handler=_cmd_roundtrip)
+
+    p = sub.add_parser(
         "demo",
         help="the seed case study on an embedded default",
         description="On a machine with a CUDA GPU, Thunder and nvFuser: capture the seed model's forward "
@@ -338,6 +359,19 @@ def _cmd_show(args: argparse.Namespace) -> int:
         print(f"fusiondiff show: {len(fusions)} of {len(capture.fusions)} fusion(s) shown", file=sys.stderr)
     _emit(dumps_capture(shown) if args.format == "json" else render_capture_text(shown))
     return EXIT_OK
+
+
+def _cmd_roundtrip(args: argparse.Namespace) -> int:
+    from fusiondiff.roundtrip import render_summary, roundtrip
+
+    if args.top is not None and args.top < 1:
+        raise FusionDiffError("--top needs a number of fusions, 1 or more")
+    result = roundtrip(
+        args.live, args.output, batch=args.batch if args.batch is not None else 1, protocol=_protocol(args),
+        timeout_s=args.timeout, progress=_progress,
+    )
+    _emit(render_summary(result, top=args.top))
+    return EXIT_INTERRUPTED if result.interrupted else result.exit_code
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -84,7 +84,9 @@ def _forward(stream: IO[bytes], log: IO[bytes]) -> None:
             _stderr_write(line)
 
 
-def _run_child(params: dict, timeout_s: float, progress: Progress, log_file: Path) -> ReplayOutcome:
+def _run_child(
+    params: dict, timeout_s: float, progress: Progress, log_file: Path, child_env: Mapping[str, str] | None = None
+) -> ReplayOutcome:
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="fusiondiff-replay-") as tmp, open(log_file, "wb") as log:
         status = Path(tmp) / "status.json"
@@ -92,6 +94,7 @@ def _run_child(params: dict, timeout_s: float, progress: Progress, log_file: Pat
         proc = subprocess.Popen(
             [sys.executable, "-m", "fusiondiff.replay.child", json.dumps(params)],
             start_new_session=True,
+            env={**os.environ, **child_env} if child_env else None,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
@@ -143,11 +146,13 @@ def replay_scripts(
     save_inputs: bool = False,
     cuda_source: bool = False,
     progress: Progress | None = None,
+    child_env: Mapping[str, str] | None = None,
 ) -> Path:
     """Replay ``scripts`` (one after the other, in one fresh process) and write one capture to
     ``output``; the process's whole output goes to :func:`log_path_for` ``(output)``. Raises
     :class:`ReplayError` on failure, after keeping whatever was recorded (a fusion that failed is in
-    the capture with its failure)."""
+    the capture with its failure). ``child_env`` is added to the child's environment (the round
+    trip gives each worker its GPU with ``CUDA_VISIBLE_DEVICES``); not with ``in_process``."""
     progress = progress or (lambda message: None)
     scripts = expand_scripts(scripts)
     for script in scripts:
@@ -171,7 +176,7 @@ def replay_scripts(
             "save_inputs": save_inputs,
             "cuda_source": cuda_source,
         }
-        outcome = _run_child(params, timeout_s, progress, log_path_for(output))
+        outcome = _run_child(params, timeout_s, progress, log_path_for(output), child_env)
     if outcome.status != "ok":
         raise ReplayError(outcome.message)
     assert outcome.written is not None

@@ -1,0 +1,219 @@
+"""The round trip without a GPU: the replay is a recorded H200 replay of each fusion (pythia's
+training step, tests/data/fidelity/pythia), handed out per script by a fake replay function."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from fusiondiff import roundtrip as rt
+from fusiondiff.errors import ReplayError
+from fusiondiff.model import Capture
+from fusiondiff.store import load_capture, save_capture
+
+PYTHIA = Path(__file__).parent / "data" / "fidelity" / "pythia"
+
+
+class FakeReplay:
+    """Writes, for each script, the recorded replay of the live fusion its repro was written for
+    (found by the live record's trace and name). Records every call: (device, script stems)."""
+
+    def __init__(self, live: Capture, delay_s: float = 0.0, fail: set[str] = frozenset(), drop_in_batch: set[str] = frozenset()):
+        self.live = live
+        self.recorded = load_capture(PYTHIA / "replay.json")
+        self.calls: list[tuple[str | None, tuple[str, ...]]] = []
+        self.lock = threading.Lock()
+        self.delay_s = delay_s
+        self.fail = fail
+        self.drop_in_batch = drop_in_batch
+
+    def __call__(self, scripts, output: Path, device):
+        stems = tuple(Path(s).stem for s in scripts)
+        with self.lock:
+            self.calls.append((device, stems))
+        time.sleep(self.delay_s)
+        if any(s in self.fail for s in stems):
+            raise ReplayError("the replay process died (killed by signal 9) before reporting")
+        fusions = []
+        for stem in stems:
+            if len(stems) > 1 and stem in self.drop_in_batch:
+                continue  # as after a lost CUDA context: the rest of the batch did not run
+            f = self.live.fusions[int(stem.split("_", 1)[0])]
+            recorded = next(r for r in self.recorded.fusions if r.name.startswith(f"{f.trace}_{f.name}:"))
+            name = "fusion0" if len(stems) == 1 else f"{stem}:fusion0"
+            fusions.append(dataclasses.replace(recorded, name=name))
+        save_capture(dataclasses.replace(self.recorded, fusions=tuple(fusions), source=" ".join(scripts)), output)
+
+    @property
+    def scripts_run(self) -> list[str]:
+        return [s for _, stems in self.calls for s in stems]
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Path:
+    """pythia's live step (12 records; nvFusion6 and nvFusion9 of its backward are one fusion) plus
+    a second record of its first fusion under another name, as a repeated layer: 13, 11 distinct."""
+    capture = load_capture(PYTHIA / "live.json")
+    repeated = dataclasses.replace(capture.fusions[0], name="nvFusion99", call_count=2)
+    path = tmp_path / "live.json"
+    save_capture(dataclasses.replace(capture, fusions=(*capture.fusions, repeated)), path)
+    return path
+
+
+def test_distinct_fusions_once_each(live: Path) -> None:
+    distinct = rt.distinct_fusions(load_capture(live))
+    assert len(distinct) == 11
+    assert distinct[0].members == (0, 12)
+    assert next(d for d in distinct if d.index == 6).members == (6, 9)
+    assert [d.index for d in distinct] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11]
+    assert len({d.stem for d in distinct}) == 11
+
+
+def test_round_trip_writes_merged_replay_diff_and_summary(live: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rt"
+    fake = FakeReplay(load_capture(live))
+    lines: list[str] = []
+    result = rt.roundtrip(live, out, replay=fake, devices=[None], progress=lines.append)
+    assert sorted(fake.scripts_run) == sorted(d.stem for d in result.distinct)  # each distinct fusion once
+    assert all(len(stems) == 1 for _, stems in fake.calls)  # isolation: a process per fusion
+    assert len(list((out / "scripts").glob("*.py"))) == 11
+    assert len(list((out / "replays").glob("*.json"))) == 11
+    merged = load_capture(out / "replay.json")
+    assert merged.kind == "replay" and len(merged.fusions) == 11
+    record = json.loads((out / "diff.json").read_text())
+    assert len(record["diff"]["pairs"]) == 11
+    # every live record has a row; the repeated one is compared with its distinct fusion's replay
+    assert len(result.rows) == 13
+    repeated = next(r for r in result.rows if r.index == 12)
+    first = next(r for r in result.rows if r.index == 0)
+    assert repeated.replayed_as == 0 and repeated.note == "replay of #0"
+    assert repeated.replay_median_ns == first.replay_median_ns
+    # the recorded round trip is all SAME: nothing unexplained, exit 0
+    assert {r.verdict for r in result.rows} == {"SAME"}
+    assert result.exit_code == 0
+    # totals: median x calls over every record, live and replayed
+    capture = load_capture(live)
+    assert result.live_total_ns == pytest.approx(sum(f.timing.median_ns * f.call_count for f in capture.fusions))
+    live_ns, replay_ns, count = result.compared_totals_ns
+    assert count == 13
+    assert replay_ns == pytest.approx(sum(r.replay_median_ns * r.call_count for r in result.rows))
+    text = rt.render_summary(result)
+    assert "isolation: a fresh process per fusion" in text
+    assert "13 live fusion record(s), 11 distinct" in text
+    assert any("11/11 replayed" in line for line in lines)
+    assert next(r for r in result.rows if r.index == 9).note == "replay of #6"
+    assert any("left" in line for line in lines[1:-1])  # an ETA while work remains
+
+
+def test_rerun_resumes_and_replays_only_what_is_missing_or_broken(live: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rt"
+    capture = load_capture(live)
+    rt.roundtrip(live, out, replay=FakeReplay(capture), devices=[None])
+    again = FakeReplay(capture)
+    result = rt.roundtrip(live, out, replay=again, devices=[None])
+    assert again.calls == [] and result.resumed == 11 and result.replayed_now == 0
+    replays = sorted((out / "replays").glob("*.json"))
+    replays[3].unlink()
+    replays[5].write_text("{ half a file")
+    third = FakeReplay(capture)
+    result = rt.roundtrip(live, out, replay=third, devices=[None])
+    assert sorted(third.scripts_run) == sorted([replays[3].stem, replays[5].stem])
+    assert result.resumed == 9 and result.replayed_now == 2
+    assert len(load_capture(out / "replay.json").fusions) == 11
+
+
+def test_batches_of_n_scripts_per_process(live: Path, tmp_path: Path) -> None:
+    fake = FakeReplay(load_capture(live))
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], batch=5)
+    assert [len(stems) for _, stems in fake.calls] == [5, 5, 1]
+    assert "isolation: a fresh process per batch of 5 fusions" in rt.render_summary(result)
+    assert len(load_capture(tmp_path / "rt" / "replay.json").fusions) == 11
+    # per-fusion replays, whatever the batch: a rerun with another batch size resumes from them
+    again = FakeReplay(load_capture(live))
+    rt.roundtrip(live, tmp_path / "rt", replay=again, devices=[None], batch=1)
+    assert again.calls == []
+
+
+def test_what_a_batch_left_is_retried_alone(live: Path, tmp_path: Path) -> None:
+    stems = [d.stem for d in rt.distinct_fusions(load_capture(live))]
+    fake = FakeReplay(load_capture(live), drop_in_batch={stems[1]})
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], batch=4)
+    assert fake.calls[-1][1] == (stems[1],)
+    assert not result.not_replayed and len(load_capture(tmp_path / "rt" / "replay.json").fusions) == 11
+
+
+def test_a_failed_replay_is_named_and_fails_the_run(live: Path, tmp_path: Path) -> None:
+    stems = [d.stem for d in rt.distinct_fusions(load_capture(live))]
+    fake = FakeReplay(load_capture(live), fail={stems[2]})
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None])
+    assert set(result.not_replayed) == {2}
+    row = next(r for r in result.rows if r.index == 2)
+    assert row.verdict == "NOT REPLAYED" and "killed by signal 9" in row.note and math.isnan(row.replay_median_ns)
+    assert result.exit_code == 1
+    # the next run tries it again
+    again = FakeReplay(load_capture(live))
+    assert rt.roundtrip(live, tmp_path / "rt", replay=again, devices=[None]).exit_code == 0
+    assert again.scripts_run == [stems[2]]
+
+
+def test_one_worker_per_gpu_each_script_once(live: Path, tmp_path: Path) -> None:
+    fake = FakeReplay(load_capture(live), delay_s=0.05)
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=["0", "1"])
+    assert {device for device, _ in fake.calls} == {"0", "1"}
+    assert sorted(fake.scripts_run) == sorted(d.stem for d in result.distinct)
+    assert "2 worker(s) on GPU 0, 1" in rt.render_summary(result)
+
+
+def test_more_gpus_than_work_starts_no_idle_worker(live: Path, tmp_path: Path) -> None:
+    fake = FakeReplay(load_capture(live))
+    rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[str(i) for i in range(8)], batch=12)
+    assert len(fake.calls) == 1
+
+
+def test_visible_devices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    assert rt.visible_devices() == ["2", "3"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,-1,2")
+    assert rt.visible_devices() == ["1"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert rt.visible_devices() == [None]
+
+
+def test_the_child_sees_only_its_gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    seen = {}
+
+    def fake_replay_scripts(scripts, **kwargs):
+        seen.update(kwargs)
+
+    import fusiondiff.replay.runner as runner
+
+    monkeypatch.setattr(runner, "replay_scripts", fake_replay_scripts)
+    rt.replay_in_child(token="t")(["a.py"], tmp_path / "x.json", "1")
+    assert seen["child_env"] == {"CUDA_VISIBLE_DEVICES": "1", "FUSIONDIFF_ROUNDTRIP_RUN": "t"}
+
+
+def test_refuses_a_replay_capture(tmp_path: Path) -> None:
+    from fusiondiff.errors import FusionDiffError
+
+    with pytest.raises(FusionDiffError, match="starts from a live one"):
+        rt.roundtrip(PYTHIA / "replay.json", tmp_path / "rt", replay=FakeReplay(load_capture(PYTHIA / "live.json")))
+
+
+def test_cli_roundtrip(live: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from fusiondiff.cli import main
+
+    fake = FakeReplay(load_capture(live))
+    monkeypatch.setattr(rt, "replay_in_child", lambda *args, **kwargs: fake)
+    monkeypatch.setattr(rt, "visible_devices", lambda: [None])
+    code = main(["roundtrip", str(live), "-o", str(tmp_path / "rt"), "--batch", "6", "--top", "3"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "a fresh process per batch of 6 fusions" in out
+    assert "... 10 more fusion(s) not shown" in out
+    assert "fusiondiff roundtrip: 11/11 replayed" in err
