@@ -43,12 +43,22 @@ def _inputs_line(f: FusionRecord) -> str:
     return ", ".join(parts)
 
 
-def render_capture_text(capture: Capture) -> str:
+MAX_FUSIONS_SHOWN = 1_000
+"""``show`` prints at most this many fusions, then says how many it left out: a capture of
+10,000 fusions is tens of thousands of lines nobody reads on a terminal."""
+MAX_KERNELS_SHOWN = 100
+"""Kernel lines printed per fusion, likewise."""
+
+
+def render_capture_text(
+    capture: Capture, max_fusions: int | None = MAX_FUSIONS_SHOWN, max_kernels: int | None = MAX_KERNELS_SHOWN
+) -> str:
     """Summary of a capture: environment, protocol, and each fusion with its kernels (times in us).
 
     Fusions are numbered ``#0``, ``#1``... by their position, which ``fusiondiff repro --fusion``
     accepts. Every line is escaped (:func:`~fusiondiff.escape.printable`): a capture's names are
-    someone else's text."""
+    someone else's text. Past ``max_fusions`` fusions, or ``max_kernels`` kernels of a fusion, one
+    line says how many were left out and how to see them (``None``: no limit)."""
     env, proto = capture.environment, capture.protocol
     lines = [
         f"{capture.kind} capture of {capture.source or '?'}  (schema {capture.schema_version})",
@@ -62,7 +72,8 @@ def render_capture_text(capture: Capture) -> str:
         lines.append(f"  exact inputs saved in {capture.tensors_file}")
     for w in capture.warnings:
         lines.append(f"  warning: {w}")
-    for i, f in enumerate(capture.fusions):
+    fusions = capture.fusions if max_fusions is None else capture.fusions[:max_fusions]
+    for i, f in enumerate(fusions):
         where = f" [{f.trace}]" if f.trace else ""
         segs = "+".join(f.segmentation.schedulers) or "-"
         if f.failure is not None:
@@ -76,6 +87,14 @@ def render_capture_text(capture: Capture) -> str:
         lines.append(f"    inputs: {_inputs_line(f)}")
         if f.enable_options or f.disable_options:
             lines.append(f"    options: enable={list(f.enable_options)} disable={list(f.disable_options)}")
-        lines.extend(_kernel_line(k) for k in f.kernels)
+        kernels = f.kernels if max_kernels is None else f.kernels[:max_kernels]
+        lines.extend(_kernel_line(k) for k in kernels)
+        if len(kernels) < len(f.kernels):
+            lines.append(f"    ... {len(f.kernels) - len(kernels)} more kernel(s) not shown (`--format json` has them all)")
         lines.extend(f"    warning: {w}" for w in f.warnings)
+    if len(fusions) < len(capture.fusions):
+        lines.append(
+            f"  ... {len(capture.fusions) - len(fusions)} more fusion(s) not shown: pick with `--top N` or "
+            f"`--fusion NAME`, or `--format json` for all"
+        )
     return "\n".join(printable(line) for line in lines) + "\n"
