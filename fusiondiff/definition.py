@@ -14,6 +14,7 @@ fusion was built twice (Thunder's live definition, then a script rebuilt from th
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
@@ -27,6 +28,12 @@ _PRESERVES_DTYPE = {
 }
 
 
+_CACHED = 32_768
+"""Definitions whose canonical text and graph hash are kept: a session's repeated layers print the
+same definition, and a diff reads each one again for every pass; thousands stay cheap to keep."""
+
+
+@functools.lru_cache(maxsize=_CACHED)
 def canonical_definition(definition: str) -> str:
     """The definition with value names replaced by ``v0, v1, ...`` in order of assignment, and
     trailing spaces and blank lines dropped."""
@@ -52,6 +59,7 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+@functools.lru_cache(maxsize=_CACHED)
 def structural_hash(definition: str) -> str:
     """Hash of the fusion as a graph: each value is hashed from its operation and the hashes of
     its operands; the result hashes the outputs in order. Names, statement order and no-op casts
