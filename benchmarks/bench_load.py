@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fusiondiff import model  # noqa: E402
-from fusiondiff.definition import definition_hash  # noqa: E402
+from fusiondiff.definition import canonical_definition, definition_hash, structural_hash  # noqa: E402
 from fusiondiff.diff import synthetic as syn  # noqa: E402
 from fusiondiff.diff.core import diff  # noqa: E402
 from fusiondiff.diff.match import match_fusions, match_kernels  # noqa: E402
@@ -71,9 +71,12 @@ def build_capture_json(count: int, kind: str = "live") -> str:
 
 
 def timed(call: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
-    """Best wall time of ``repeat`` calls, and the last result."""
+    """Best wall time of ``repeat`` calls, and the last result. The definition caches are emptied
+    before each call: no figure gains from work an earlier call did."""
     best, result = float("inf"), None
     for _ in range(repeat):
+        canonical_definition.cache_clear()
+        structural_hash.cache_clear()
         gc.collect()
         start = time.perf_counter()
         result = call()

@@ -76,13 +76,22 @@ def structural_hash(definition: str) -> str:
         if match is None:
             return "text:" + definition_hash(definition)
         call, args = match["call"], match["args"]
-        operands = [n for n in _NAME.findall(args) if n in values]
-        resolved = _NAME.sub(lambda m: values.get(m[0], m[0]), args)
+        operands: list[str] = []  # names of values already defined, in order (one pass with the sub)
+
+        def resolve(m: re.Match[str]) -> str:
+            name = m[0]
+            value = values.get(name)
+            if value is None:
+                return name
+            operands.append(name)
+            return value
+
+        resolved = _NAME.sub(resolve, args)
         if call == "add_output":
             outputs.append(_digest(f"out({resolved})"))
             continue
-        targets = re.split(r"\s*,\s*", match["targets"]) if match["targets"] else []
-        dtype_match = _DTYPE.search(args)
+        targets = [t.strip() for t in match["targets"].split(",")] if match["targets"] else []
+        dtype_match = _DTYPE.search(args) if "DataType" in args else None
         target_dtype = dtype_match[1] if dtype_match else None
         if call == "ops.cast" and operands and len(targets) == 1:
             source = operands[0]
