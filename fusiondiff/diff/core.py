@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter
 from collections.abc import Sequence
@@ -139,6 +140,9 @@ def _fusion_pair(
     kernel_timings: Sequence[TimingVerdict],
 ) -> FusionPair:
     records = [(fa.kernels[i], fb.kernels[j]) for i, j in kernel_match.pairs]
+    failed = tuple(side for side, f in (("A", fa), ("B", fb)) if f.failure is not None)
+    if failed:
+        timing = dataclasses.replace(timing, verdict="FAILED", reason=f"{' and '.join(failed)}'s execution failed: no samples")
     kernels = tuple(
         KernelPair(
             normalized_name=ka.normalized_name,
@@ -158,7 +162,6 @@ def _fusion_pair(
         for k in (f.kernels[i] for i in indices)
     )
     redefined = fa.structure_hash != fb.structure_hash
-    failed = tuple(side for side, f in (("A", fa), ("B", fb)) if f.failure is not None)
     changes = comparer.fusion(fa, fb)
     if failed:  # no segmentation was recorded for a failed execution: not a difference
         changes = tuple(c for c in changes if c.category != "segmentation")

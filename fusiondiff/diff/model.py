@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Verdict = Literal["SAME", "FASTER", "SLOWER", "AMBIGUOUS"]
-"""Timing verdict of side B relative to side A (``SLOWER``: B takes longer than A)."""
+Verdict = Literal["SAME", "FASTER", "SLOWER", "AMBIGUOUS", "FAILED"]
+"""Timing verdict of side B relative to side A (``SLOWER``: B takes longer than A). ``FAILED``: a
+side's execution of the fusion failed, so it has no samples (see ``FusionPair.failed``)."""
 
 Side = Literal["A", "B"]
 

@@ -45,7 +45,7 @@ body.fdpage {{ margin: 0; background: #f6f7f9; }}
 .fd table.fdt tr.differs td {{ background: #fff8e1; }}
 .fd .v {{ font-weight: 600; font-size: 12px; padding: 1px 6px; border-radius: 3px; white-space: nowrap; }}
 .fd .v.SAME {{ background: #e8f5e9; color: #2e7d32; }} .fd .v.SLOWER {{ background: #fdecea; color: #b3261e; }}
-.fd .v.FASTER {{ background: #e3f0fc; color: #1f5fa8; }} .fd .v.AMBIGUOUS {{ background: #f3e5f5; color: #7b1fa2; }}
+.fd .v.FASTER {{ background: #e3f0fc; color: #1f5fa8; }} .fd .v.AMBIGUOUS {{ background: #f3e5f5; color: #7b1fa2; }} .fd .v.FAILED {{ background: #fdecea; color: #b71c1c; }}
 .fd .launch {{ font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }}
 .fd .launch > div {{ min-width: 240px; }} .fd .launch span {{ white-space: nowrap; }} .fd .launch i {{ font-style: normal; color: #5b6470; }}
 .fd .launch .chg {{ font-weight: 700; background: #fff1c2; }}
@@ -113,7 +113,7 @@ def _findings(report: DiffReport) -> str:
             f"{' · ' + links if links else ''}</div>"
             f'<ul class="evidence">{evidence}</ul></li>'
         )
-    return f'<h2>Findings, ranked by the time they explain</h2><ol class="findings">{"".join(items)}</ol>'
+    return f'<h2>Findings, ranked: failures first, then by the time they explain</h2><ol class="findings">{"".join(items)}</ol>'
 
 
 def _launch(row: c.TimingRow) -> str:

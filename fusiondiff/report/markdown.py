@@ -64,7 +64,7 @@ def _findings(report: DiffReport) -> list[str]:
     if not found:
         return ["### Findings", "", "No finding: no recorded property differs in a way a rule explains.", ""]
     rules = {f.rank: f.rule for f in found}
-    lines = ["### Findings, ranked by the time they explain", ""]
+    lines = ["### Findings, ranked: failures first, then by the time they explain", ""]
     for f in found:
         links = "; ".join(f"{name} " + ", ".join(f"#{r} `{rules.get(r, '?')}`" for r in ranks) for name, ranks in c.finding_links(f))
         lines.append(
