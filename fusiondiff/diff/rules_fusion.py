@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from fusiondiff.diff.compare import lossy_constants
@@ -20,9 +19,7 @@ from fusiondiff.diff.context import (
 )
 from fusiondiff.diff.model import Finding, FusionPair, KernelPair
 from fusiondiff.definition import canonical_definition
-
-_HISTORY = re.compile(r"_f(?P<f>\d+)_c(?P<c>\d+)_r(?P<r>\d+)_g\d+")
-
+from fusiondiff.model import kernel_history
 
 def definition(ctx: RuleContext) -> Iterator[Finding]:
     """The printed definitions differ (another definition hash)."""
@@ -147,12 +144,12 @@ def runtime_reuse(ctx: RuleContext) -> Iterator[Finding]:
     for pair in ctx.pairs:
         kernels, lines = [], []
         for k in pair.kernels:
-            ha, hb = _HISTORY.search(k.name_a), _HISTORY.search(k.name_b)
-            if not ha or not hb or (ha["c"], ha["r"]) == (hb["c"], hb["r"]):
+            ha, hb = kernel_history(k.name_a), kernel_history(k.name_b)
+            if not ha or not hb or ha[1:] == hb[1:]:
                 continue
             kernels.append(k)
             lines.append(
-                f"{k.normalized_name}: c{ha['c']}_r{ha['r']} in A, c{hb['c']}_r{hb['r']} in B "
+                f"{k.normalized_name}: c{ha[1]}_r{ha[2]} in A, c{hb[1]}_r{hb[2]} in B "
                 f"({k.name_a.split('(')[0]} vs {k.name_b.split('(')[0]})"
             )
         if kernels:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fusiondiff.errors import CaptureError
-from fusiondiff.model import FusionFailure, Segment, Segmentation, parse_kernel_name
+from fusiondiff.model import FusionFailure, Segment, Segmentation, normalize_kernel_names, parse_kernel_name
 
 _GROUP = re.compile(r"^g\{\((?P<scheduler>[A-Za-z_]+)\)\s*\n\s*group id:\s*(?P<id>\d+)", re.MULTILINE)
 _GLOBAL = re.compile(r"__global__\s+void\s+(?P<name>\w+)\s*\(")
@@ -118,14 +118,13 @@ def cuda_sources(fd: Any, inputs: Sequence[Any], device: int | None = None) -> t
 
 _TENSOR_NAME = re.compile(r"\bT\d+\b")
 _LOCAL_NAME = re.compile(r"\b[ibdf]\d+\b")
-_NVFUSER_KERNEL = re.compile(r"\bnvfuser_([a-z_]+?)_f\d+_c\d+_r\d+_g(\d+)\b")
 
 
 def canonical_source(code: str) -> str:
     """CUDA source with what depends on the process's history taken out: the kernel name's
     f/c/r counters, tensor names from IR numbering (``T21``) and codegen's numbered locals
     (``i12``, ``b4``, ``d5``), renamed in order of appearance."""
-    code = _NVFUSER_KERNEL.sub(lambda m: f"nvfuser_{m[1]}_g{m[2]}", code)
+    code = normalize_kernel_names(code)
     tensors: dict[str, str] = {}
     code = _TENSOR_NAME.sub(lambda m: tensors.setdefault(m[0], f"T{len(tensors)}"), code)
     locals_: dict[str, str] = {}
