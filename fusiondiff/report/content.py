@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,25 +18,13 @@ from fusiondiff.diff.model import Finding, FusionPair, PropertyChange, TimingVer
 from fusiondiff.model import Capture, KernelRecord, LaunchConfig, TensorMeta, parse_kernel_name
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.paths import scrub_paths
+from fusiondiff.units import p_value, ratio, us  # noqa: F401 - renderers read them from here
 
 MAX_PROPERTY_ROWS = 60
 """Recorded differences listed in a document; the diff record holds all of them."""
 
 
-def us(ns: float | None) -> str:
-    """Nanoseconds as microseconds with two decimals (``-`` when unknown)."""
-    return "-" if ns is None or math.isnan(ns) else f"{ns / 1000:.2f}"
-
-
-def ratio(value: float) -> str:
-    return "-" if math.isnan(value) else f"{value:.2f}x"
-
-
 P_VALUE_DASH = "- where the median gap is within the noise floor, so no test was needed"
-
-
-def p_value(p: float | None) -> str:
-    return "-" if p is None else f"{p:.1e}"
 
 
 def dims(d: tuple[int, ...] | None) -> str:
