@@ -14,6 +14,7 @@ from fusiondiff.diff.model import (
     DiffResult,
     FusionPair,
     KernelPair,
+    PropertyChange,
     TimingVerdict,
     UnmatchedFusion,
     UnmatchedKernel,
@@ -85,7 +86,7 @@ def diff(
         unmatched=unmatched,
         changes=changes,
         findings=findings,
-        warnings=tuple(_warnings(a, b, pairs, unmatched, subset)),
+        warnings=tuple(_warnings(a, b, changes, pairs, unmatched, subset)),
         b_replays_subset=subset,
     )
 
@@ -183,9 +184,14 @@ def _unmatched_fusion(side: str, f: FusionRecord, reason: str) -> UnmatchedFusio
 
 
 def _warnings(
-    a: Capture, b: Capture, pairs: Sequence[FusionPair], unmatched: Sequence[UnmatchedFusion], subset: bool
+    a: Capture,
+    b: Capture,
+    changes: Sequence[PropertyChange],
+    pairs: Sequence[FusionPair],
+    unmatched: Sequence[UnmatchedFusion],
+    subset: bool,
 ) -> list[str]:
-    warnings = capture_warnings(a, b)
+    warnings = capture_warnings(a, b, changes)
     if not pairs:
         warnings.append("nothing matched: no fusion of A pairs with a fusion of B; are these captures of the same program?")
     elif subset:
