@@ -268,8 +268,8 @@ CASES = [
     Case("code", "scalar nested to exhaust the parser", REPRO, scalar("-" * 100000 + "1"), 2, r"not a number"),
     Case("code", "tensors file outside the capture's directory", REPRO, put("tensors_file", "../../etc/passwd"), 2, r"tensors_file .* is not a file name beside the capture"),
     # -- records: every record is written and selectable -----------------------------------------
-    Case("records", "twin records: the second by #1", "repro {cap} -o {tmp}/r.py --fusion #1", twin(put("inputs.0.alignment_bytes", 2)), 0, r"^wrote .*r\.py$", check=script_has("r.py", "_check_alignment(0, inputs[-1], 2)")),
-    Case("records", "twin records: the first by #0", "repro {cap} -o {tmp}/r.py --fusion #0", twin(put("inputs.0.alignment_bytes", 2)), 0, r"^wrote", check=script_has("r.py", "_check_alignment(0, inputs[-1], 256)")),
+    Case("records", "twin records: the second by #1", "repro {cap} -o {tmp}/r.py --fusion #1", twin(put("inputs.0.alignment_bytes", 2)), 0, r"^wrote .*r\.py$", check=script_has("r.py", "check_alignment(0, inputs[-1], 2)")),
+    Case("records", "twin records: the first by #0", "repro {cap} -o {tmp}/r.py --fusion #0", twin(put("inputs.0.alignment_bytes", 2)), 0, r"^wrote", check=script_has("r.py", "check_alignment(0, inputs[-1], 256)")),
     Case("records", "twin records: the shared key names both", "repro {cap} -o {tmp}/r.py --fusion backward/nvFusion13", twin(put("inputs.0.alignment_bytes", 2)), 2, r"names 2 fusions .*: #0 backward/nvFusion13/\w+, #1 .*; give the key or #N"),
     Case("records", "#N past the end", "repro {cap} -o {tmp}/r.py --fusion #5", None, 2, r"has no fusion #5: it holds 1, #0 to #0"),
     Case("records", "one twin into a directory keeps its own name", "repro {cap} -o {tmp}/out --fusion #1", twin(put("inputs.0.alignment_bytes", 2)), 0, r"^wrote .*/out/backward_nvFusion13_[0-9a-f]{12}_1\.py$", setup=directory("out")),

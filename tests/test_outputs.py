@@ -145,8 +145,8 @@ def test_every_record_of_a_shared_key_is_written_to_its_own_file(tmp_path):
     path = _twins(tmp_path)
     written = write_repros(path, tmp_path / "out")
     assert len(written) == 2 and len(set(written)) == 2
-    assert "_check_alignment(0, inputs[-1], 256)" in written[0].read_text()
-    assert "_check_alignment(0, inputs[-1], 2)" in written[1].read_text()
+    assert "check_alignment(0, inputs[-1], 256)" in written[0].read_text()
+    assert "check_alignment(0, inputs[-1], 2)" in written[1].read_text()
     # each keeps its name when chosen alone
     assert write_repros(path, tmp_path / "out", fusion="#1") == [written[1]]
 

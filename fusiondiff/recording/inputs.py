@@ -12,6 +12,14 @@ from typing import Any
 
 from fusiondiff.errors import ReplayError
 from fusiondiff.model import TensorMeta, alignment_of
+from fusiondiff.recording.synthesis import (
+    INT_RANGES,
+    exact_storage,
+    int_range,
+    pin_range,
+    synthesize_storage,
+    synthesized_numel,
+)
 
 _INTEGER_KINDS = ("int", "uint", "bool")
 
@@ -90,7 +98,8 @@ def faithful_copy(value: Any) -> Any:
 
 def materialize(meta: TensorMeta, saved: dict[str, Any] | None = None, device: str | None = None) -> Any:
     """Rebuild an input from its metadata: the exact saved storage when there is one, otherwise a
-    synthesized storage with the same size, offset, strides and integer value range."""
+    synthesized storage with the same size, offset, strides and integer value range, drawn as a
+    repro script draws it (:mod:`fusiondiff.recording.synthesis`)."""
     if meta.kind == "scalar":
         import ast
 
@@ -101,19 +110,20 @@ def materialize(meta: TensorMeta, saved: dict[str, Any] | None = None, device: s
 
     dtype = getattr(torch, meta.dtype.removeprefix("torch."))
     target = device or meta.device
+    bounds: tuple[int, int] | None = None
     if saved is not None and meta.tensor_key in saved:
-        storage = saved[meta.tensor_key].to(target)
+        storage = exact_storage(saved, meta.tensor_key, dtype, target)
     else:
-        numel = max(meta.storage_numel, 1)
-        if dtype.is_floating_point or dtype.is_complex:
-            storage = torch.randn(numel, dtype=dtype, device=target)
-        elif dtype == torch.bool:
-            storage = torch.randint(0, 2, (numel,), device=target).bool()
+        numel = synthesized_numel(meta.storage_numel, meta.shape, meta.stride, meta.storage_offset)
+        if meta.dtype in INT_RANGES:
+            low, high, _ = int_range(meta.dtype, meta.min_value, meta.max_value)
+            bounds = (low, high)
+            storage = synthesize_storage(numel, dtype, target, low, high)
         else:
-            low = int(meta.min_value) if meta.min_value is not None else 0
-            high = int(meta.max_value) + 1 if meta.max_value is not None else 10
-            storage = torch.randint(low, max(high, low + 1), (numel,), dtype=dtype, device=target)
+            storage = synthesize_storage(numel, dtype, target)
     tensor = storage.as_strided(meta.shape, meta.stride, meta.storage_offset)
+    if bounds is not None:
+        pin_range(tensor, *bounds)
     got = alignment_of(tensor.data_ptr())
     if min(got, 16) != min(meta.alignment_bytes, 16):
         raise ReplayError(

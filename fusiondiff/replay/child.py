@@ -92,7 +92,7 @@ def run_replay(
     ``output``. A fusion that fails is kept with its inputs and the failure; the capture is written
     all the same, so the differ can say why."""
     from fusiondiff.replay.legacy import translate_legacy
-    from fusiondiff.replay.repro import script_nvfuser_env
+    from fusiondiff.replay.script_env import script_nvfuser_env
 
     scripts = [scripts] if isinstance(scripts, str) else list(scripts)
     programs = []
