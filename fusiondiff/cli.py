@@ -16,10 +16,14 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from fusiondiff import __version__
 from fusiondiff.errors import FusionDiffError, OutputError
 from fusiondiff.escape import printable
+
+if TYPE_CHECKING:
+    from fusiondiff.options import RecordingOptions
 
 EXIT_OK = 0
 EXIT_DISCREPANCY = 1
@@ -176,12 +180,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _protocol(args: argparse.Namespace):  # noqa: ANN202
+def _recording_options(args: argparse.Namespace) -> RecordingOptions:
+    """The options of ``capture`` and ``replay`` as one record (``replay`` has no ``--only``)."""
     from fusiondiff.model import TimingProtocol
+    from fusiondiff.options import RecordingOptions
 
     if args.samples < 1 or args.warmup < 0:
         raise FusionDiffError("--samples must be at least 1 and --warmup at least 0")
-    return TimingProtocol(warmup=args.warmup, samples=args.samples, l2_mode=args.l2)
+    return RecordingOptions(
+        protocol=TimingProtocol(warmup=args.warmup, samples=args.samples, l2_mode=args.l2),
+        only=tuple(getattr(args, "only", None) or ()),
+        save_inputs=args.save_inputs,
+        cuda_source=args.cuda_source,
+    )
 
 
 def _split_script_args(args: argparse.Namespace) -> None:
@@ -212,10 +223,7 @@ def _cmd_capture(args: argparse.Namespace) -> int:
         args.script,
         args.args,
         output=args.output,
-        protocol=_protocol(args),
-        only=args.only,
-        save_inputs=args.save_inputs,
-        cuda_source=args.cuda_source,
+        options=_recording_options(args),
         progress=_progress,
     )
     print(f"wrote {printable(str(path))}", file=sys.stderr)
@@ -231,12 +239,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     path = replay_scripts(
         args.scripts,
         output=args.output,
-        protocol=_protocol(args),
+        options=_recording_options(args),
         inputs_capture=args.inputs,
         in_process=args.in_process,
         timeout_s=args.timeout,
-        save_inputs=args.save_inputs,
-        cuda_source=args.cuda_source,
         progress=_progress,
     )
     print(f"wrote {printable(str(path))}", file=sys.stderr)

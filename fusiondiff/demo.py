@@ -11,7 +11,8 @@ import importlib.util
 from pathlib import Path
 from typing import TextIO
 
-from fusiondiff.recording.recorder import Progress
+from fusiondiff.options import RecordingOptions
+from fusiondiff.progress import Progress
 
 BUNDLED = Path(__file__).parent / "data" / "demo"
 
@@ -107,7 +108,7 @@ def run_live(workdir: Path, out: TextIO, progress: Progress) -> int:
     out.write(render_capture_text(cap.capture))
     script = write_repros(cap.path, workdir / "nvFusion0_repro.py", fusion="nvFusion0")[0]
     progress(f"fusiondiff demo: replaying {script} in a fresh process")
-    replay = replay_script(str(script), output=str(workdir / "replay.json"), protocol=cap.capture.protocol, progress=progress)
+    replay = replay_script(str(script), output=str(workdir / "replay.json"), options=RecordingOptions(protocol=cap.capture.protocol), progress=progress)
     out.write("\n")
     code = _diff_and_render(cap.path, replay, out)
     out.write("\n" + SETTLE_IT)

@@ -146,6 +146,17 @@ def save_capture(
     tensors: dict[str, "torch.Tensor"] | None = None,
 ) -> Path:
     """Write ``capture`` to ``path`` (and its tensors next to it). Returns the JSON path."""
+    write_capture(capture, path, tensors)
+    return Path(path)
+
+
+def write_capture(
+    capture: Capture,
+    path: str | os.PathLike[str],
+    tensors: dict[str, "torch.Tensor"] | None = None,
+) -> Capture:
+    """Write ``capture`` to ``path`` and its tensors next to it; returns the capture as written,
+    its ``tensors_file`` naming the tensors' file when there are any."""
     path = Path(path)
     if tensors:
         from safetensors.torch import save_file
@@ -154,7 +165,7 @@ def save_capture(
         atomic_write(tpath, lambda tmp: save_file(tensors, tmp))
         capture = dataclasses.replace(capture, tensors_file=tpath.name)
     write_text(path, dumps_capture(capture))
-    return path
+    return capture
 
 
 def load_capture(path: str | os.PathLike[str]) -> Capture:

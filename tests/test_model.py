@@ -158,3 +158,19 @@ def test_alignment_and_definition_hash():
     assert alignment_of(0x7F0000000208) == 8
     assert definition_hash("a\n  b  \n\n") == definition_hash("a\n  b")
     assert definition_hash("a") != definition_hash("b")
+
+
+def test_recording_options_travel_to_the_replay_child_as_json():
+    """The options cross to the replay's child process as JSON, with the records' codec."""
+    import json
+
+    from fusiondiff.model import TimingProtocol
+    from fusiondiff.options import RecordingOptions
+
+    options = RecordingOptions(
+        protocol=TimingProtocol(warmup=2, samples=12, l2_mode="warm"), only=("nvFusion3",), save_inputs=True
+    )
+    assert RecordingOptions.from_jsonable(json.loads(json.dumps(options.to_jsonable()))) == options
+    assert RecordingOptions.from_jsonable({}) == RecordingOptions()
+    with pytest.raises(CaptureFormatError, match=r"options\.protocol\.l2_mode"):
+        RecordingOptions.from_jsonable({"protocol": {"l2_mode": "lukewarm"}})

@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from fusiondiff.errors import CaptureError, FusionDiffError, ReplayError
-from fusiondiff.model import FusionRecord, TimingProtocol
-from fusiondiff.recording.recorder import Progress, Recorder
+from fusiondiff.model import FusionRecord
+from fusiondiff.options import RecordingOptions
+from fusiondiff.progress import Progress
+from fusiondiff.recording.recorder import Recorder
 from fusiondiff.store import save_capture
 
 
@@ -79,11 +81,9 @@ class InputSubstitution:
 def run_replay(
     scripts: str | Sequence[str],
     output: str,
+    options: RecordingOptions | None = None,
     *,
-    protocol: TimingProtocol | None = None,
     inputs_capture: str | None = None,
-    save_inputs: bool = False,
-    cuda_source: bool = False,
     progress: Progress | None = None,
     kind_note: str = "",
     log_file: str | None = None,
@@ -110,8 +110,8 @@ def run_replay(
     override = InputSubstitution(inputs_capture) if inputs_capture else None
     source = scripts[0] if len(scripts) == 1 else f"{len(scripts)} scripts: {', '.join(scripts)}"
     recorder = Recorder(
-        "replay", protocol, timing="deferred", save_inputs=save_inputs, cuda_source=cuda_source,
-        progress=progress, input_override=override, source=source + kind_note, log_file=log_file,
+        "replay", options, timing="deferred", progress=progress, input_override=override,
+        source=source + kind_note, log_file=log_file,
     )
     failures: list[tuple[str, str]] = []
     recorder.install()
@@ -227,15 +227,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Child entry point: one JSON argument with the replay's parameters and a status file path."""
     params = json.loads((argv or sys.argv[1:])[0])
     signal.signal(signal.SIGTERM, _on_sigterm)
-    protocol = TimingProtocol(**params["protocol"])
-
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
     try:
+        options = RecordingOptions.from_jsonable(params["options"], "the replay's options")
         outcome = run_replay(
-            params["scripts"], params["output"], protocol=protocol, inputs_capture=params.get("inputs"),
-            save_inputs=params.get("save_inputs", False), cuda_source=params.get("cuda_source", False),
+            params["scripts"], params["output"], options, inputs_capture=params.get("inputs"),
             progress=progress, log_file=params.get("log"),
         )
     except ReplayTimeout:

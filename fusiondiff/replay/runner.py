@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from fusiondiff.errors import ReplayError
-from fusiondiff.model import TimingProtocol
-from fusiondiff.recording.recorder import Progress
+from fusiondiff.options import RecordingOptions
+from fusiondiff.progress import Progress, silent
 from fusiondiff.replay.child import ReplayOutcome, read_script, run_replay
 
 GRACE_S = 120.0
@@ -136,19 +136,18 @@ def replay_scripts(
     scripts: Sequence[str],
     *,
     output: str,
-    protocol: TimingProtocol | None = None,
+    options: RecordingOptions | None = None,
     inputs_capture: str | None = None,
     in_process: bool = False,
     timeout_s: float = 900.0,
-    save_inputs: bool = False,
-    cuda_source: bool = False,
     progress: Progress | None = None,
 ) -> Path:
     """Replay ``scripts`` (one after the other, in one fresh process) and write one capture to
     ``output``; the process's whole output goes to :func:`log_path_for` ``(output)``. Raises
     :class:`ReplayError` on failure, after keeping whatever was recorded (a fusion that failed is in
     the capture with its failure)."""
-    progress = progress or (lambda message: None)
+    progress = progress or silent
+    options = options or RecordingOptions()
     scripts = expand_scripts(scripts)
     for script in scripts:
         _check_script(script)
@@ -156,20 +155,16 @@ def replay_scripts(
         from fusiondiff.store import load_capture
 
         load_capture(inputs_capture)  # a bad --inputs file fails before the script runs
-    protocol = protocol or TimingProtocol()
     if in_process:
         outcome = run_replay(
-            scripts, output, protocol=protocol, inputs_capture=inputs_capture, save_inputs=save_inputs,
-            cuda_source=cuda_source, progress=progress, kind_note=" (in-process)",
+            scripts, output, options, inputs_capture=inputs_capture, progress=progress, kind_note=" (in-process)"
         )
     else:
         params = {
             "scripts": scripts,
             "output": output,
-            "protocol": dataclasses.asdict(protocol),
+            "options": options.to_jsonable(),
             "inputs": inputs_capture,
-            "save_inputs": save_inputs,
-            "cuda_source": cuda_source,
         }
         outcome = _run_child(params, timeout_s, progress, log_path_for(output))
     if outcome.status != "ok":

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from fusiondiff.model import TimingProtocol
+from fusiondiff.options import RecordingOptions
 
 PROTOCOL = TimingProtocol(warmup=5, samples=20, l2_mode="cold")
 
@@ -57,7 +58,7 @@ def capture_live(out: Path, run: Callable[[], object], protocol: TimingProtocol 
     """Record ``run()`` with ``fusiondiff.capture`` into ``out/live.json``."""
     from fusiondiff.live import capture
 
-    with capture(out / "live.json", protocol=protocol, source=source or f"zoo {out.name}: live side") as cap:
+    with capture(out / "live.json", options=RecordingOptions(protocol=protocol), source=source or f"zoo {out.name}: live side") as cap:
         run()
     assert cap.path is not None
     return cap.path
@@ -69,7 +70,7 @@ def replay_text(out: Path, script: str, protocol: TimingProtocol = PROTOCOL) -> 
 
     path = out / "reconstructed.py"
     path.write_text(script)
-    return replay_script(str(path), output=str(out / "replay.json"), protocol=protocol)
+    return replay_script(str(path), output=str(out / "replay.json"), options=RecordingOptions(protocol=protocol))
 
 
 def nvfuser_repro_of_live(out: Path) -> str:
@@ -88,7 +89,7 @@ def replay_fusiondiff_repro(out: Path, protocol: TimingProtocol = PROTOCOL) -> P
     from fusiondiff.replay.runner import replay_script
 
     script = write_repros(out / "live.json", out / "reconstructed.py")[0]
-    return replay_script(str(script), output=str(out / "replay.json"), protocol=protocol)
+    return replay_script(str(script), output=str(out / "replay.json"), options=RecordingOptions(protocol=protocol))
 
 
 def scenario_main(live: Callable[[Path], object], reconstructed: Callable[[Path], object]) -> None:

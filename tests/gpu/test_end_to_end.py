@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from fusiondiff.model import TimingProtocol
+from fusiondiff.options import RecordingOptions
 
 pytestmark = pytest.mark.gpu
 
@@ -175,7 +176,7 @@ def test_fusion_writing_into_its_input_is_timed_on_copies_and_saved_as_it_was_re
 
     jitted = thunder.jit(bump)
     x = torch.zeros(1024, 1024, device="cuda")
-    with capture(tmp_path / "inplace.json", protocol=TimingProtocol(warmup=3, samples=10), save_inputs=True) as cap:
+    with capture(tmp_path / "inplace.json", options=RecordingOptions(protocol=TimingProtocol(warmup=3, samples=10), save_inputs=True)) as cap:
         y = jitted(x)
     torch.cuda.synchronize()
     for f in cap.capture.fusions:
@@ -198,7 +199,7 @@ def test_fusion_writing_into_its_input_is_timed_on_copies_and_saved_as_it_was_re
     script = write_repros(cap.path, tmp_path / "inplace_repro.py", fusion=fusion.name)[0]
     assert "fd.add_output(tv2, tv0)" in script.read_text()
     replay = load_capture(replay_script(str(script), output=str(tmp_path / "replay.json"),
-                                        protocol=TimingProtocol(warmup=3, samples=10)))
+                                        options=RecordingOptions(protocol=TimingProtocol(warmup=3, samples=10))))
     print("in-place repro replay:", _kernels(replay), "live:", _launches(fusion.kernels))
     assert _kernels(replay) == _launches(fusion.kernels)
 
