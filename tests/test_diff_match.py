@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from fusiondiff.diff import diff
-from fusiondiff.diff import synthetic as syn
+import synthetic as syn
 from fusiondiff.diff.match import match_fusions, match_kernels
 
 LAYERNORM_DEFINITION = syn.RMSNORM_DEFINITION.replace("fd.ops.rsqrt(T20)", "fd.ops.sqrt(T20)")

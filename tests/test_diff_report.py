@@ -1,6 +1,6 @@
 """The diff renderers (text and JSON) and the `fusiondiff diff` command's exit codes.
 
-Captures are constructed in code (:mod:`fusiondiff.diff.synthetic`), never recorded. Text outputs
+Captures are constructed in code (:mod:`synthetic`, in tests/), never recorded. Text outputs
 are compared whole after replacing every decimal number by ``N``, as the times are seeded noise.
 """
 
@@ -9,10 +9,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from pathlib import Path
 
 from fusiondiff.cli import main
 from fusiondiff.diff import diff, diff_files
-from fusiondiff.diff import synthetic as syn
+import synthetic as syn
 from fusiondiff.model import SCHEMA_VERSION, LaunchConfig, Timing, to_jsonable
 from fusiondiff.report.diff_text import render_diff_json, render_diff_text
 from fusiondiff.store import save_capture
@@ -222,14 +223,17 @@ def test_differ_and_renderer_run_without_torch():
     import sys
 
     # A finder that refuses torch (sys.modules['torch'] = None would break scipy's own probe).
+    # The record builders live in tests/, which is not installed: put it on the path.
     code = (
         "import sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
         "class NoTorch:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
         "        if name.split('.')[0] == 'torch':\n"
         "            raise ImportError('torch is blocked')\n"
         "sys.meta_path.insert(0, NoTorch())\n"
-        "from fusiondiff.diff import diff, synthetic as syn\n"
+        "import synthetic as syn\n"
+        "from fusiondiff.diff import diff\n"
         "from fusiondiff.report.diff_text import render_diff_text\n"
         "a = syn.capture([syn.fusion()])\n"
         "b = syn.capture([syn.fusion(kernels=[syn.kernel(median_ns=30000, seed=1)])])\n"

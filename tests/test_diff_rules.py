@@ -1,6 +1,6 @@
 """Every finding rule, firing and not firing, and the ranking of causes over consequences.
 
-All captures here are constructed in code (:mod:`fusiondiff.diff.synthetic`), not recorded. Side A
+All captures here are constructed in code (:mod:`synthetic`, in tests/), not recorded. Side A
 is the seed's RMSNorm fusion as a live session would record it; each case changes one thing in B.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 
 from fusiondiff.diff import Finding, diff
-from fusiondiff.diff import synthetic as syn
+import synthetic as syn
 from fusiondiff.diff.findings import RULES
 from fusiondiff.model import (
     Capture,

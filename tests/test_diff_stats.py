@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import mannwhitneyu
 
 from fusiondiff.diff.stats import compare_timing, compare_timings
-from fusiondiff.diff.synthetic import samples
+from synthetic import samples
 from fusiondiff.model import Timing
 
 
