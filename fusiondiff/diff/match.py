@@ -33,6 +33,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from fusiondiff.definition import canonical_definition
+from fusiondiff.diff.model import MatchedBy
 from fusiondiff.model import FusionRecord, KernelRecord
 
 SIMILAR_DEFINITION_RATIO = 0.9
@@ -48,7 +49,7 @@ class FusionMatch:
 
     index_a: int
     index_b: int
-    matched_by: str
+    matched_by: MatchedBy
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def match_fusions(
     left_b = dict.fromkeys(range(len(b)))
     matches: list[FusionMatch] = []
 
-    def run_pass(name: str, key: Callable[[FusionRecord], Hashable], unique_only: bool) -> None:
+    def run_pass(name: MatchedBy, key: Callable[[FusionRecord], Hashable], unique_only: bool) -> None:
         groups_a = _group(a, left_a, key)
         groups_b = _group(b, left_b, key)
         for k, ia in groups_a.items():

@@ -106,6 +106,12 @@ class UnmatchedKernel:
     reason: str
 
 
+MatchedBy = Literal[
+    "definition_and_inputs", "definition_and_shapes", "definition", "name", "similar_definition", "same_inputs"
+]
+"""The matching passes of :func:`fusiondiff.diff.match.match_fusions`, strongest first."""
+
+
 @dataclass(frozen=True)
 class FusionPair:
     """A fusion of A matched to a fusion of B, with everything that differs between them."""
@@ -118,7 +124,7 @@ class FusionPair:
     index_a: int
     """Position of the fusion in ``Capture.fusions`` of A."""
     index_b: int
-    matched_by: Literal["definition_and_inputs", "definition_and_shapes", "definition", "name", "similar_definition"]
+    matched_by: MatchedBy
     """Which matching pass paired them, strongest first (see :mod:`fusiondiff.diff.match`)."""
     timing: TimingVerdict
     kernels: tuple[KernelPair, ...] = ()
