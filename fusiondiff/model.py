@@ -78,8 +78,10 @@ class LaunchConfig:
     shared_mem_bytes: int | None = None
     """Dynamic plus static shared memory per block."""
     dynamic_smem_bytes: int | None = None
-    """``None`` when the source reports only the total (Kineto)."""
+    """``None`` when the source reports only the total, as both sources today do (Kineto's
+    ``shared memory`` is the sum): kept so a source that splits it can say so."""
     static_smem_bytes: int | None = None
+    """``None`` when the source reports only the total (see ``dynamic_smem_bytes``)."""
     registers_per_thread: int | None = None
 
 
@@ -188,7 +190,8 @@ class TimingProtocol:
     sample, so no input sits in L2; ``warm``: samples run back to back after a synchronize."""
     flush_bytes: int = 0
     on_copies: bool = True
-    """Samples ran on storage-faithful copies of the inputs, so the session's tensors never change."""
+    """Samples ran on storage-faithful copies of the inputs, so the session's tensors never change
+    (the recorder always times on copies and says so; False only in files of other producers)."""
 
 
 FailureKind = Literal["illegal_address", "compile_error", "exception", "timeout"]
