@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -84,13 +84,25 @@ def _forward(stream: IO[bytes], log: IO[bytes]) -> None:
             _stderr_write(line)
 
 
-def _run_child(params: dict, timeout_s: float, progress: Progress, log_file: Path) -> ReplayOutcome:
+def child_command(params: dict[str, Any]) -> list[str]:
+    """The replay child's command line: this Python running :mod:`fusiondiff.replay.child`, its
+    parameters (with ``status``, the file it reports its :class:`ReplayOutcome` in) as one JSON argument."""
+    return [sys.executable, "-m", "fusiondiff.replay.child", json.dumps(params)]
+
+
+def _run_child(
+    params: dict[str, Any],
+    timeout_s: float,
+    progress: Progress,
+    log_file: Path,
+    command: Callable[[dict[str, Any]], list[str]] = child_command,
+) -> ReplayOutcome:
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="fusiondiff-replay-") as tmp, open(log_file, "wb") as log:
         status = Path(tmp) / "status.json"
         params = {**params, "status": str(status), "log": log_file.name}
         proc = subprocess.Popen(
-            [sys.executable, "-m", "fusiondiff.replay.child", json.dumps(params)],
+            command(params),
             start_new_session=True,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
