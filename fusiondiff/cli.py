@@ -272,7 +272,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
     result = diff(a, b, source_a=describe_source(args.a, a), source_b=describe_source(args.b, b))
     unwritten = None
-    record = None
+    record = ""
     if args.json or args.format == "json":
         # the exported diff record: schema_version, both environments and protocols, the samples
         from fusiondiff.report.interface import DiffReport

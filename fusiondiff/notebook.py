@@ -28,6 +28,8 @@ from fusiondiff.report.interface import DiffReport, ReportError
 if TYPE_CHECKING:
     import pandas
 
+    from fusiondiff.diff.model import KernelPair, PropertyChange, TimingVerdict
+
 CaptureTable = Literal["fusions", "kernels", "samples"]
 DiffTable = Literal["fusions", "kernels", "samples", "findings"]
 
@@ -161,14 +163,15 @@ class DiffView:
                     ]
         elif table in ("fusions", "kernels"):
             for pair in result.pairs:
+                items: list[tuple[KernelPair | None, TimingVerdict, tuple[PropertyChange, ...]]]
                 items = [(None, pair.timing, pair.changes)] if table == "fusions" else [
                     (k, k.timing, k.changes) for k in pair.kernels
                 ]
-                for kernel, t, changes in items:
-                    row = {"fusion": pair.label}
-                    if kernel is not None:
-                        ka, kb = report.kernel_records(pair, kernel)
-                        row |= {"kernel": kernel.normalized_name, "block_a": _dims(ka.launch.block), "block_b": _dims(kb.launch.block),
+                for kernel_pair, t, changes in items:
+                    row: dict[str, Any] = {"fusion": pair.label}
+                    if kernel_pair is not None:
+                        ka, kb = report.kernel_records(pair, kernel_pair)
+                        row |= {"kernel": kernel_pair.normalized_name, "block_a": _dims(ka.launch.block), "block_b": _dims(kb.launch.block),
                                 "registers_a": ka.launch.registers_per_thread, "registers_b": kb.launch.registers_per_thread}
                     else:
                         row |= {"matched_by": pair.matched_by, "kernels_a": len(report.fusion_a(pair).kernels),

@@ -15,6 +15,7 @@ from fusiondiff.diff.model import (
     FusionPair,
     KernelPair,
     PropertyChange,
+    Side,
     TimingVerdict,
     UnmatchedFusion,
     UnmatchedKernel,
@@ -153,13 +154,17 @@ def _fusion_pair(
         for (ka, kb), verdict in zip(records, kernel_timings)
     )
     counts = f"A launches {len(fa.kernels)} kernel(s), B {len(fb.kernels)}"
+    only: tuple[tuple[Side, FusionRecord, Sequence[int]], ...] = (
+        ("A", fa, kernel_match.only_a),
+        ("B", fb, kernel_match.only_b),
+    )
     unmatched = tuple(
         UnmatchedKernel(side, k.name, k.normalized_name, k.order, k.timing.median_ns, f"only in {side}: {counts}")
-        for side, f, indices in (("A", fa, kernel_match.only_a), ("B", fb, kernel_match.only_b))
+        for side, f, indices in only
         for k in (f.kernels[i] for i in indices)
     )
     redefined = fa.structure_hash != fb.structure_hash
-    failed = tuple(side for side, f in (("A", fa), ("B", fb)) if f.failure is not None)
+    failed = tuple(side for side, f, _ in only if f.failure is not None)
     changes = comparer.fusion(fa, fb)
     if failed:  # no segmentation was recorded for a failed execution: not a difference
         changes = tuple(c for c in changes if c.category != "segmentation")
@@ -179,7 +184,7 @@ def _fusion_pair(
     )
 
 
-def _unmatched_fusion(side: str, f: FusionRecord, reason: str) -> UnmatchedFusion:
+def _unmatched_fusion(side: Side, f: FusionRecord, reason: str) -> UnmatchedFusion:
     return UnmatchedFusion(side=side, key=f.key, name=f.name, trace=f.trace, median_ns=f.timing.median_ns, reason=reason)
 
 

@@ -33,7 +33,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from fusiondiff.definition import canonical_definition
-from fusiondiff.diff.model import MatchedBy
+from fusiondiff.diff.model import MatchedBy, Side
 from fusiondiff.model import FusionRecord, KernelRecord
 
 SIMILAR_DEFINITION_RATIO = 0.9
@@ -56,7 +56,7 @@ class FusionMatch:
 class FusionLeftOver:
     """A fusion no pass could pair, and why."""
 
-    side: str
+    side: Side
     index: int
     reason: str
 
@@ -166,7 +166,7 @@ def _pair_similar_definitions(
 
 
 def _unmatched_reasons(
-    side: str, left: Iterable[int], fusions: Sequence[FusionRecord], other: Sequence[FusionRecord]
+    side: Side, left: Iterable[int], fusions: Sequence[FusionRecord], other: Sequence[FusionRecord]
 ) -> list[FusionLeftOver]:
     other_side = "B" if side == "A" else "A"
     definitions = Counter(g.structure_hash for g in other)

@@ -71,9 +71,10 @@ def index_uses(definition: str) -> list[IndexUse]:
         elif op in _GATHERS or op == _EMBEDDING:
             table_at, index_at = _GATHERS.get(op, (1, 0))
             args = call.args
-            if len(args) <= max(table_at, index_at) or not isinstance(args[index_at], ast.Name):
+            index_arg = args[index_at] if len(args) > max(table_at, index_at) else None
+            if not isinstance(index_arg, ast.Name):
                 continue
-            index = origin.get(args[index_at].id)
+            index = origin.get(index_arg.id)
             table = args[table_at]
             if index is None:
                 continue

@@ -32,7 +32,7 @@ def _is_tensor(value: Any) -> bool:
 
 def quick_signature(inputs: Sequence[Any]) -> tuple[Any, ...]:
     """What decides a distinct execution, cheap enough for every call (no device sync)."""
-    sig = []
+    sig: list[tuple[Any, ...]] = []
     for value in inputs:
         if _is_tensor(value):
             sig.append(

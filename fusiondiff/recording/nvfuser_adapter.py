@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fusiondiff.errors import CaptureError
-from fusiondiff.model import FusionFailure, Segment, Segmentation, normalize_kernel_names, parse_kernel_name
+from fusiondiff.model import FailureKind, FusionFailure, Segment, Segmentation, normalize_kernel_names, parse_kernel_name
 
 _GROUP = re.compile(r"^g\{\((?P<scheduler>[A-Za-z_]+)\)\s*\n\s*group id:\s*(?P<id>\d+)", re.MULTILINE)
 _GLOBAL = re.compile(r"__global__\s+void\s+(?P<name>\w+)\s*\(")
@@ -162,6 +162,7 @@ def classify_failure(exc: BaseException, log_file: str | None = None) -> FusionF
     message = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
     if len(message) > 240:
         message = message[:237] + "..."
+    kind: FailureKind
     if type(exc).__name__ == "ReplayTimeout":
         kind = "timeout"
     elif any(marker in text for marker in _ILLEGAL_ADDRESS):

@@ -344,6 +344,7 @@ class Recorder:
         self._pending[seen.key] = pending
         self._order.append(seen.key)
         copies, seen.copies, seen.inputs = seen.copies, None, []
+        assert copies is not None  # a new execution (_is_new) always has its copies
         if time_now:
             self._time(pending, copies)
         else:
@@ -487,7 +488,7 @@ def _device_index(device: Any, inputs: Sequence[Any]) -> int:
     if isinstance(index, int):
         return index
     for value in inputs:
-        dev = getattr(value, "device", None)
+        dev: Any = getattr(value, "device", None)
         if getattr(dev, "type", None) == "cuda":
             return dev.index or 0
     return 0

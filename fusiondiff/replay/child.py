@@ -149,25 +149,28 @@ def run_replay(
         return ReplayOutcome(status="error", message=str(exc))
     path = save_capture(capture, output, recorder.tensors or None)
     failed = [f for f in capture.fusions if f.failure is not None]
-    written = {"fusions": len(capture.fusions), "written": str(path)}
+    count, written = len(capture.fusions), str(path)
     if failed:
-        first = failed[0]
-        assert first.failure is not None
+        first_failed = failed[0]
+        assert first_failed.failure is not None
         where = f"; full output in {log_file} beside it" if log_file else ""
         return ReplayOutcome(
             status="fusion_failed",
             message=(
-                f"{first.name} failed ({first.failure.kind.replace('_', ' ')}: {first.failure.message})"
+                f"{first_failed.name} failed ({first_failed.failure.kind.replace('_', ' ')}: "
+                f"{first_failed.failure.message})"
                 + (f" and {len(failed) - 1} more" if len(failed) > 1 else "")
                 + f"; the capture was written to {path} for `fusiondiff diff`{where}"
             ),
-            **written,
+            fusions=count,
+            written=written,
         )
     if failures:
         return ReplayOutcome(
             status=failures[0][0],
             message=f"{failures[0][1]}; the {len(capture.fusions)} fusion(s) executed were written to {path}",
-            **written,
+            fusions=count,
+            written=written,
         )
     if override is not None and not override.used:
         # the user asked for the live inputs: a replay on the script's own inputs is not that run
@@ -177,9 +180,10 @@ def run_replay(
                 f"--inputs: no fusion of the script has the definition of a fusion in {inputs_capture}, so the "
                 f"script's own inputs were used; that replay was written to {path}"
             ),
-            **written,
+            fusions=count,
+            written=written,
         )
-    return ReplayOutcome(status="ok", **written)
+    return ReplayOutcome(status="ok", fusions=count, written=written)
 
 
 def _run_one(script: str, code: Any) -> tuple[str, str] | None:

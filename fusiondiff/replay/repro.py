@@ -17,6 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from fusiondiff.errors import FusionDiffError, ReplayError
 from fusiondiff.model import Capture, Environment, FusionRecord, TensorMeta
@@ -231,7 +232,7 @@ def _helpers(inputs: list[TensorMeta], tensors_file: str | None) -> list[str]:
     :mod:`fusiondiff.recording.synthesis` (the replay's ``--inputs`` draws with the same ones)."""
     tensors = [m for m in inputs if m.kind == "tensor"]
     synthesized = [m for m in tensors if m.tensor_key is None or tensors_file is None]
-    helpers = []
+    helpers: list[Callable[..., Any]] = []
     if synthesized:
         helpers.append(synthesis.synthesize_storage)
     if any(m.dtype in INT_RANGES for m in synthesized):

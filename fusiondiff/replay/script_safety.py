@@ -164,7 +164,7 @@ def _check_call(node: ast.expr, defined: set[str], where: str) -> None:
         isinstance(owner, ast.Attribute) and owner.attr == "ops" and isinstance(owner.value, ast.Name)
         and owner.value.id == FD
     )
-    if not (on_fd or on_ops) or not _CALLABLE_ATTR.fullmatch(func.attr):  # type: ignore[union-attr]
+    if not (on_fd or on_ops) or not _CALLABLE_ATTR.fullmatch(func.attr):  # type: ignore[attr-defined]
         _refuse(where, func, f"calling {_shown_code(func)} (only fd.<op> and fd.ops.<op> may be called)")
     for arg in node.args:
         _check_value(arg, defined, where)

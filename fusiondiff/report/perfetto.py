@@ -129,7 +129,7 @@ def _sm_events(side: str, kernel: KernelRecord, capture: Capture, start_ns: int,
 def _fusion_events(
     side: str, capture: Capture, fusion: FusionRecord, label: str, start_ns: int,
     kernel_verdicts: dict[int, TimingVerdict | None], fusion_verdict: TimingVerdict | None,
-) -> tuple[list[dict[str, Any]], float]:
+) -> tuple[list[dict[str, Any]], int]:
     """Events of one fusion on one side starting at ``start_ns``, and its length (ns)."""
     events = []
     cursor = start_ns
