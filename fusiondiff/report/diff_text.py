@@ -212,14 +212,14 @@ def render_diff_text(result: DiffResult) -> str:
     return "\n".join(printable(line) for line in lines).rstrip("\n") + "\n"
 
 
-def _finite(value: Any) -> Any:
-    """JSON has no NaN or infinity: write them as null."""
+def json_safe(value: Any) -> Any:
+    """JSON-ready data with NaN and infinity (which JSON lacks) written as null."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, list):
-        return [_finite(v) for v in value]
+        return [json_safe(v) for v in value]
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: json_safe(v) for k, v in value.items()}
     return value
 
 
@@ -227,7 +227,7 @@ def render_diff_json(result: DiffResult) -> str:
     """The whole diff record as JSON (NaN and infinity as null), with the verdict added:
     ``verdict`` (the line), ``same_speed``, ``properties_identical``, ``comparable`` (both) and
     ``exit_code`` (without ``--strict``)."""
-    data = _finite(to_jsonable(result))
+    data = json_safe(to_jsonable(result))
     data["verdict"] = verdict_line(result)
     data["same_speed"] = result.same_speed
     data["properties_identical"] = result.properties_identical

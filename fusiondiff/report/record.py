@@ -42,7 +42,6 @@ for readers of the JSON: it is what a later ``fusiondiff report diff.json`` rend
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,24 +50,13 @@ from typing import Any
 from fusiondiff.diff.model import DiffResult
 from fusiondiff.errors import CaptureFormatError
 from fusiondiff.model import _decode_record, capture_from_jsonable, to_jsonable
-from fusiondiff.report.diff_text import verdict_line
+from fusiondiff.report.diff_text import json_safe, verdict_line
 from fusiondiff.report.interface import DiffReport, ReportError
 
 DIFF_RECORD_VERSION = 1
 """Version of the diff record's layout (independent of the capture schema)."""
 
 RECORD_NAME = "fusiondiff diff"
-
-
-def _finite(value: Any) -> Any:
-    """JSON has no NaN or infinity: they are written as null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    return value
 
 
 def _samples(report: DiffReport) -> list[dict[str, Any]]:
@@ -110,7 +98,7 @@ def build_diff_record(report: DiffReport) -> dict[str, Any]:
             "environment": to_jsonable(capture.environment),
             "protocol": to_jsonable(capture.protocol),
         }
-    return _finite(
+    return json_safe(
         {
             "schema_version": DIFF_RECORD_VERSION,
             "record": RECORD_NAME,
