@@ -69,7 +69,9 @@ def build_captures() -> tuple[Capture, Capture]:
             fb = dataclasses.replace(fb, inputs=(offset, *fb.inputs[1:]))
         fusions_a.append(fa)
         fusions_b.append(fb)
-    return syn.capture(fusions_a, source="synthetic: bench A"), syn.capture(fusions_b, kind="replay", source="synthetic: bench B")
+    return syn.capture(fusions_a, source="synthetic: bench A"), syn.capture(
+        fusions_b, kind="replay", source="synthetic: bench B"
+    )
 
 
 def every_record_differs(b: Capture, distinct: bool) -> Capture:
@@ -79,7 +81,9 @@ def every_record_differs(b: Capture, distinct: bool) -> Capture:
     for f_index, f in enumerate(b.fusions):
         offset = dataclasses.replace(f.inputs[0], storage_offset=1 + (f_index if distinct else 0), alignment_bytes=2)
         kernels = tuple(
-            dataclasses.replace(k, launch=dataclasses.replace(k.launch, block=(f_index * 10 + g + 1 if distinct else 512, 1, 1)))
+            dataclasses.replace(
+                k, launch=dataclasses.replace(k.launch, block=(f_index * 10 + g + 1 if distinct else 512, 1, 1))
+            )
             for g, k in enumerate(f.kernels)
         )
         fusions.append(dataclasses.replace(f, inputs=(offset, *f.inputs[1:]), kernels=kernels))

@@ -50,9 +50,16 @@ Thunder session, and reconstructed, from its repro script in a fresh process.
 
 def _add_protocol_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("timing protocol (shared by capture and replay)")
-    g.add_argument("--samples", type=int, default=30, help="timed samples per fusion (default 30, at least 10 for the statistics)")
+    g.add_argument(
+        "--samples", type=int, default=30, help="timed samples per fusion (default 30, at least 10 for the statistics)"
+    )
     g.add_argument("--warmup", type=int, default=5, help="untimed executions before sampling (default 5)")
-    g.add_argument("--l2", choices=("cold", "warm"), default="cold", help="cold: flush L2 before each sample (default); warm: back to back")
+    g.add_argument(
+        "--l2",
+        choices=("cold", "warm"),
+        default="cold",
+        help="cold: flush L2 before each sample (default); warm: back to back",
+    )
 
 
 def _add_capture_options(p: argparse.ArgumentParser) -> None:
@@ -80,7 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("script", help="Python script to run")
     p.add_argument(
-        "args", nargs=argparse.REMAINDER,
+        "args",
+        nargs=argparse.REMAINDER,
         help="arguments passed to the script; fusiondiff's own options may come before or after the script "
         "(put the script's arguments after -- when they clash with fusiondiff's)",
     )
@@ -98,9 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("scripts", nargs="+", metavar="SCRIPT", help="repro scripts (.py), or directories of them")
     p.add_argument("-o", "--output", required=True, help="capture file to write (.json)")
-    p.add_argument("--inputs", metavar="CAPTURE", help="replace the script's inputs by the live side's (exact or synthesized)")
+    p.add_argument(
+        "--inputs", metavar="CAPTURE", help="replace the script's inputs by the live side's (exact or synthesized)"
+    )
     p.add_argument("--in-process", action="store_true", help="run in this process (a control for process effects)")
-    p.add_argument("--timeout", type=float, default=900.0, help="seconds before the child process is stopped (default 900)")
+    p.add_argument(
+        "--timeout", type=float, default=900.0, help="seconds before the child process is stopped (default 900)"
+    )
     p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
     p.add_argument("--cuda-source", action="store_true", help="also store the generated CUDA source text")
     _add_protocol_options(p)
@@ -114,12 +126,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("capture", help="capture file (.json)")
     p.add_argument(
-        "-o", "--output", required=True,
+        "-o",
+        "--output",
+        required=True,
         help="script to write; with several fusions, a directory that gets one script per record "
         "(<trace>_<name>.py, with the definition hash and then #N added where names would clash)",
     )
     p.add_argument(
-        "--fusion", metavar="NAME",
+        "--fusion",
+        metavar="NAME",
         help="only this fusion: its name (nvFusion0), key (forward/nvFusion0/1a2b3c4d5e6f, or its start) or "
         "#N, its position in the capture from #0 as `fusiondiff show` numbers them; records that share a key "
         "(one region run with an aligned and a misaligned input) are selected by #N",
@@ -141,13 +156,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("b", help="second capture (usually the replay)")
     p.add_argument("--json", metavar="FILE", help="also write the diff record as JSON")
     p.add_argument("--format", choices=("text", "json"), default="text", help="what to print on stdout")
-    p.add_argument("--strict", action="store_true", help="exit 1 on any recorded property difference, even one that explains no time")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 on any recorded property difference, even one that explains no time",
+    )
     p.set_defaults(handler=_cmd_diff)
 
     p = sub.add_parser("show", help="summarise one capture", description="Print a summary of a capture file.")
     p.add_argument("capture", help="capture file (.json)")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="text summary (default) or the capture record as JSON")
-    p.add_argument("--top", type=int, metavar="N", help="only the N fusions with the largest median time, largest first")
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text summary (default) or the capture record as JSON",
+    )
+    p.add_argument(
+        "--top", type=int, metavar="N", help="only the N fusions with the largest median time, largest first"
+    )
     p.add_argument("--fusion", metavar="NAME", help="only the fusions of this name (or key)")
     p.set_defaults(handler=_cmd_show)
 
@@ -160,12 +186,18 @@ def build_parser() -> argparse.ArgumentParser:
         "Paths in the report are relative to the captures' folder.",
     )
     p.add_argument("inputs", nargs="+", metavar="FILE", help="two captures (A B), or one diff record (.json)")
-    p.add_argument("--format", default=None, help="md, html, perfetto, json or text (default: from -o's suffix: .md, .html, .json for the diff record; else text)")
+    p.add_argument(
+        "--format",
+        default=None,
+        help="md, html, perfetto, json or text (default: from -o's suffix: .md, .html, .json for the diff record; else text)",
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
     g = p.add_argument_group("narrowing (the verdict then speaks of the fusions shown)")
     g.add_argument("--top", type=int, metavar="N", help="only the N matched fusions with the largest median gap")
     g.add_argument("--fusion", metavar="NAME", help="only this fusion (name on either side, label or key)")
-    g.add_argument("--min-gap", type=float, metavar="US", help="only fusions whose medians differ by at least US microseconds")
+    g.add_argument(
+        "--min-gap", type=float, metavar="US", help="only fusions whose medians differ by at least US microseconds"
+    )
     p.set_defaults(handler=_cmd_report)
 
     p = sub.add_parser(
@@ -338,7 +370,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if args.top is not None:
         if args.top < 1:
             raise FusionDiffError("--top needs a number of fusions, 1 or more")
-        fusions = sorted(fusions, key=lambda f: -1.0 if math.isnan(f.timing.median_ns) else f.timing.median_ns, reverse=True)[: args.top]
+        fusions = sorted(
+            fusions, key=lambda f: -1.0 if math.isnan(f.timing.median_ns) else f.timing.median_ns, reverse=True
+        )[: args.top]
     shown = dataclasses.replace(capture, fusions=tuple(fusions))
     if len(fusions) < len(capture.fusions):
         print(f"fusiondiff show: {len(fusions)} of {len(capture.fusions)} fusion(s) shown", file=sys.stderr)

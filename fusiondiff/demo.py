@@ -20,6 +20,7 @@ class Writer(Protocol):
 
     def write(self, text: str, /) -> object: ...
 
+
 BUNDLED = Path(__file__).parent / "data" / "demo"
 
 
@@ -114,7 +115,12 @@ def run_live(workdir: Path, out: Writer, progress: Progress) -> int:
     out.write(render_capture_text(cap.capture))
     script = write_repros(cap.path, workdir / "nvFusion0_repro.py", fusion="nvFusion0")[0]
     progress(f"fusiondiff demo: replaying {script} in a fresh process")
-    replay = replay_script(str(script), output=str(workdir / "replay.json"), options=RecordingOptions(protocol=cap.capture.protocol), progress=progress)
+    replay = replay_script(
+        str(script),
+        output=str(workdir / "replay.json"),
+        options=RecordingOptions(protocol=cap.capture.protocol),
+        progress=progress,
+    )
     out.write("\n")
     code = _diff_and_render(cap.path, replay, out)
     out.write("\n" + SETTLE_IT)

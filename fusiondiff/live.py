@@ -232,4 +232,3 @@ def capture_script(
             f"the {handle.fusion_count} fusion(s) recorded before it were written to {handle.path}"
         )
     return handle.path
-

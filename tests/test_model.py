@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from fusiondiff.errors import CaptureFormatError, FusionDiffError
 from fusiondiff.definition import definition_hash
+from fusiondiff.errors import CaptureFormatError, FusionDiffError
 from fusiondiff.model import (
     SCHEMA_VERSION,
     Capture,
@@ -44,8 +44,18 @@ def make_capture() -> Capture:
         definition="def nvfuser_fusion(fd):\n    pass\n",
         definition_hash=definition_hash("def nvfuser_fusion(fd):\n    pass\n"),
         inputs=(
-            TensorMeta(index=0, kind="tensor", dtype="torch.int64", shape=(4, 1024), stride=(1024, 1),
-                       storage_numel=4096, device="cuda:0", alignment_bytes=256, min_value=0, max_value=254),
+            TensorMeta(
+                index=0,
+                kind="tensor",
+                dtype="torch.int64",
+                shape=(4, 1024),
+                stride=(1024, 1),
+                storage_numel=4096,
+                device="cuda:0",
+                alignment_bytes=256,
+                min_value=0,
+                max_value=254,
+            ),
             TensorMeta(index=1, kind="scalar", dtype="float", scalar_value="1e-05"),
         ),
         kernels=(kernel,),
@@ -145,7 +155,10 @@ def test_save_replaces_atomically_and_leaves_no_temporaries(tmp_path):
         ("nvfuser_inner_persistent_f0_c1_r0_g0", ("nvfuser_inner_persistent_g0", "inner_persistent", 0)),
         ("nvf::nvfuser_resize_f3_c1_r2_g3(nvf::Tensor<nvf::__bfloat, 3, 3>)", ("nvfuser_resize_g3", "resize", 3)),
         ("nvfuser_pointwise_f12_c1_r0_g0", ("nvfuser_pointwise_g0", "pointwise", 0)),
-        ("void at::native::vectorized_elementwise_kernel<4>(int)", ("void at::native::vectorized_elementwise_kernel<4>", None, None)),
+        (
+            "void at::native::vectorized_elementwise_kernel<4>(int)",
+            ("void at::native::vectorized_elementwise_kernel<4>", None, None),
+        ),
     ],
 )
 def test_parse_kernel_name(name, expected):

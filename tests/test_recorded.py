@@ -40,7 +40,10 @@ def test_demo_replay_of_one_fusion_against_the_whole_session_compares_that_fusio
     assert result.b_replays_subset and len(result.not_replayed) == 12
     assert result.comparable
     text = render_diff_text(result)
-    assert "same speed: the 1 matched fusion(s) SAME within noise" in text and "(B replays 1 of A's fusions; 12 not replayed)" in text
+    assert (
+        "same speed: the 1 matched fusion(s) SAME within noise" in text
+        and "(B replays 1 of A's fusions; 12 not replayed)" in text
+    )
     assert "not replayed by B (12 fusion(s) of A)" in text
     # a live capture that lacks fusions is a difference, not a partial replay
     live = load_capture(DATA / "cli" / "demo_live.json")
@@ -86,7 +89,10 @@ def test_fusiondiffs_repro_keeps_the_offset_and_is_comparable(capsys):
     result = diff_files(DATA / "offset" / "live.json", DATA / "offset" / "replay_fusiondiff.json")
     assert result.comparable and not result.findings
     assert main(["diff", str(DATA / "offset" / "live.json"), str(DATA / "offset" / "replay_fusiondiff.json")]) == 0
-    assert "verdict: same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical" in capsys.readouterr().out
+    assert (
+        "verdict: same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical"
+        in capsys.readouterr().out
+    )
 
 
 def test_round_trip_cast_is_the_whole_cuda_source_difference():

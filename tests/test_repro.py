@@ -12,8 +12,8 @@ from dataclasses import replace
 import pytest
 
 from fusiondiff.cli import main
-from fusiondiff.errors import FusionDiffError, ReplayError
 from fusiondiff.definition import definition_hash
+from fusiondiff.errors import FusionDiffError, ReplayError
 from fusiondiff.model import (
     Capture,
     Environment,
@@ -62,12 +62,41 @@ ENV = Environment(
 
 INPUTS = (
     # bf16 activations at storage offset 1: 2-byte aligned, the seed's slow case.
-    TensorMeta(index=0, kind="tensor", dtype="torch.bfloat16", shape=(4, 1024, 4096), stride=(4194304, 4096, 1),
-               storage_offset=1, storage_numel=16777217, device="cuda:0", alignment_bytes=2),
-    TensorMeta(index=1, kind="tensor", dtype="torch.bfloat16", shape=(4096,), stride=(1,), storage_numel=4096,
-               device="cuda:0", alignment_bytes=256, tensor_key="nvFusion0.input1"),
-    TensorMeta(index=2, kind="tensor", dtype="torch.int64", shape=(4, 1024), stride=(1024, 1), storage_numel=4096,
-               device="cuda:0", alignment_bytes=256, min_value=0.0, max_value=254.0, tensor_key="nvFusion0.input2"),
+    TensorMeta(
+        index=0,
+        kind="tensor",
+        dtype="torch.bfloat16",
+        shape=(4, 1024, 4096),
+        stride=(4194304, 4096, 1),
+        storage_offset=1,
+        storage_numel=16777217,
+        device="cuda:0",
+        alignment_bytes=2,
+    ),
+    TensorMeta(
+        index=1,
+        kind="tensor",
+        dtype="torch.bfloat16",
+        shape=(4096,),
+        stride=(1,),
+        storage_numel=4096,
+        device="cuda:0",
+        alignment_bytes=256,
+        tensor_key="nvFusion0.input1",
+    ),
+    TensorMeta(
+        index=2,
+        kind="tensor",
+        dtype="torch.int64",
+        shape=(4, 1024),
+        stride=(1024, 1),
+        storage_numel=4096,
+        device="cuda:0",
+        alignment_bytes=256,
+        min_value=0.0,
+        max_value=254.0,
+        tensor_key="nvFusion0.input2",
+    ),
     TensorMeta(index=3, kind="scalar", dtype="float", scalar_value="9.999999747378752e-06"),
 )
 
@@ -93,8 +122,14 @@ def make_fusion(**changes) -> FusionRecord:
 
 
 def make_capture(*fusions: FusionRecord, tensors_file: str | None = None) -> Capture:
-    return Capture(kind="live", environment=ENV, protocol=TimingProtocol(), fusions=fusions,
-                   source="train.py", tensors_file=tensors_file)
+    return Capture(
+        kind="live",
+        environment=ENV,
+        protocol=TimingProtocol(),
+        fusions=fusions,
+        source="train.py",
+        tensors_file=tensors_file,
+    )
 
 
 def module_body(source: str) -> list[ast.stmt]:
@@ -105,9 +140,21 @@ def test_script_compiles_and_has_the_header():
     source = render_repro(make_fusion(), ENV, capture_name="live.json")
     compile(source, "repro.py", "exec")
     header = source.split("\n\n", 1)[0]
-    for fact in ("forward/nvFusion0/", "called 3 times", "fusiondiff", "live.json", "NVIDIA H200", "sm 9.0",
-                 "driver 580.82.07", "CUDA 13.0", "torch 2.11.0+cu130", "nvFuser 0.2.36", "Thunder 0.2.6",
-                 "2026-03-01T12:00:00+00:00", "repro_script_for drops"):
+    for fact in (
+        "forward/nvFusion0/",
+        "called 3 times",
+        "fusiondiff",
+        "live.json",
+        "NVIDIA H200",
+        "sm 9.0",
+        "driver 580.82.07",
+        "CUDA 13.0",
+        "torch 2.11.0+cu130",
+        "nvFuser 0.2.36",
+        "Thunder 0.2.6",
+        "2026-03-01T12:00:00+00:00",
+        "repro_script_for drops",
+    ):
         assert fact in header, fact
     assert all(line.startswith("#") for line in header.splitlines())
 
@@ -115,8 +162,7 @@ def test_script_compiles_and_has_the_header():
 def test_nvfuser_variables_are_set_before_nvfuser_direct_is_imported():
     body = module_body(render_repro(make_fusion(), ENV))
     env_lines = [
-        s.lineno for s in body
-        if isinstance(s, ast.Assign) and ast.unparse(s.targets[0]).startswith("os.environ[")
+        s.lineno for s in body if isinstance(s, ast.Assign) and ast.unparse(s.targets[0]).startswith("os.environ[")
     ]
     import_line = next(s.lineno for s in body if isinstance(s, ast.ImportFrom) and s.module == "nvfuser_direct")
     assert len(env_lines) == 2
@@ -133,7 +179,9 @@ def test_nvfuser_variables_are_set_before_nvfuser_direct_is_imported():
 def test_a_runner_can_read_the_variables_without_running_the_script():
     source = render_repro(make_fusion(), ENV)
     assert script_nvfuser_env(source) == {"NVFUSER_DISABLE": "kernel_reuse", "NVFUSER_ENABLE": "id_model"}
-    other = "import os\nos.environ['PATH'] = 'x'\nos.environ[name] = 'y'\nif True:\n    os.environ['NVFUSER_DUMP'] = 'z'\n"
+    other = (
+        "import os\nos.environ['PATH'] = 'x'\nos.environ[name] = 'y'\nif True:\n    os.environ['NVFUSER_DUMP'] = 'z'\n"
+    )
     assert script_nvfuser_env(other) == {}
     with pytest.raises(ReplayError, match="s.py is not valid Python"):
         script_nvfuser_env("os.environ[", "s.py")
@@ -164,12 +212,30 @@ def test_inputs_keep_storage_offset_stride_alignment_and_int_range():
 
 
 def test_int_range_falls_back_to_0_to_9_and_storage_grows_to_what_the_view_reaches():
-    index = TensorMeta(index=0, kind="tensor", dtype="torch.int32", shape=(8, 2), stride=(4, 1), storage_offset=3,
-                       storage_numel=0, device="cuda:0")
-    mask = TensorMeta(index=1, kind="tensor", dtype="torch.bool", shape=(5,), stride=(1,), storage_numel=5,
-                      device="cuda:0")
-    wide = TensorMeta(index=2, kind="tensor", dtype="torch.int64", shape=(2,), stride=(1,), storage_numel=2,
-                      device="cuda:0", min_value=-5.0, max_value=float(2**63 - 1))
+    index = TensorMeta(
+        index=0,
+        kind="tensor",
+        dtype="torch.int32",
+        shape=(8, 2),
+        stride=(4, 1),
+        storage_offset=3,
+        storage_numel=0,
+        device="cuda:0",
+    )
+    mask = TensorMeta(
+        index=1, kind="tensor", dtype="torch.bool", shape=(5,), stride=(1,), storage_numel=5, device="cuda:0"
+    )
+    wide = TensorMeta(
+        index=2,
+        kind="tensor",
+        dtype="torch.int64",
+        shape=(2,),
+        stride=(1,),
+        storage_numel=2,
+        device="cuda:0",
+        min_value=-5.0,
+        max_value=float(2**63 - 1),
+    )
     source = render_repro(make_fusion(inputs=(index, mask, wide)), ENV)
     # offset 3 + (8-1)*4 + (2-1)*1 + 1 = 33 elements, although the record said 0.
     assert "synthesize_storage(33, torch.int32, 'cuda:0', 0, 9).as_strided((8, 2), (4, 1), 3)" in source
@@ -219,7 +285,9 @@ def test_constant_restoration_rules():
     text, restored, ambiguous = restore_constants(DEFINITION, ["9.999999747378752e-06", "1e-05"])
     assert text == DEFINITION and restored == () and ambiguous == ("1.00000e-05",)
     # Integers, strings and unparsable values are left alone.
-    text, restored, _ = restore_constants("y = f(4096, '1.00000e-05')\n", ["4096.0000001", "9.999999747378752e-06", "x"])
+    text, restored, _ = restore_constants(
+        "y = f(4096, '1.00000e-05')\n", ["4096.0000001", "9.999999747378752e-06", "x"]
+    )
     assert text == "y = f(4096, '1.00000e-05')\n" and restored == ()
 
 
@@ -236,9 +304,14 @@ def test_exact_tensors_are_loaded_relative_to_the_script():
     assert "TENSORS_FILE = Path('live.tensors.safetensors')" in source
     assert "TENSORS_FILE = Path(__file__).resolve().parent / TENSORS_FILE" in source
     assert "exact_storage(_SAVED, 'nvFusion0.input1', torch.bfloat16, 'cuda:0').as_strided((4096,), (1,), 0)" in source
-    assert "exact_storage(_SAVED, 'nvFusion0.input2', torch.int64, 'cuda:0').as_strided((4, 1024), (1024, 1), 0)" in source
+    assert (
+        "exact_storage(_SAVED, 'nvFusion0.input2', torch.int64, 'cuda:0').as_strided((4, 1024), (1024, 1), 0)" in source
+    )
     # An input without a saved tensor is still synthesized.
-    assert "synthesize_storage(16777217, torch.bfloat16, 'cuda:0').as_strided((4, 1024, 4096), (4194304, 4096, 1), 1)" in source
+    assert (
+        "synthesize_storage(16777217, torch.bfloat16, 'cuda:0').as_strided((4, 1024, 4096), (4194304, 4096, 1), 1)"
+        in source
+    )
     # Without a tensors file, safetensors is not needed.
     assert "safetensors" not in render_repro(make_fusion(), ENV)
 
@@ -291,7 +364,10 @@ def test_write_several_fusions_to_a_directory(tmp_path):
     written = write_repros(capture_path, tmp_path / "repros")
     h1, h2 = (f.definition_hash[:12] for f in fusions[2:4])
     assert [p.name for p in written] == [
-        "forward_nvFusion0.py", "backward_nvFusion0.py", f"forward_nvFusion1_{h1}.py", f"forward_nvFusion1_{h2}.py",
+        "forward_nvFusion0.py",
+        "backward_nvFusion0.py",
+        f"forward_nvFusion1_{h1}.py",
+        f"forward_nvFusion1_{h2}.py",
         "script_fusion0.py",
     ]
     assert sorted(p.name for p in (tmp_path / "repros").iterdir()) == sorted(p.name for p in written)
@@ -330,8 +406,9 @@ def test_select_by_name_or_key_and_errors_list_the_names(tmp_path):
 
 
 def test_saved_tensors_are_referenced_relative_to_each_script(tmp_path):
-    capture_path = save_capture(make_capture(make_fusion(), tensors_file="live.tensors.safetensors"),
-                                tmp_path / "live.json")
+    capture_path = save_capture(
+        make_capture(make_fusion(), tensors_file="live.tensors.safetensors"), tmp_path / "live.json"
+    )
     # Only the file's presence matters here: the scripts are not run.
     tensors_path_for(capture_path).write_bytes(b"")
     beside = write_repros(capture_path, tmp_path / "repro.py")[0].read_text()
@@ -342,10 +419,13 @@ def test_saved_tensors_are_referenced_relative_to_each_script(tmp_path):
 
 
 def test_missing_saved_tensors_fall_back_to_synthesized_inputs_with_a_note(tmp_path):
-    capture_path = save_capture(make_capture(make_fusion(), tensors_file="live.tensors.safetensors"),
-                                tmp_path / "live.json")
+    capture_path = save_capture(
+        make_capture(make_fusion(), tensors_file="live.tensors.safetensors"), tmp_path / "live.json"
+    )
     source = write_repros(capture_path, tmp_path / "repro.py")[0].read_text()
-    assert "# Note: the capture's exact inputs (live.tensors.safetensors) were not found: inputs are synthesized" in source
+    assert (
+        "# Note: the capture's exact inputs (live.tensors.safetensors) were not found: inputs are synthesized" in source
+    )
     assert "safetensors.torch" not in source
     assert "synthesize_storage(4096, torch.int64, 'cuda:0', 0, 254)" in source
 
@@ -384,8 +464,18 @@ def _run_input_section(source: str, script_path, until: str = "# The per-call op
 
 def _cpu(index, dtype, shape, stride, offset=0, **fields) -> TensorMeta:
     numel = offset + 1 + sum((n - 1) * s for n, s in zip(shape, stride))
-    return TensorMeta(index=index, kind="tensor", dtype=dtype, shape=shape, stride=stride, storage_offset=offset,
-                      storage_numel=numel, device="cpu", alignment_bytes=0, **fields)
+    return TensorMeta(
+        index=index,
+        kind="tensor",
+        dtype=dtype,
+        shape=shape,
+        stride=stride,
+        storage_offset=offset,
+        storage_numel=numel,
+        device="cpu",
+        alignment_bytes=0,
+        **fields,
+    )
 
 
 def test_script_helpers_rebuild_dtype_layout_and_int_range_on_cpu(tmp_path):

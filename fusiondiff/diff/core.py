@@ -6,6 +6,7 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 
+from fusiondiff.definition import canonical_definition
 from fusiondiff.diff.compare import RecordComparer, compare_captures, definition_diff
 from fusiondiff.diff.context import RuleContext
 from fusiondiff.diff.findings import find_findings
@@ -23,7 +24,6 @@ from fusiondiff.diff.model import (
 from fusiondiff.diff.rules_setup import capture_warnings
 from fusiondiff.diff.stats import MIN_SAMPLES, compare_timings
 from fusiondiff.errors import DiffError
-from fusiondiff.definition import canonical_definition
 from fusiondiff.model import Capture, FusionRecord
 from fusiondiff.store import load_capture
 
@@ -179,13 +179,17 @@ def _fusion_pair(
         kernels=kernels,
         unmatched_kernels=unmatched,
         changes=changes,
-        definition_diff=definition_diff(canonical_definition(fa.definition), canonical_definition(fb.definition)) if redefined else (),
+        definition_diff=definition_diff(canonical_definition(fa.definition), canonical_definition(fb.definition))
+        if redefined
+        else (),
         failed=failed,
     )
 
 
 def _unmatched_fusion(side: Side, f: FusionRecord, reason: str) -> UnmatchedFusion:
-    return UnmatchedFusion(side=side, key=f.key, name=f.name, trace=f.trace, median_ns=f.timing.median_ns, reason=reason)
+    return UnmatchedFusion(
+        side=side, key=f.key, name=f.name, trace=f.trace, median_ns=f.timing.median_ns, reason=reason
+    )
 
 
 def _warnings(
@@ -198,9 +202,13 @@ def _warnings(
 ) -> list[str]:
     warnings = capture_warnings(a, b, changes)
     if not pairs:
-        warnings.append("nothing matched: no fusion of A pairs with a fusion of B; are these captures of the same program?")
+        warnings.append(
+            "nothing matched: no fusion of A pairs with a fusion of B; are these captures of the same program?"
+        )
     elif subset:
-        warnings.append(f"B replays {len(pairs)} of A's fusions: the other {len(unmatched)} were not replayed, so not compared")
+        warnings.append(
+            f"B replays {len(pairs)} of A's fusions: the other {len(unmatched)} were not replayed, so not compared"
+        )
     elif unmatched:
         sides = Counter(u.side for u in unmatched)
         warnings.append(f"{sides['A']} fusion(s) only in A and {sides['B']} only in B were not compared")

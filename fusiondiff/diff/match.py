@@ -78,14 +78,18 @@ def _dtypes(f: FusionRecord) -> tuple[Hashable, ...]:
     return tuple((t.kind, t.dtype) for t in f.inputs)
 
 
-def _group(fusions: Sequence[FusionRecord], indices: Iterable[int], key: Callable[[FusionRecord], Hashable]) -> dict[Hashable, list[int]]:
+def _group(
+    fusions: Sequence[FusionRecord], indices: Iterable[int], key: Callable[[FusionRecord], Hashable]
+) -> dict[Hashable, list[int]]:
     groups: dict[Hashable, list[int]] = defaultdict(list)
     for i in indices:
         groups[key(fusions[i])].append(i)
     return groups
 
 
-def _pair_group(a: Sequence[FusionRecord], b: Sequence[FusionRecord], ia: list[int], ib: list[int]) -> list[tuple[int, int]]:
+def _pair_group(
+    a: Sequence[FusionRecord], b: Sequence[FusionRecord], ia: list[int], ib: list[int]
+) -> list[tuple[int, int]]:
     """Pair equally good candidates: same name and trace first, then in capture order."""
     pairs = []
     rest_b = list(ib)
@@ -150,7 +154,9 @@ def _pair_similar_definitions(
         for i in ia:
             lines_a = canonical_definition(a[i].definition).splitlines()
             for j in ib:
-                matcher = difflib.SequenceMatcher(None, lines_a, canonical_definition(b[j].definition).splitlines(), autojunk=False)
+                matcher = difflib.SequenceMatcher(
+                    None, lines_a, canonical_definition(b[j].definition).splitlines(), autojunk=False
+                )
                 if matcher.quick_ratio() < SIMILAR_DEFINITION_RATIO:  # cheap upper bound first
                     continue
                 ratio = matcher.ratio()

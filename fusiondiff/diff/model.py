@@ -217,8 +217,10 @@ class DiffResult:
     def same_speed(self) -> bool:
         """Every matched fusion ran at the same speed on both sides (verdict SAME), none failed,
         and none is missing."""
-        return bool(self.pairs) and not self.missing and all(
-            p.timing.verdict == "SAME" and not p.failed for p in self.pairs
+        return (
+            bool(self.pairs)
+            and not self.missing
+            and all(p.timing.verdict == "SAME" and not p.failed for p in self.pairs)
         )
 
     @property

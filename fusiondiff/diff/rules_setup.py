@@ -30,7 +30,9 @@ def env_vars(ctx: RuleContext) -> Iterator[Finding]:
     lines = [f"{c.path.removeprefix('nvfuser_env.')}: {show(c.a)} in A, {show(c.b)} in B" for c in changes]
     lines.append("NVFUSER_* variables change what nvFuser compiles for every fusion of the process")
     names = ", ".join(c.path.removeprefix("nvfuser_env.") for c in changes)
-    yield make_finding("env_vars", "cause", f"NVFUSER_* variables differ ({names})", lines, ctx.labels, ctx.total_gap_ns())
+    yield make_finding(
+        "env_vars", "cause", f"NVFUSER_* variables differ ({names})", lines, ctx.labels, ctx.total_gap_ns()
+    )
 
 
 def protocol_changes(changes: Sequence[PropertyChange]) -> dict[str, PropertyChange]:
@@ -109,7 +111,9 @@ def _capture_issues(ctx: RuleContext) -> list[str]:
     # a warning both captures carry describes both the same way: it does not make them unlike
     shared = set(ctx.a.warnings) & set(ctx.b.warnings)
     for side, capture in (("A", ctx.a), ("B", ctx.b)):
-        lines += [f"{side}'s capture warns: {w}" for w in capture.warnings if _PROFILER_TROUBLE.search(w) and w not in shared]
+        lines += [
+            f"{side}'s capture warns: {w}" for w in capture.warnings if _PROFILER_TROUBLE.search(w) and w not in shared
+        ]
     return lines
 
 
@@ -122,7 +126,9 @@ def _fusion_issues(side: str, f: FusionRecord) -> list[str]:
     if f.timing.count and not any(f.timing.samples_ns):
         lines.append(f"every sample in {side} is 0 ns: the profiler recorded no kernel events")
     if len(f.sm_clock_mhz) >= 2 and _clocks_apart(min(f.sm_clock_mhz), max(f.sm_clock_mhz)):
-        lines.append(f"SM clock moved between {min(f.sm_clock_mhz)} and {max(f.sm_clock_mhz)} MHz during {side}'s samples")
+        lines.append(
+            f"SM clock moved between {min(f.sm_clock_mhz)} and {max(f.sm_clock_mhz)} MHz during {side}'s samples"
+        )
     lines += [f"{side} warns: {w}" for w in f.warnings if _PROFILER_TROUBLE.search(w)]
     return lines
 
@@ -153,7 +159,11 @@ def gpu_or_versions(ctx: RuleContext) -> Iterator[Finding]:
     """Another GPU, driver, CUDA, torch, nvFuser or Thunder version, or another device index."""
     lines = [f"{c.path}: {show(c.a)} in A, {show(c.b)} in B" for c in ctx.capture_changes("environment")]
     for pair in ctx.pairs:
-        lines += [f"{pair.label} {c.path}: {show(c.a)} in A, {show(c.b)} in B" for c in pair.changes if c.category == "environment"]
+        lines += [
+            f"{pair.label} {c.path}: {show(c.a)} in A, {show(c.b)} in B"
+            for c in pair.changes
+            if c.category == "environment"
+        ]
     if lines:
         title = "The captures come from another GPU or software versions"
         yield make_finding("gpu_or_versions", "setup", title, lines, ctx.labels, ctx.total_gap_ns())

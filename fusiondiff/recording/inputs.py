@@ -36,7 +36,13 @@ def quick_signature(inputs: Sequence[Any]) -> tuple[Any, ...]:
     for value in inputs:
         if _is_tensor(value):
             sig.append(
-                (str(value.dtype), tuple(value.shape), tuple(value.stride()), alignment_of(value.data_ptr()), str(value.device))
+                (
+                    str(value.dtype),
+                    tuple(value.shape),
+                    tuple(value.stride()),
+                    alignment_of(value.data_ptr()),
+                    str(value.device),
+                )
             )
         else:
             sig.append((type(value).__name__,))
@@ -105,7 +111,11 @@ def materialize(meta: TensorMeta, saved: dict[str, Any] | None = None, device: s
 
         if meta.scalar_value is None:
             raise ReplayError(f"input {meta.index}: scalar without a recorded value")
-        return ast.literal_eval(meta.scalar_value) if meta.scalar_value not in ("inf", "-inf", "nan") else float(meta.scalar_value)
+        return (
+            ast.literal_eval(meta.scalar_value)
+            if meta.scalar_value not in ("inf", "-inf", "nan")
+            else float(meta.scalar_value)
+        )
     import torch
 
     dtype = getattr(torch, meta.dtype.removeprefix("torch."))

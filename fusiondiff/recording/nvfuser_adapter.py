@@ -13,7 +13,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from fusiondiff.errors import CaptureError
-from fusiondiff.model import FailureKind, FusionFailure, Segment, Segmentation, normalize_kernel_names, parse_kernel_name
+from fusiondiff.model import (
+    FailureKind,
+    FusionFailure,
+    Segment,
+    Segmentation,
+    normalize_kernel_names,
+    parse_kernel_name,
+)
 
 _GROUP = re.compile(r"^g\{\((?P<scheduler>[A-Za-z_]+)\)\s*\n\s*group id:\s*(?P<id>\d+)", re.MULTILINE)
 _GLOBAL = re.compile(r"__global__\s+void\s+(?P<name>\w+)\s*\(")
@@ -24,7 +31,9 @@ def frontend() -> Any:
     try:
         import nvfuser_direct
     except ImportError as exc:
-        raise CaptureError(f"nvFuser is not importable ({exc}); install the nvFuser wheel for your CUDA and torch") from None
+        raise CaptureError(
+            f"nvFuser is not importable ({exc}); install the nvFuser wheel for your CUDA and torch"
+        ) from None
     return nvfuser_direct
 
 
@@ -112,7 +121,10 @@ def cuda_sources(fd: Any, inputs: Sequence[Any], device: int | None = None) -> t
     try:
         code = getter(list(inputs), False, device or 0)
     except Exception as exc:  # noqa: BLE001 - segmented fusions may refuse
-        return {}, f"CUDA source not recorded: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+        return (
+            {},
+            f"CUDA source not recorded: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}",
+        )
     return split_cuda_sources(code), None
 
 

@@ -20,9 +20,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fusiondiff.definition import definition_hash, structural_hash
 from fusiondiff.errors import CaptureError, FusionDiffError, ProfilerError
-from fusiondiff.options import RecordingOptions
-from fusiondiff.progress import Progress, silent
 from fusiondiff.model import (
     Capture,
     CaptureKind,
@@ -31,7 +30,8 @@ from fusiondiff.model import (
     Segmentation,
     Timing,
 )
-from fusiondiff.definition import definition_hash, structural_hash
+from fusiondiff.options import RecordingOptions
+from fusiondiff.progress import Progress, silent
 from fusiondiff.recording import inputs as input_tools
 from fusiondiff.recording import nvfuser_adapter as nvf
 from fusiondiff.recording.environment import collect_environment, sm_clock_mhz

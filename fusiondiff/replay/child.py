@@ -110,8 +110,13 @@ def run_replay(
     override = InputSubstitution(inputs_capture) if inputs_capture else None
     source = scripts[0] if len(scripts) == 1 else f"{len(scripts)} scripts: {', '.join(scripts)}"
     recorder = Recorder(
-        "replay", options, timing="deferred", progress=progress, input_override=override,
-        source=source + kind_note, log_file=log_file,
+        "replay",
+        options,
+        timing="deferred",
+        progress=progress,
+        input_override=override,
+        source=source + kind_note,
+        log_file=log_file,
     )
     failures: list[tuple[str, str]] = []
     recorder.install()
@@ -145,7 +150,9 @@ def run_replay(
         if failures and recorder.fusion_count == 0:
             return ReplayOutcome(status=failures[0][0], message=f"{failures[0][1]}; no fusion was executed before it")
         if recorder.fusion_count == 0:
-            return ReplayOutcome(status="error", message="the script executed no fusion (no FusionDefinition.execute ran)")
+            return ReplayOutcome(
+                status="error", message="the script executed no fusion (no FusionDefinition.execute ran)"
+            )
         return ReplayOutcome(status="error", message=str(exc))
     path = save_capture(capture, output, recorder.tensors or None)
     failed = [f for f in capture.fusions if f.failure is not None]
@@ -231,21 +238,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Child entry point: one JSON argument with the replay's parameters and a status file path."""
     params = json.loads((argv or sys.argv[1:])[0])
     signal.signal(signal.SIGTERM, _on_sigterm)
+
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
     try:
         options = RecordingOptions.from_jsonable(params["options"], "the replay's options")
         outcome = run_replay(
-            params["scripts"], params["output"], options, inputs_capture=params.get("inputs"),
-            progress=progress, log_file=params.get("log"),
+            params["scripts"],
+            params["output"],
+            options,
+            inputs_capture=params.get("inputs"),
+            progress=progress,
+            log_file=params.get("log"),
         )
     except ReplayTimeout:
         outcome = ReplayOutcome(status="timeout", message="stopped at the timeout while timing")
     except FusionDiffError as exc:
         outcome = ReplayOutcome(status="error", message=str(exc))
     except SyntaxError as exc:
-        outcome = ReplayOutcome(status="error", message=f"{exc.filename} is not valid Python: {exc.msg} (line {exc.lineno})")
+        outcome = ReplayOutcome(
+            status="error", message=f"{exc.filename} is not valid Python: {exc.msg} (line {exc.lineno})"
+        )
     except Exception as exc:  # noqa: BLE001 - an internal failure still reaches the parent as one line
         if os.environ.get("FUSIONDIFF_DEBUG"):
             import traceback

@@ -25,9 +25,9 @@ import io
 import math
 import re
 import tokenize
-from typing import TypeGuard
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from fusiondiff.errors import ReplayError
 

@@ -118,9 +118,7 @@ def write_repros(
     return [path for path, _ in rendered]
 
 
-def select_fusions(
-    capture: Capture, fusion: str | None = None, origin: str = "capture"
-) -> tuple[FusionRecord, ...]:
+def select_fusions(capture: Capture, fusion: str | None = None, origin: str = "capture") -> tuple[FusionRecord, ...]:
     """The capture's fusions, or the one ``fusion`` names: ``#N``, its position in the capture
     (from ``#0``, as ``fusiondiff show`` numbers them), a name (``nvFusion0``), a key
     (``forward/nvFusion0/1a2b...``) or the start of a key (``forward/nvFusion0``). Two records can
@@ -134,7 +132,9 @@ def select_fusions(
     position = re.fullmatch(r"#([0-9]{1,9})", fusion)
     if position:
         if int(position[1]) >= len(fusions):
-            raise FusionDiffError(f"{origin} has no fusion {fusion}: it holds {len(fusions)}, #0 to #{len(fusions) - 1}")
+            raise FusionDiffError(
+                f"{origin} has no fusion {fusion}: it holds {len(fusions)}, #0 to #{len(fusions) - 1}"
+            )
         return (fusions[int(position[1])],)
     matches = [
         i for i, f in enumerate(fusions) if fusion in (f.name, f.key) or ("/" in fusion and f.key.startswith(fusion))
@@ -158,7 +158,9 @@ def _rebuild_notes(rebuilt: Rebuilt) -> list[str]:
     if rebuilt.restored or rebuilt.ambiguous:
         lines.append("# Constants nvFuser printed with 6 significant digits, restored from the recorded exact values:")
         lines += [f"#   {printed} -> {value}" for printed, value in rebuilt.restored]
-        lines += [f"#   {printed}: several recorded constants round to it, left as printed" for printed in rebuilt.ambiguous]
+        lines += [
+            f"#   {printed}: several recorded constants round to it, left as printed" for printed in rebuilt.ambiguous
+        ]
     if rebuilt.index_literals:
         lines.append(
             f"# {rebuilt.index_literals} integer literal(s) defined as DataType.Index scalars, as in the recorded"

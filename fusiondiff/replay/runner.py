@@ -133,10 +133,14 @@ def _run_child(
         if status.exists():
             outcome = ReplayOutcome(**json.loads(status.read_text()))
             if timed_out and outcome.status != "timeout":
-                outcome = dataclasses.replace(outcome, status="timeout", message=f"timed out after {timeout_s:.0f} s; " + outcome.message)
+                outcome = dataclasses.replace(
+                    outcome, status="timeout", message=f"timed out after {timeout_s:.0f} s; " + outcome.message
+                )
             return outcome
         if timed_out:
-            return ReplayOutcome(status="timeout", message=f"the script ran past {timeout_s:.0f} s and was killed; nothing was recorded")
+            return ReplayOutcome(
+                status="timeout", message=f"the script ran past {timeout_s:.0f} s and was killed; nothing was recorded"
+            )
         code = proc.returncode
         died = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         return ReplayOutcome(

@@ -29,8 +29,11 @@ def script_nvfuser_env(source: str, filename: str = "<script>") -> dict[str, str
             continue
         name = target.slice
         if (
-            isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.startswith("NVFUSER_")
-            and isinstance(value, ast.Constant) and isinstance(value.value, str)
+            isinstance(name, ast.Constant)
+            and isinstance(name.value, str)
+            and name.value.startswith("NVFUSER_")
+            and isinstance(value, ast.Constant)
+            and isinstance(value.value, str)
         ):
             found[name.value] = value.value
     return found

@@ -48,8 +48,14 @@ def verdict_line(result: DiffResult) -> str:
 
 
 def _failure_kind(result: DiffResult, pair: FusionPair, side: str) -> str:
-    finding = next((f for f in result.findings if f.rule == "failed_execution" and pair.label in f.fusions
-                    and f.title.endswith(f"in {side}")), None)
+    finding = next(
+        (
+            f
+            for f in result.findings
+            if f.rule == "failed_execution" and pair.label in f.fusions and f.title.endswith(f"in {side}")
+        ),
+        None,
+    )
     return finding.evidence[0].split(":", 1)[0] if finding else "failed"
 
 

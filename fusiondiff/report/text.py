@@ -64,7 +64,9 @@ def render_capture_text(capture: Capture) -> str:
         segs = "+".join(f.segmentation.schedulers) or "-"
         if f.failure is not None:
             log = f" (full output: {f.failure.log_file})" if f.failure.log_file else ""
-            lines.append(f"  #{i} {f.name}{where}  FAILED, {f.failure.kind.replace('_', ' ')}: {f.failure.message}{log}")
+            lines.append(
+                f"  #{i} {f.name}{where}  FAILED, {f.failure.kind.replace('_', ' ')}: {f.failure.message}{log}"
+            )
         else:
             lines.append(
                 f"  #{i} {f.name}{where}  {us(f.timing.median_ns)} us median over {f.timing.count} samples, "

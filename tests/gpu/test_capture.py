@@ -29,8 +29,10 @@ def test_forward_captures_all_13_fusions(seed_model, tmp_path):
     names = [f.name for f in loaded.fusions]
     assert names == [f"nvFusion{i}" for i in range(13)]
     for f in loaded.fusions:
-        print(f"{f.name}: {len(f.kernels)} kernel(s) {[k.normalized_name for k in f.kernels]} "
-              f"{f.timing.median_ns / 1000:.2f} us, segments {f.segmentation.schedulers}")
+        print(
+            f"{f.name}: {len(f.kernels)} kernel(s) {[k.normalized_name for k in f.kernels]} "
+            f"{f.timing.median_ns / 1000:.2f} us, segments {f.segmentation.schedulers}"
+        )
         assert f.trace == "forward"
         assert len(f.kernels) in (1, 3)
         assert f.timing.count == 10 and f.timing.median_ns > 0
@@ -111,7 +113,7 @@ def test_cupti_held_by_python_profiler_is_detected_not_recorded_as_zero(tmp_path
         with PythonProfiler():
             fd.execute([x])
         try:
-            with capture({str(tmp_path / 'c.json')!r}):
+            with capture({str(tmp_path / "c.json")!r}):
                 fd.execute([x])
         except ProfilerError as exc:
             print("REFUSED:", exc)
