@@ -343,6 +343,14 @@ def normalize_kernel_names(text: str) -> str:
     return _KERNEL_NAME_IN_TEXT.sub(lambda m: f"nvfuser_{m['scheduler']}_g{m['g']}", text)
 
 
+def view_extent(meta: TensorMeta) -> int:
+    """Elements of storage a tensor input's view reaches: its storage offset plus its largest
+    linear index, plus one (just the offset for an empty view)."""
+    if any(size == 0 for size in meta.shape):
+        return int(meta.storage_offset)
+    return int(meta.storage_offset) + 1 + sum((size - 1) * abs(st) for size, st in zip(meta.shape, meta.stride))
+
+
 def alignment_of(address: int, cap: int = 256) -> int:
     """Largest power of two dividing ``address``, at most ``cap`` (0 aligns to everything)."""
     if address == 0:

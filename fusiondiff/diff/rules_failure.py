@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from fusiondiff.diff.context import RuleContext, make_finding, show
 from fusiondiff.diff.model import Finding, FusionPair
-from fusiondiff.model import FusionRecord, TensorMeta
+from fusiondiff.model import FusionRecord, TensorMeta, view_extent
 
 _GATHERS = {"ops.index_select": (0, 1), "ops.take_along_axis": (0, 1), "ops.gather": (0, 1)}
 """op -> (position of the indexed tensor, position of the index tensor)."""
@@ -127,7 +127,7 @@ def view_past_storage(ctx: RuleContext) -> Iterator[Finding]:
             failing, _ = _sides(ctx, pair, side)
             lines = []
             for meta in failing.inputs:
-                needed = _needed_numel(meta)
+                needed = view_extent(meta)
                 if meta.kind == "tensor" and meta.storage_numel and needed > meta.storage_numel:
                     lines.append(
                         f"{side}'s input {meta.index} ({meta.dtype} {list(meta.shape)} stride {list(meta.stride)}, "
@@ -174,12 +174,6 @@ def _input(fusion: FusionRecord, index: int | None) -> TensorMeta | None:
 
 def _int(value: float | None) -> str:
     return "?" if value is None else str(int(value))
-
-
-def _needed_numel(meta: TensorMeta) -> int:
-    if any(size == 0 for size in meta.shape):
-        return meta.storage_offset
-    return meta.storage_offset + 1 + sum((size - 1) * abs(st) for size, st in zip(meta.shape, meta.stride))
 
 
 def _op_name(func: ast.expr) -> str | None:

@@ -124,7 +124,7 @@ def materialize(meta: TensorMeta, saved: dict[str, Any] | None = None, device: s
     if saved is not None and meta.tensor_key in saved:
         storage = exact_storage(saved, meta.tensor_key, dtype, target)
     else:
-        numel = synthesized_numel(meta.storage_numel, meta.shape, meta.stride, meta.storage_offset)
+        numel = synthesized_numel(meta)
         if meta.dtype in INT_RANGES:
             low, high, _ = int_range(meta.dtype, meta.min_value, meta.max_value)
             bounds = (low, high)

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
 from typing import Any
 
-from fusiondiff.model import alignment_of
+from fusiondiff.model import TensorMeta, alignment_of, view_extent
 
 INT_RANGES = {
     "torch.uint8": (0, 2**8 - 1),
@@ -49,14 +48,10 @@ def int_range(dtype: str, min_value: float | None, max_value: float | None) -> t
     return max(math.floor(min_value), dmin), min(math.ceil(max_value), dmax - 1), True
 
 
-def synthesized_numel(storage_numel: int, shape: Sequence[int], stride: Sequence[int], storage_offset: int) -> int:
+def synthesized_numel(meta: TensorMeta) -> int:
     """Elements of a synthesized storage: the recorded storage size, grown to what ``as_strided``
-    reaches (storage offset plus the largest linear index, plus one) when the record says less."""
-    if any(size == 0 for size in shape):
-        needed = int(storage_offset)
-    else:
-        needed = int(storage_offset) + 1 + sum((size - 1) * abs(st) for size, st in zip(shape, stride, strict=True))
-    return max(int(storage_numel), needed)
+    reaches (:func:`~fusiondiff.model.view_extent`) when the record says less."""
+    return max(int(meta.storage_numel), view_extent(meta))
 
 
 # --------------------------------------------------------------------------------------------

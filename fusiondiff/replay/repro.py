@@ -282,7 +282,7 @@ def _inputs(fusion: FusionRecord, inputs: list[TensorMeta], exact: bool) -> list
             exact_storage = f"exact_storage(_SAVED, {literal(meta.tensor_key, 'tensor key', where)}, {dtype}, {device})"
             lines.append(f"inputs.append({exact_storage}.as_strided({layout}))")
         else:
-            numel = synthesized_numel(meta.storage_numel, meta.shape, meta.stride, meta.storage_offset)
+            numel = synthesized_numel(meta)
             bounds = ""
             if dtype in INT_RANGES:
                 low, high, recorded = int_range(dtype, meta.min_value, meta.max_value)
