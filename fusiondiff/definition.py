@@ -18,12 +18,25 @@ import hashlib
 import re
 
 _ASSIGNED = re.compile(r"^\s*(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
-_STATEMENT = re.compile(r"^\s*(?:(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*)?fd\.(?P<call>[\w.]+)\((?P<args>.*)\)\s*$")
+_STATEMENT = re.compile(
+    r"^\s*(?:(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*)?fd\.(?P<call>[\w.]+)\((?P<args>.*)\)\s*$"
+)
 _NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 _DTYPE = re.compile(r"dtype\s*=\s*DataType\.(\w+)")
 _PRESERVES_DTYPE = {
-    "ops.broadcast", "ops.broadcast_in_dim", "ops.expand", "ops.reshape", "ops.permute", "ops.slice",
-    "ops.pad", "ops.cat", "ops.set", "ops.segment_set", "ops.squeeze", "ops.stride_order", "ops.neg",
+    "ops.broadcast",
+    "ops.broadcast_in_dim",
+    "ops.expand",
+    "ops.reshape",
+    "ops.permute",
+    "ops.slice",
+    "ops.pad",
+    "ops.cat",
+    "ops.set",
+    "ops.segment_set",
+    "ops.squeeze",
+    "ops.stride_order",
+    "ops.neg",
 }
 
 

@@ -33,6 +33,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from fusiondiff.definition import canonical_definition
+from fusiondiff.diff.model import MatchedBy, Side
 from fusiondiff.model import FusionRecord, KernelRecord
 
 SIMILAR_DEFINITION_RATIO = 0.9
@@ -48,14 +49,14 @@ class FusionMatch:
 
     index_a: int
     index_b: int
-    matched_by: str
+    matched_by: MatchedBy
 
 
 @dataclass(frozen=True)
 class FusionLeftOver:
     """A fusion no pass could pair, and why."""
 
-    side: str
+    side: Side
     index: int
     reason: str
 
@@ -77,14 +78,18 @@ def _dtypes(f: FusionRecord) -> tuple[Hashable, ...]:
     return tuple((t.kind, t.dtype) for t in f.inputs)
 
 
-def _group(fusions: Sequence[FusionRecord], indices: Iterable[int], key: Callable[[FusionRecord], Hashable]) -> dict[Hashable, list[int]]:
+def _group(
+    fusions: Sequence[FusionRecord], indices: Iterable[int], key: Callable[[FusionRecord], Hashable]
+) -> dict[Hashable, list[int]]:
     groups: dict[Hashable, list[int]] = defaultdict(list)
     for i in indices:
         groups[key(fusions[i])].append(i)
     return groups
 
 
-def _pair_group(a: Sequence[FusionRecord], b: Sequence[FusionRecord], ia: list[int], ib: list[int]) -> list[tuple[int, int]]:
+def _pair_group(
+    a: Sequence[FusionRecord], b: Sequence[FusionRecord], ia: list[int], ib: list[int]
+) -> list[tuple[int, int]]:
     """Pair equally good candidates: same name and trace first, then in capture order."""
     pairs = []
     rest_b = list(ib)
@@ -109,7 +114,7 @@ def match_fusions(
     left_b = dict.fromkeys(range(len(b)))
     matches: list[FusionMatch] = []
 
-    def run_pass(name: str, key: Callable[[FusionRecord], Hashable], unique_only: bool) -> None:
+    def run_pass(name: MatchedBy, key: Callable[[FusionRecord], Hashable], unique_only: bool) -> None:
         groups_a = _group(a, left_a, key)
         groups_b = _group(b, left_b, key)
         for k, ia in groups_a.items():
@@ -149,7 +154,9 @@ def _pair_similar_definitions(
         for i in ia:
             lines_a = canonical_definition(a[i].definition).splitlines()
             for j in ib:
-                matcher = difflib.SequenceMatcher(None, lines_a, canonical_definition(b[j].definition).splitlines(), autojunk=False)
+                matcher = difflib.SequenceMatcher(
+                    None, lines_a, canonical_definition(b[j].definition).splitlines(), autojunk=False
+                )
                 if matcher.quick_ratio() < SIMILAR_DEFINITION_RATIO:  # cheap upper bound first
                     continue
                 ratio = matcher.ratio()
@@ -165,7 +172,7 @@ def _pair_similar_definitions(
 
 
 def _unmatched_reasons(
-    side: str, left: Iterable[int], fusions: Sequence[FusionRecord], other: Sequence[FusionRecord]
+    side: Side, left: Iterable[int], fusions: Sequence[FusionRecord], other: Sequence[FusionRecord]
 ) -> list[FusionLeftOver]:
     other_side = "B" if side == "A" else "A"
     definitions = Counter(g.structure_hash for g in other)
