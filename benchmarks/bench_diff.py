@@ -1,7 +1,7 @@
 """Benchmark: ``fusiondiff.diff.diff`` on two synthetic captures of 10,000 kernels each.
 
 Target: <= 1 s on a 2-core CPU machine. Each capture holds 1,000 fusions x 10 kernels x 30 samples
-(records built in code by :mod:`fusiondiff.diff.synthetic`, not recorded). Side B differs the way a
+(records built in code by ``tests/synthetic.py``, not recorded). Side B differs the way a
 replay does: every kernel's fusion index ``f`` differs (history), and one fusion in ten has an
 offset input, another kernel variant and a slower kernel, so matching, DeepDiff, the U test and
 every rule do real work. Prints the best of three wall times and its ratio to the target.
@@ -16,11 +16,15 @@ its own way, which defeats the memoised DeepDiff calls (about 0.25 ms each).
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
+from pathlib import Path
 
 from fusiondiff.diff import diff
-from fusiondiff.diff import synthetic as syn
 from fusiondiff.model import Capture, LaunchConfig
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the record builders
+import synthetic as syn  # noqa: E402
 
 TARGET_S = 1.0
 FUSIONS = 1_000
@@ -65,7 +69,9 @@ def build_captures() -> tuple[Capture, Capture]:
             fb = dataclasses.replace(fb, inputs=(offset, *fb.inputs[1:]))
         fusions_a.append(fa)
         fusions_b.append(fb)
-    return syn.capture(fusions_a, source="synthetic: bench A"), syn.capture(fusions_b, kind="replay", source="synthetic: bench B")
+    return syn.capture(fusions_a, source="synthetic: bench A"), syn.capture(
+        fusions_b, kind="replay", source="synthetic: bench B"
+    )
 
 
 def every_record_differs(b: Capture, distinct: bool) -> Capture:
@@ -75,7 +81,9 @@ def every_record_differs(b: Capture, distinct: bool) -> Capture:
     for f_index, f in enumerate(b.fusions):
         offset = dataclasses.replace(f.inputs[0], storage_offset=1 + (f_index if distinct else 0), alignment_bytes=2)
         kernels = tuple(
-            dataclasses.replace(k, launch=dataclasses.replace(k.launch, block=(f_index * 10 + g + 1 if distinct else 512, 1, 1)))
+            dataclasses.replace(
+                k, launch=dataclasses.replace(k.launch, block=(f_index * 10 + g + 1 if distinct else 512, 1, 1))
+            )
             for g, k in enumerate(f.kernels)
         )
         fusions.append(dataclasses.replace(f, inputs=(offset, *f.inputs[1:]), kernels=kernels))

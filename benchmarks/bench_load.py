@@ -44,7 +44,12 @@ sys.path.insert(0, str(ROOT))
 
 from fusiondiff import model  # noqa: E402
 from fusiondiff.definition import canonical_definition, definition_hash, structural_hash  # noqa: E402
-from fusiondiff.diff import synthetic as syn  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "tests"))
+try:
+    import synthetic as syn  # noqa: E402  the records' builders the tests use
+except ImportError:  # a checkout from before they moved to tests/
+    from fusiondiff.diff import synthetic as syn  # type: ignore[no-redef]  # noqa: E402
 from fusiondiff.diff.core import diff  # noqa: E402
 from fusiondiff.diff.match import match_fusions, match_kernels  # noqa: E402
 from fusiondiff.report.diff_text import render_diff_text  # noqa: E402
@@ -106,7 +111,9 @@ def reference_load(path: Path) -> model.Capture:
 
 def long_definition(index: int, drift: bool) -> str:
     lines = ["def nvfuser_fusion(fd : FusionDefinition) -> None :"]
-    lines.append("    t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float, is_cpu=False)")
+    lines.append(
+        "    t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float, is_cpu=False)"
+    )
     for k in range(1, 1_000):
         lines.append(f"    t{k} = fd.ops.mul(t{k - 1}, {index * 10_000 + k}.0)")
     if drift:
@@ -122,8 +129,12 @@ def row(name: str, seconds: float, target: float | None = None, extra: str = "")
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--skip-reference", action="store_true", help="do not time the reference decoder (6 s at 10,000)")
-    parser.add_argument("--root", metavar="DIR", help="import fusiondiff from this checkout instead (figures before a change)")
+    parser.add_argument(
+        "--skip-reference", action="store_true", help="do not time the reference decoder (6 s at 10,000)"
+    )
+    parser.add_argument(
+        "--root", metavar="DIR", help="import fusiondiff from this checkout instead (figures before a change)"
+    )
     args = parser.parse_args()
     print(f"bench_load on {os.cpu_count()} CPU(s), Python {sys.version.split()[0]}, fusiondiff from {ROOT}")
     with tempfile.TemporaryDirectory(prefix="fusiondiff-bench-") as tmp:
@@ -136,7 +147,7 @@ def main() -> int:
             b.write_text(build_capture_json(count, kind="replay"))
             size = a.stat().st_size
             repeat = 3 if count < 10_000 else 1
-            load_s, capture = timed(lambda: load_capture(a), repeat)
+            load_s, capture = timed(lambda a=a: load_capture(a), repeat)
             loads[count] = load_s
             kernels = sum(len(f.kernels) for f in capture.fusions)
             del capture
@@ -144,20 +155,20 @@ def main() -> int:
             print(f" {label}")
             extra = ""
             if not args.skip_reference:
-                ref_s, _ = timed(lambda: reference_load(a))
+                ref_s, _ = timed(lambda a=a: reference_load(a))
                 extra = f"reference decoder {ref_s:.3f} s ({ref_s / load_s:.1f}x slower)"
             row("load", load_s, TARGETS_S.get(f"load {count}"), extra)
-            show_s, text = timed(lambda: render_capture_text(load_capture(a)), repeat)
+            show_s, text = timed(lambda a=a: render_capture_text(load_capture(a)), repeat)
             row("show (load + render)", show_s, None, f"{text.count(chr(10))} lines")
 
-            def do_diff() -> Any:
+            def do_diff(a: Path = a, b: Path = b) -> Any:
                 ca, cb = load_capture(a), load_capture(b)
                 result = diff(ca, cb)
                 return render_diff_text(result), result
 
             diff_s, (_, result) = timed(do_diff, repeat)
             row("diff (2 loads + diff + render)", diff_s, TARGETS_S.get(f"diff {count}"), f"{len(result.pairs)} pairs")
-            peak = peak_bytes(lambda: load_capture(a))
+            peak = peak_bytes(lambda a=a: load_capture(a))
             print(
                 f"  {'peak memory of a load':<42} {peak / 2**20:9.1f} MiB  {peak / size:6.2f}x of the file "
                 f"(target < {MEMORY_TARGET:g}x)",
@@ -175,14 +186,21 @@ def main() -> int:
         s, _ = timed(lambda: render_diff_text(diff(load_capture(a), load_capture(b))), 3)
         row("diff of two 544-fusion captures", s, TARGETS_S["diff 544"])
 
-    fusions_a = [syn.fusion(f"nvFusion{i}", definition=long_definition(i, False), kernels=[syn.kernel(n=5)]) for i in range(100)]
+    fusions_a = [
+        syn.fusion(f"nvFusion{i}", definition=long_definition(i, False), kernels=[syn.kernel(n=5)]) for i in range(100)
+    ]
     fusions_b = [
         syn.fusion(f"fusion{i}", trace=None, definition=long_definition(i, True), kernels=[syn.kernel(n=5)])
         for i in reversed(range(100))
     ]
     s, (matches, left) = timed(lambda: match_fusions(fusions_a, fusions_b))
     by = {m.matched_by for m in matches}
-    row("match 100 vs 100, 1,000-line definitions", s, TARGETS_S["match 100x100 x 1000 lines"], f"{len(matches)} pairs by {sorted(by)}, {len(left)} left")
+    row(
+        "match 100 vs 100, 1,000-line definitions",
+        s,
+        TARGETS_S["match 100x100 x 1000 lines"],
+        f"{len(matches)} pairs by {sorted(by)}, {len(left)} left",
+    )
     ca, cb = syn.capture(fusions_a), syn.capture(fusions_b, kind="replay")
     s, _ = timed(lambda: diff(ca, cb))
     row("diff of the same (match + compare + rules)", s, TARGETS_S["match 100x100 x 1000 lines"])
@@ -191,7 +209,12 @@ def main() -> int:
     kernels_a = [syn.kernel("pointwise", g, order=g, n=3, seed=g) for g in range(count)]
     kernels_b = [syn.kernel("reduction" if g % 2 else "pointwise", g, order=g, n=3, seed=g) for g in range(count)]
     s, km = timed(lambda: match_kernels(kernels_a, kernels_b))
-    row("kernel alignment, 20,000 kernels, half renamed", s, None, f"{len(km.pairs)} pairs, {len(km.only_a)}+{len(km.only_b)} unmatched")
+    row(
+        "kernel alignment, 20,000 kernels, half renamed",
+        s,
+        None,
+        f"{len(km.pairs)} pairs, {len(km.only_a)}+{len(km.only_b)} unmatched",
+    )
     few_a = [dataclasses.replace(k, normalized_name=f"nvfuser_pointwise_g{k.order % 8}") for k in kernels_a]
     few_b = [
         dataclasses.replace(k, normalized_name=f"nvfuser_{'reduction' if k.order % 2 else 'pointwise'}_g{k.order % 8}")

@@ -15,6 +15,7 @@ _LAZY = {
     "Capture": "fusiondiff.model",
     "FusionRecord": "fusiondiff.model",
     "KernelRecord": "fusiondiff.model",
+    "RecordingOptions": "fusiondiff.options",
     "load_capture": "fusiondiff.store",
     "save_capture": "fusiondiff.store",
 }
@@ -26,6 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr__ below
     from fusiondiff.errors import FusionDiffError
     from fusiondiff.model import SCHEMA_VERSION, Capture, FusionRecord, KernelRecord
+    from fusiondiff.options import RecordingOptions
     from fusiondiff.store import load_capture, save_capture
 
 
@@ -45,6 +47,7 @@ __all__ = [
     "FusionDiffError",
     "FusionRecord",
     "KernelRecord",
+    "RecordingOptions",
     "__version__",
     "capture",
     "load_capture",

@@ -16,10 +16,14 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from fusiondiff import __version__
 from fusiondiff.errors import FusionDiffError, OutputError
 from fusiondiff.escape import printable
+
+if TYPE_CHECKING:
+    from fusiondiff.options import RecordingOptions
 
 EXIT_OK = 0
 EXIT_DISCREPANCY = 1
@@ -46,9 +50,16 @@ Thunder session, and reconstructed, from its repro script in a fresh process.
 
 def _add_protocol_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("timing protocol (shared by capture and replay)")
-    g.add_argument("--samples", type=int, default=30, help="timed samples per fusion (default 30, at least 10 for the statistics)")
+    g.add_argument(
+        "--samples", type=int, default=30, help="timed samples per fusion (default 30, at least 10 for the statistics)"
+    )
     g.add_argument("--warmup", type=int, default=5, help="untimed executions before sampling (default 5)")
-    g.add_argument("--l2", choices=("cold", "warm"), default="cold", help="cold: flush L2 before each sample (default); warm: back to back")
+    g.add_argument(
+        "--l2",
+        choices=("cold", "warm"),
+        default="cold",
+        help="cold: flush L2 before each sample (default); warm: back to back",
+    )
 
 
 def _add_capture_options(p: argparse.ArgumentParser) -> None:
@@ -76,7 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("script", help="Python script to run")
     p.add_argument(
-        "args", nargs=argparse.REMAINDER,
+        "args",
+        nargs=argparse.REMAINDER,
         help="arguments passed to the script; fusiondiff's own options may come before or after the script "
         "(put the script's arguments after -- when they clash with fusiondiff's)",
     )
@@ -94,9 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("scripts", nargs="+", metavar="SCRIPT", help="repro scripts (.py), or directories of them")
     p.add_argument("-o", "--output", required=True, help="capture file to write (.json)")
-    p.add_argument("--inputs", metavar="CAPTURE", help="replace the script's inputs by the live side's (exact or synthesized)")
+    p.add_argument(
+        "--inputs", metavar="CAPTURE", help="replace the script's inputs by the live side's (exact or synthesized)"
+    )
     p.add_argument("--in-process", action="store_true", help="run in this process (a control for process effects)")
-    p.add_argument("--timeout", type=float, default=900.0, help="seconds before the child process is stopped (default 900)")
+    p.add_argument(
+        "--timeout", type=float, default=900.0, help="seconds before the child process is stopped (default 900)"
+    )
     p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
     p.add_argument("--cuda-source", action="store_true", help="also store the generated CUDA source text")
     _add_protocol_options(p)
@@ -110,12 +126,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("capture", help="capture file (.json)")
     p.add_argument(
-        "-o", "--output", required=True,
+        "-o",
+        "--output",
+        required=True,
         help="script to write; with several fusions, a directory that gets one script per record "
         "(<trace>_<name>.py, with the definition hash and then #N added where names would clash)",
     )
     p.add_argument(
-        "--fusion", metavar="NAME",
+        "--fusion",
+        metavar="NAME",
         help="only this fusion: its name (nvFusion0), key (forward/nvFusion0/1a2b3c4d5e6f, or its start) or "
         "#N, its position in the capture from #0 as `fusiondiff show` numbers them; records that share a key "
         "(one region run with an aligned and a misaligned input) are selected by #N",
@@ -137,13 +156,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("b", help="second capture (usually the replay)")
     p.add_argument("--json", metavar="FILE", help="also write the diff record as JSON")
     p.add_argument("--format", choices=("text", "json"), default="text", help="what to print on stdout")
-    p.add_argument("--strict", action="store_true", help="exit 1 on any recorded property difference, even one that explains no time")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 on any recorded property difference, even one that explains no time",
+    )
     p.set_defaults(handler=_cmd_diff)
 
     p = sub.add_parser("show", help="summarise one capture", description="Print a summary of a capture file.")
     p.add_argument("capture", help="capture file (.json)")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="text summary (default) or the capture record as JSON")
-    p.add_argument("--top", type=int, metavar="N", help="only the N fusions with the largest median time, largest first")
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text summary (default) or the capture record as JSON",
+    )
+    p.add_argument(
+        "--top", type=int, metavar="N", help="only the N fusions with the largest median time, largest first"
+    )
     p.add_argument("--fusion", metavar="NAME", help="only the fusions of this name (or key)")
     p.set_defaults(handler=_cmd_show)
 
@@ -156,12 +186,18 @@ def build_parser() -> argparse.ArgumentParser:
         "Paths in the report are relative to the captures' folder.",
     )
     p.add_argument("inputs", nargs="+", metavar="FILE", help="two captures (A B), or one diff record (.json)")
-    p.add_argument("--format", default=None, help="md, html, perfetto, json or text (default: from -o's suffix: .md, .html, .json for the diff record; else text)")
+    p.add_argument(
+        "--format",
+        default=None,
+        help="md, html, perfetto, json or text (default: from -o's suffix: .md, .html, .json for the diff record; else text)",
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
     g = p.add_argument_group("narrowing (the verdict then speaks of the fusions shown)")
     g.add_argument("--top", type=int, metavar="N", help="only the N matched fusions with the largest median gap")
     g.add_argument("--fusion", metavar="NAME", help="only this fusion (name on either side, label or key)")
-    g.add_argument("--min-gap", type=float, metavar="US", help="only fusions whose medians differ by at least US microseconds")
+    g.add_argument(
+        "--min-gap", type=float, metavar="US", help="only fusions whose medians differ by at least US microseconds"
+    )
     p.set_defaults(handler=_cmd_report)
 
     p = sub.add_parser(
@@ -176,14 +212,27 @@ def build_parser() -> argparse.ArgumentParser:
         "its live speed; 1: a speed differs, a replay failed or is missing; 2: error.",
     )
     p.add_argument("live", help="live capture (.json)")
-    p.add_argument("-o", "--output", required=True, metavar="DIR", help="directory for the scripts, replays, merged replay and diff")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="DIR",
+        help="directory for the scripts, replays, merged replay and diff",
+    )
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--isolation", choices=("fusion",), default="fusion", help="fusion: a fresh process per fusion (default)")
+    g.add_argument(
+        "--isolation", choices=("fusion",), default="fusion", help="fusion: a fresh process per fusion (default)"
+    )
     g.add_argument("--batch", type=int, metavar="N", help="N scripts per fresh process: faster, less isolated")
-    p.add_argument("--timeout", type=float, default=900.0, help="seconds before one replay process is stopped (default 900)")
+    p.add_argument(
+        "--timeout", type=float, default=900.0, help="seconds before one replay process is stopped (default 900)"
+    )
     p.add_argument("--top", type=int, metavar="N", help="print only the N fusions with the most unexplained time")
+    p.add_argument(
+        "--cuda-source", action="store_true", help="also store the generated CUDA source text (the diff compares it)"
+    )
     _add_protocol_options(p)
-    p.set_defaults(handler=_cmd_roundtrip)
+    p.set_defaults(handler=_cmd_roundtrip, save_inputs=False)
 
     p = sub.add_parser(
         "demo",
@@ -197,12 +246,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _protocol(args: argparse.Namespace):  # noqa: ANN202
+def _recording_options(args: argparse.Namespace) -> RecordingOptions:
+    """The options of ``capture`` and ``replay`` as one record (``replay`` has no ``--only``)."""
     from fusiondiff.model import TimingProtocol
+    from fusiondiff.options import RecordingOptions
 
     if args.samples < 1 or args.warmup < 0:
         raise FusionDiffError("--samples must be at least 1 and --warmup at least 0")
-    return TimingProtocol(warmup=args.warmup, samples=args.samples, l2_mode=args.l2)
+    return RecordingOptions(
+        protocol=TimingProtocol(warmup=args.warmup, samples=args.samples, l2_mode=args.l2),
+        only=tuple(getattr(args, "only", None) or ()),
+        save_inputs=args.save_inputs,
+        cuda_source=args.cuda_source,
+    )
 
 
 def _split_script_args(args: argparse.Namespace) -> None:
@@ -233,10 +289,7 @@ def _cmd_capture(args: argparse.Namespace) -> int:
         args.script,
         args.args,
         output=args.output,
-        protocol=_protocol(args),
-        only=args.only,
-        save_inputs=args.save_inputs,
-        cuda_source=args.cuda_source,
+        options=_recording_options(args),
         progress=_progress,
     )
     print(f"wrote {printable(str(path))}", file=sys.stderr)
@@ -252,12 +305,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     path = replay_scripts(
         args.scripts,
         output=args.output,
-        protocol=_protocol(args),
+        options=_recording_options(args),
         inputs_capture=args.inputs,
         in_process=args.in_process,
         timeout_s=args.timeout,
-        save_inputs=args.save_inputs,
-        cuda_source=args.cuda_source,
         progress=_progress,
     )
     print(f"wrote {printable(str(path))}", file=sys.stderr)
@@ -287,7 +338,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
     result = diff(a, b, source_a=describe_source(args.a, a), source_b=describe_source(args.b, b))
     unwritten = None
-    record = None
+    record = ""
     if args.json or args.format == "json":
         # the exported diff record: schema_version, both environments and protocols, the samples
         from fusiondiff.report.interface import DiffReport
@@ -353,7 +404,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if args.top is not None:
         if args.top < 1:
             raise FusionDiffError("--top needs a number of fusions, 1 or more")
-        fusions = sorted(fusions, key=lambda f: -1.0 if math.isnan(f.timing.median_ns) else f.timing.median_ns, reverse=True)[: args.top]
+        fusions = sorted(
+            fusions, key=lambda f: -1.0 if math.isnan(f.timing.median_ns) else f.timing.median_ns, reverse=True
+        )[: args.top]
     shown = dataclasses.replace(capture, fusions=tuple(fusions))
     if len(fusions) < len(capture.fusions):
         print(f"fusiondiff show: {len(fusions)} of {len(capture.fusions)} fusion(s) shown", file=sys.stderr)
@@ -367,8 +420,12 @@ def _cmd_roundtrip(args: argparse.Namespace) -> int:
     if args.top is not None and args.top < 1:
         raise FusionDiffError("--top needs a number of fusions, 1 or more")
     result = roundtrip(
-        args.live, args.output, batch=args.batch if args.batch is not None else 1, protocol=_protocol(args),
-        timeout_s=args.timeout, progress=_progress,
+        args.live,
+        args.output,
+        batch=args.batch if args.batch is not None else 1,
+        options=_recording_options(args),
+        timeout_s=args.timeout,
+        progress=_progress,
     )
     _emit(render_summary(result, top=args.top))
     return EXIT_INTERRUPTED if result.interrupted else result.exit_code

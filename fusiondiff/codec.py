@@ -70,7 +70,7 @@ def _decoder_for(hint: Any, rule: Callable[[object], str | None] | None = None) 
             return data
 
         return _checked(literal, rule)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _checked(_record(hint), rule)
     if origin is tuple:
         return _tuple(args, rule)

@@ -19,12 +19,25 @@ import hashlib
 import re
 
 _ASSIGNED = re.compile(r"^\s*(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
-_STATEMENT = re.compile(r"^\s*(?:(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*)?fd\.(?P<call>[\w.]+)\((?P<args>.*)\)\s*$")
+_STATEMENT = re.compile(
+    r"^\s*(?:(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*)?fd\.(?P<call>[\w.]+)\((?P<args>.*)\)\s*$"
+)
 _NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 _DTYPE = re.compile(r"dtype\s*=\s*DataType\.(\w+)")
 _PRESERVES_DTYPE = {
-    "ops.broadcast", "ops.broadcast_in_dim", "ops.expand", "ops.reshape", "ops.permute", "ops.slice",
-    "ops.pad", "ops.cat", "ops.set", "ops.segment_set", "ops.squeeze", "ops.stride_order", "ops.neg",
+    "ops.broadcast",
+    "ops.broadcast_in_dim",
+    "ops.expand",
+    "ops.reshape",
+    "ops.permute",
+    "ops.slice",
+    "ops.pad",
+    "ops.cat",
+    "ops.set",
+    "ops.segment_set",
+    "ops.squeeze",
+    "ops.stride_order",
+    "ops.neg",
 }
 
 
@@ -78,7 +91,7 @@ def structural_hash(definition: str) -> str:
         call, args = match["call"], match["args"]
         operands: list[str] = []  # names of values already defined, in order (one pass with the sub)
 
-        def resolve(m: re.Match[str]) -> str:
+        def resolve(m: re.Match[str], operands: list[str] = operands) -> str:
             name = m[0]
             value = values.get(name)
             if value is None:

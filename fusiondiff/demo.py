@@ -9,9 +9,17 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol
 
-from fusiondiff.recording.recorder import Progress
+from fusiondiff.options import RecordingOptions
+from fusiondiff.progress import Progress
+
+
+class Writer(Protocol):
+    """Where the demo writes its report: stdout, or the CLI's stream that fails like its other output."""
+
+    def write(self, text: str, /) -> object: ...
+
 
 BUNDLED = Path(__file__).parent / "data" / "demo"
 
@@ -39,7 +47,7 @@ and for a repro script from a bug report:
 """
 
 
-def _diff_and_render(a: Path, b: Path, out: TextIO) -> int:
+def _diff_and_render(a: Path, b: Path, out: Writer) -> int:
     from fusiondiff.diff import diff_files
     from fusiondiff.report.diff_text import render_diff_text
 
@@ -48,7 +56,7 @@ def _diff_and_render(a: Path, b: Path, out: TextIO) -> int:
     return result.exit_code()
 
 
-def run_offline(out: TextIO, progress: Progress) -> int:
+def run_offline(out: Writer, progress: Progress) -> int:
     """The seed's gap on bundled H200 captures, with its cause planted: the seed RMSNorm run live on
     an activation at storage offset 1, replayed from nvFuser's own repro (the gap and its cause),
     then from fusiondiff's (no gap); then the unplanted seed model on today's stack."""
@@ -81,7 +89,7 @@ def run_offline(out: TextIO, progress: Progress) -> int:
     return code
 
 
-def run_live(workdir: Path, out: TextIO, progress: Progress) -> int:
+def run_live(workdir: Path, out: Writer, progress: Progress) -> int:
     """Capture the seed model live, replay fusiondiff's repro of nvFusion0, and diff them."""
     import torch
 
@@ -107,14 +115,19 @@ def run_live(workdir: Path, out: TextIO, progress: Progress) -> int:
     out.write(render_capture_text(cap.capture))
     script = write_repros(cap.path, workdir / "nvFusion0_repro.py", fusion="nvFusion0")[0]
     progress(f"fusiondiff demo: replaying {script} in a fresh process")
-    replay = replay_script(str(script), output=str(workdir / "replay.json"), protocol=cap.capture.protocol, progress=progress)
+    replay = replay_script(
+        str(script),
+        output=str(workdir / "replay.json"),
+        options=RecordingOptions(protocol=cap.capture.protocol),
+        progress=progress,
+    )
     out.write("\n")
     code = _diff_and_render(cap.path, replay, out)
     out.write("\n" + SETTLE_IT)
     return code
 
 
-def run_demo(*, offline: bool, workdir: str, progress: Progress, out: TextIO) -> int:
+def run_demo(*, offline: bool, workdir: str, progress: Progress, out: Writer) -> int:
     """Run the live demo where the stack allows it, the bundled one otherwise."""
     missing = None if not offline else "--offline"
     if missing is None:

@@ -11,7 +11,6 @@ learn the region's name and pass, and intercepts the execute itself with the sha
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import os
 import runpy
@@ -21,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from fusiondiff.errors import CaptureError, FusionDiffError
-from fusiondiff.model import Capture, TimingProtocol
-from fusiondiff.recording.recorder import Label, Progress, Recorder
-from fusiondiff.store import save_capture, tensors_path_for
+from fusiondiff.model import Capture
+from fusiondiff.options import RecordingOptions
+from fusiondiff.progress import Progress
+from fusiondiff.recording.recorder import Label, Recorder
+from fusiondiff.store import write_capture
 
 
 class LiveCapture:
@@ -143,10 +144,7 @@ def _script_context(script: str, error: Callable[[], BaseException | None]) -> I
 def capture(
     output: str | os.PathLike[str] | None = None,
     *,
-    protocol: TimingProtocol | None = None,
-    only: Sequence[str] | None = None,
-    save_inputs: bool = False,
-    cuda_source: bool = False,
+    options: RecordingOptions | None = None,
     progress: Progress | None = None,
     source: str = "session",
 ) -> Iterator[LiveCapture]:
@@ -156,8 +154,8 @@ def capture(
     copies of their inputs. No profiler is left running. Raises :class:`CaptureError` when no
     nvFusion ran (module not compiled by Thunder, or nvFuser not used) and writes nothing then.
     """
-    recorder = Recorder("live", protocol, timing="inline", only=only, save_inputs=save_inputs,
-                        cuda_source=cuda_source, progress=progress, source=source)
+    options = options or RecordingOptions()
+    recorder = Recorder("live", options, timing="inline", progress=progress, source=source)
     handle = LiveCapture(recorder)
     # install first: it checks nvFuser and the GPU, and without a GPU Thunder's executor import
     # fails with a misleading error
@@ -175,9 +173,9 @@ def capture(
     try:
         handle.capture = recorder.finish()
     except CaptureError:
-        if recorder.fusion_count == 0 and only and recorder.names_seen:
+        if recorder.fusion_count == 0 and options.only and recorder.names_seen:
             raise CaptureError(
-                f"none of the fusions named by --only ({', '.join(only)}) ran; "
+                f"none of the fusions named by --only ({', '.join(options.only)}) ran; "
                 f"these did: {', '.join(sorted(recorder.names_seen))}"
             ) from None
         if recorder.fusion_count == 0:
@@ -189,9 +187,8 @@ def capture(
             raise CaptureError(f"no nvFusion was executed inside the capture block{hint}") from None
         raise
     if output is not None:
-        handle.path = save_capture(handle.capture, output, recorder.tensors or None)
-        if recorder.tensors:
-            handle.capture = dataclasses.replace(handle.capture, tensors_file=tensors_path_for(handle.path).name)
+        handle.capture = write_capture(handle.capture, output, recorder.tensors or None)
+        handle.path = Path(output)
 
 
 def capture_script(
@@ -199,10 +196,7 @@ def capture_script(
     args: Sequence[str],
     *,
     output: str | os.PathLike[str],
-    protocol: TimingProtocol | None = None,
-    only: Sequence[str] | None = None,
-    save_inputs: bool = False,
-    cuda_source: bool = False,
+    options: RecordingOptions | None = None,
     progress: Progress | None = None,
 ) -> Path:
     """Run ``script`` as ``__main__`` under :func:`capture` (like ``python -m cProfile``)."""
@@ -215,10 +209,10 @@ def capture_script(
     sys.path.insert(0, str(path.resolve().parent))
     script_error: BaseException | None = None
     try:
-        with _script_context(script, lambda: script_error), capture(
-            output, protocol=protocol, only=only, save_inputs=save_inputs, cuda_source=cuda_source,
-            progress=progress, source=source,
-        ) as handle:
+        with (
+            _script_context(script, lambda: script_error),
+            capture(output, options=options, progress=progress, source=source) as handle,
+        ):
             try:
                 runpy.run_path(str(path), run_name="__main__")
             except SystemExit as exc:
@@ -238,4 +232,3 @@ def capture_script(
             f"the {handle.fusion_count} fusion(s) recorded before it were written to {handle.path}"
         )
     return handle.path
-

@@ -78,8 +78,10 @@ class LaunchConfig:
     shared_mem_bytes: int | None = None
     """Dynamic plus static shared memory per block."""
     dynamic_smem_bytes: int | None = None
-    """``None`` when the source reports only the total (Kineto)."""
+    """``None`` when the source reports only the total, as both sources today do (Kineto's
+    ``shared memory`` is the sum): kept so a source that splits it can say so."""
     static_smem_bytes: int | None = None
+    """``None`` when the source reports only the total (see ``dynamic_smem_bytes``)."""
     registers_per_thread: int | None = None
 
 
@@ -188,7 +190,8 @@ class TimingProtocol:
     sample, so no input sits in L2; ``warm``: samples run back to back after a synchronize."""
     flush_bytes: int = 0
     on_copies: bool = True
-    """Samples ran on storage-faithful copies of the inputs, so the session's tensors never change."""
+    """Samples ran on storage-faithful copies of the inputs, so the session's tensors never change
+    (the recorder always times on copies and says so; False only in files of other producers)."""
 
 
 FailureKind = Literal["illegal_address", "compile_error", "exception", "timeout"]
@@ -305,9 +308,9 @@ class Capture:
 # Helpers shared by every producer of records
 
 
-_KERNEL_NAME = re.compile(
-    r"^(?:nvf::)?nvfuser_(?P<scheduler>[a-z_]+?)_f(?P<f>\d+)_c(?P<c>\d+)_r(?P<r>\d+)_g(?P<g>\d+)"
-)
+_KERNEL_NAME = re.compile(r"nvfuser_(?P<scheduler>[a-z_]+?)_f(?P<f>\d+)_c(?P<c>\d+)_r(?P<r>\d+)_g(?P<g>\d+)")
+"""nvFuser's kernel-name grammar, the one place it is written: ``nvfuser_<scheduler>_f<fusion>_c<concretization>_r<runtime>_g<group>``."""
+_KERNEL_NAME_IN_TEXT = re.compile(rf"\b{_KERNEL_NAME.pattern}\b")
 
 
 def parse_kernel_name(name: str) -> tuple[str, str | None, int | None]:
@@ -319,12 +322,33 @@ def parse_kernel_name(name: str) -> tuple[str, str | None, int | None]:
     Other kernels (cuBLAS, ATen) keep their name without arguments.
     """
     short = name.split("(", 1)[0].strip()
-    match = _KERNEL_NAME.match(short)
+    match = _KERNEL_NAME.match(short.removeprefix("nvf::"))
     if not match:
         return short, None, None
     scheduler = match["scheduler"]
     group = int(match["g"])
     return f"nvfuser_{scheduler}_g{group}", scheduler, group
+
+
+def kernel_history(name: str) -> tuple[int, int, int] | None:
+    """The ``(fusion, concretization, runtime)`` counters in an nvFuser kernel name found in
+    ``name`` (a raw name or a demangled signature), or None for another kernel."""
+    match = _KERNEL_NAME_IN_TEXT.search(name)
+    return None if match is None else (int(match["f"]), int(match["c"]), int(match["r"]))
+
+
+def normalize_kernel_names(text: str) -> str:
+    """``text`` (CUDA source, a log) with every nvFuser kernel name's f/c/r counters dropped, as
+    :func:`parse_kernel_name` normalizes one name."""
+    return _KERNEL_NAME_IN_TEXT.sub(lambda m: f"nvfuser_{m['scheduler']}_g{m['g']}", text)
+
+
+def view_extent(meta: TensorMeta) -> int:
+    """Elements of storage a tensor input's view reaches: its storage offset plus its largest
+    linear index, plus one (just the offset for an empty view)."""
+    if any(size == 0 for size in meta.shape):
+        return int(meta.storage_offset)
+    return int(meta.storage_offset) + 1 + sum((size - 1) * abs(st) for size, st in zip(meta.shape, meta.stride))
 
 
 def alignment_of(address: int, cap: int = 256) -> int:

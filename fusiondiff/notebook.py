@@ -28,6 +28,8 @@ from fusiondiff.report.interface import DiffReport, ReportError
 if TYPE_CHECKING:
     import pandas
 
+    from fusiondiff.diff.model import KernelPair, PropertyChange, TimingVerdict
+
 CaptureTable = Literal["fusions", "kernels", "samples"]
 DiffTable = Literal["fusions", "kernels", "samples", "findings"]
 
@@ -71,23 +73,40 @@ class CaptureView:
         rows: list[dict[str, Any]] = []
         for f in self.capture.fusions:
             if table == "fusions":
-                rows.append({
-                    "fusion": f.name, "trace": f.trace, "key": f.key, "kernels": len(f.kernels),
-                    "segments": "+".join(f.segmentation.schedulers), "median_us": _us(f.timing.median_ns),
-                    "iqr_us": _us(f.timing.iqr_ns), "samples": f.timing.count, "call_count": f.call_count,
-                })
+                rows.append(
+                    {
+                        "fusion": f.name,
+                        "trace": f.trace,
+                        "key": f.key,
+                        "kernels": len(f.kernels),
+                        "segments": "+".join(f.segmentation.schedulers),
+                        "median_us": _us(f.timing.median_ns),
+                        "iqr_us": _us(f.timing.iqr_ns),
+                        "samples": f.timing.count,
+                        "call_count": f.call_count,
+                    }
+                )
                 continue
             for k in f.kernels:
                 base = {"fusion": f.name, "trace": f.trace, "kernel": k.normalized_name}
                 if table == "samples":
                     rows += [{**base, "sample": i, "duration_us": s / 1000} for i, s in enumerate(k.timing.samples_ns)]
                     continue
-                rows.append({
-                    **base, "launched_as": k.name.split("(", 1)[0], "scheduler": k.scheduler, "order": k.order,
-                    "median_us": _us(k.timing.median_ns), "iqr_us": _us(k.timing.iqr_ns), "samples": k.timing.count,
-                    "grid": _dims(k.launch.grid), "block": _dims(k.launch.block),
-                    "registers_per_thread": k.launch.registers_per_thread, "shared_mem_bytes": k.launch.shared_mem_bytes,
-                })
+                rows.append(
+                    {
+                        **base,
+                        "launched_as": k.name.split("(", 1)[0],
+                        "scheduler": k.scheduler,
+                        "order": k.order,
+                        "median_us": _us(k.timing.median_ns),
+                        "iqr_us": _us(k.timing.iqr_ns),
+                        "samples": k.timing.count,
+                        "grid": _dims(k.launch.grid),
+                        "block": _dims(k.launch.block),
+                        "registers_per_thread": k.launch.registers_per_thread,
+                        "shared_mem_bytes": k.launch.shared_mem_bytes,
+                    }
+                )
         if table not in ("fusions", "kernels", "samples"):
             raise ReportError(f"unknown table {table!r}: fusions, kernels or samples")
         return pd.DataFrame(rows)
@@ -134,7 +153,9 @@ class DiffView:
         path = Path(path)
         name = format or {".md": "md", ".html": "html", ".json": "json", ".txt": "text"}.get(path.suffix.lower())
         if name is None:
-            raise ReportError(f"cannot tell the format from {path.name}: give format='md', 'html', 'json', 'perfetto' or 'text'")
+            raise ReportError(
+                f"cannot tell the format from {path.name}: give format='md', 'html', 'json', 'perfetto' or 'text'"
+            )
         path.write_text(self.render(name), encoding="utf-8")
         return path
 
@@ -146,8 +167,14 @@ class DiffView:
         rows: list[dict[str, Any]] = []
         if table == "findings":
             rows = [
-                {"rank": f.rank, "rule": f.rule, "role": f.role, "title": f.title, "explained_us": _us(f.explained_ns),
-                 "fusions": ", ".join(f.fusions)}
+                {
+                    "rank": f.rank,
+                    "rule": f.rule,
+                    "role": f.role,
+                    "title": f.title,
+                    "explained_us": _us(f.explained_ns),
+                    "fusions": ", ".join(f.fusions),
+                }
                 for f in result.findings
             ]
         elif table == "samples":
@@ -156,26 +183,47 @@ class DiffView:
             for fusion, kernel, a, b in samples_of(report):
                 for side, samples in (("A", a), ("B", b)):
                     rows += [
-                        {"fusion": fusion, "kernel": kernel or "(fusion)", "side": side, "sample": i, "duration_us": s / 1000}
+                        {
+                            "fusion": fusion,
+                            "kernel": kernel or "(fusion)",
+                            "side": side,
+                            "sample": i,
+                            "duration_us": s / 1000,
+                        }
                         for i, s in enumerate(samples)
                     ]
         elif table in ("fusions", "kernels"):
             for pair in result.pairs:
-                items = [(None, pair.timing, pair.changes)] if table == "fusions" else [
-                    (k, k.timing, k.changes) for k in pair.kernels
-                ]
-                for kernel, t, changes in items:
-                    row = {"fusion": pair.label}
-                    if kernel is not None:
-                        ka, kb = report.kernel_records(pair, kernel)
-                        row |= {"kernel": kernel.normalized_name, "block_a": _dims(ka.launch.block), "block_b": _dims(kb.launch.block),
-                                "registers_a": ka.launch.registers_per_thread, "registers_b": kb.launch.registers_per_thread}
+                items: list[tuple[KernelPair | None, TimingVerdict, tuple[PropertyChange, ...]]]
+                items = (
+                    [(None, pair.timing, pair.changes)]
+                    if table == "fusions"
+                    else [(k, k.timing, k.changes) for k in pair.kernels]
+                )
+                for kernel_pair, t, changes in items:
+                    row: dict[str, Any] = {"fusion": pair.label}
+                    if kernel_pair is not None:
+                        ka, kb = report.kernel_records(pair, kernel_pair)
+                        row |= {
+                            "kernel": kernel_pair.normalized_name,
+                            "block_a": _dims(ka.launch.block),
+                            "block_b": _dims(kb.launch.block),
+                            "registers_a": ka.launch.registers_per_thread,
+                            "registers_b": kb.launch.registers_per_thread,
+                        }
                     else:
-                        row |= {"matched_by": pair.matched_by, "kernels_a": len(report.fusion_a(pair).kernels),
-                                "kernels_b": len(report.fusion_b(pair).kernels)}
+                        row |= {
+                            "matched_by": pair.matched_by,
+                            "kernels_a": len(report.fusion_a(pair).kernels),
+                            "kernels_b": len(report.fusion_b(pair).kernels),
+                        }
                     row |= {
-                        "median_a_us": _us(t.median_a_ns), "median_b_us": _us(t.median_b_ns), "ratio": t.ratio,
-                        "p_value": t.p_value, "verdict": t.verdict, "differs": ", ".join(c.path for c in changes),
+                        "median_a_us": _us(t.median_a_ns),
+                        "median_b_us": _us(t.median_b_ns),
+                        "ratio": t.ratio,
+                        "p_value": t.p_value,
+                        "verdict": t.verdict,
+                        "differs": ", ".join(c.path for c in changes),
                     }
                     rows.append(row)
         else:
@@ -199,7 +247,9 @@ def _as_capture(item: str | os.PathLike[str] | Capture | CaptureView) -> tuple[C
     return view.capture, view.path
 
 
-def diff(a: str | os.PathLike[str] | Capture | CaptureView, b: str | os.PathLike[str] | Capture | CaptureView) -> DiffView:
+def diff(
+    a: str | os.PathLike[str] | Capture | CaptureView, b: str | os.PathLike[str] | Capture | CaptureView
+) -> DiffView:
     """Diff two captures (files, loaded captures, or :class:`CaptureView`)."""
     from fusiondiff.report.record import open_report
 

@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from fusiondiff.errors import CaptureFormatError, FusionDiffError, ReplayError
-from fusiondiff.model import Capture, FusionRecord, TimingProtocol
+from fusiondiff.model import Capture, FusionRecord
+from fusiondiff.options import RecordingOptions
+from fusiondiff.progress import Progress, silent
 
-Progress = Callable[[str], None]
 ReplayFunction = Callable[[Sequence[str], Path, "str | None"], None]
 """``replay(scripts, output, device)``: replay ``scripts`` in one fresh process that sees only GPU
 ``device`` (``None``: whatever is visible) and write one capture to ``output``. Raises
@@ -189,7 +190,9 @@ def isolation_words(batch: int) -> str:
 # The run
 
 
-def replay_in_child(protocol: TimingProtocol | None = None, timeout_s: float = 900.0, token: str | None = None) -> ReplayFunction:
+def replay_in_child(
+    options: RecordingOptions | None = None, timeout_s: float = 900.0, token: str | None = None
+) -> ReplayFunction:
     """The real replay: :func:`fusiondiff.replay.runner.replay_scripts` in a fresh child process
     that sees only ``device``."""
 
@@ -201,7 +204,7 @@ def replay_in_child(protocol: TimingProtocol | None = None, timeout_s: float = 9
             env["CUDA_VISIBLE_DEVICES"] = device
         if token is not None:
             env[_TOKEN_ENV] = token
-        replay_scripts(list(scripts), output=str(output), protocol=protocol, timeout_s=timeout_s, child_env=env)
+        replay_scripts(list(scripts), output=str(output), options=options, timeout_s=timeout_s, child_env=env)
 
     return replay
 
@@ -213,7 +216,7 @@ def roundtrip(
     batch: int = 1,
     devices: Sequence[str | None] | None = None,
     replay: ReplayFunction | None = None,
-    protocol: TimingProtocol | None = None,
+    options: RecordingOptions | None = None,
     timeout_s: float = 900.0,
     progress: Progress | None = None,
     clock: Callable[[], float] = time.monotonic,
@@ -226,7 +229,7 @@ def roundtrip(
 
     live = Path(live)
     directory = Path(directory)
-    progress = progress or (lambda message: None)
+    progress = progress or silent
     capture = load_capture(live)
     if capture.kind != "live":
         raise FusionDiffError(f"{live} is a {capture.kind} capture: the round trip starts from a live one")
@@ -234,7 +237,7 @@ def roundtrip(
         raise FusionDiffError(f"{live} holds no fusions: nothing to replay")
     devices = tuple(devices) if devices is not None else tuple(visible_devices())
     token = f"{os.getpid()}-{time.time_ns()}"
-    replay = replay or replay_in_child(protocol, timeout_s, token)
+    replay = replay or replay_in_child(options, timeout_s, token)
     isolation = isolation_words(batch)
     distinct = distinct_fusions(capture)
     scripts_dir, replays_dir, logs_dir = directory / "scripts", directory / "replays", directory / "logs"
@@ -260,7 +263,9 @@ def roundtrip(
         work.join()
         progress("fusiondiff roundtrip: interrupted; the replays that finished are kept, a rerun resumes")
     not_replayed.update(work.failures)
-    return _finish(capture, live, directory, distinct, isolation, devices, work.replayed, resumed, not_replayed, interrupted)
+    return _finish(
+        capture, live, directory, distinct, isolation, devices, work.replayed, resumed, not_replayed, interrupted
+    )
 
 
 def _device_words(devices: Sequence[str | None]) -> str:
@@ -538,7 +543,9 @@ def _finish(
     for d in distinct:
         if d.index not in not_replayed and d not in have:
             not_replayed[d.index] = "not replayed (interrupted)" if interrupted else "no valid replay capture"
-    merged = merge_replays([replays_dir / f"{d.stem}.json" for d in have], f"roundtrip of {live.name}: {len(have)} script(s)")
+    merged = merge_replays(
+        [replays_dir / f"{d.stem}.json" for d in have], f"roundtrip of {live.name}: {len(have)} script(s)"
+    )
     replay_path = diff_path = None
     result = None
     subset = None
@@ -554,7 +561,9 @@ def _finish(
         from fusiondiff.report.paths import display_paths
         from fusiondiff.report.record import dumps_diff_record
 
-        result = diff(subset, merged, source_a=describe_source(live, capture), source_b=describe_source(replay_path, merged))
+        result = diff(
+            subset, merged, source_a=describe_source(live, capture), source_b=describe_source(replay_path, merged)
+        )
         diff_path = directory / "diff.json"
         check_not_input(diff_path, [live])
         path_a, path_b = display_paths([live, replay_path])
@@ -614,18 +623,26 @@ def _rows(
             note = _join(note, f"paired by the diff with the replay of #{crossed[rep]}")
         if pair is None:
             why = not_replayed.get(rep, "its replay matched no live fusion")
-            rows.append(FusionRow(i, f.name, f.trace, f.call_count, rep, live_ns, math.nan, "NOT REPLAYED", 0.0, _join(note, why)))
+            rows.append(
+                FusionRow(
+                    i, f.name, f.trace, f.call_count, rep, live_ns, math.nan, "NOT REPLAYED", 0.0, _join(note, why)
+                )
+            )
             continue
         if pair.failed:
             assert merged is not None
             failure = merged.fusions[pair.index_b].failure
             why = f"replay failed: {failure.kind.replace('_', ' ')}: {failure.message}" if failure else "replay failed"
-            rows.append(FusionRow(i, f.name, f.trace, f.call_count, rep, live_ns, math.nan, "FAILED", 0.0, _join(note, why)))
+            rows.append(
+                FusionRow(i, f.name, f.trace, f.call_count, rep, live_ns, math.nan, "FAILED", 0.0, _join(note, why))
+            )
             continue
         t = pair.timing
         replay_ns = t.median_b_ns
         gap = abs(t.median_b_ns - t.median_a_ns)
-        unexplained_rep = 0.0 if t.verdict == "SAME" or math.isnan(gap) else max(gap - explained.get(pair.label, 0.0), 0.0)
+        unexplained_rep = (
+            0.0 if t.verdict == "SAME" or math.isnan(gap) else max(gap - explained.get(pair.label, 0.0), 0.0)
+        )
         if rep == i:
             unexplained = unexplained_rep
         else:  # the same fraction of this record's own gap to the shared replay
@@ -655,7 +672,8 @@ def render_summary(result: RoundTripResult, top: int | None = None) -> str:
         f"round trip of {result.live}: {len(result.rows)} live fusion record(s), {len(result.distinct)} distinct",
         f"  isolation: {result.isolation}; {len(result.devices)} worker(s) on {_device_words(result.devices)}",
         f"  replayed now {result.replayed_now}, kept from an earlier run {result.resumed}, "
-        f"without a replay {len(result.not_replayed)}" + ("  (interrupted: rerun to resume)" if result.interrupted else ""),
+        f"without a replay {len(result.not_replayed)}"
+        + ("  (interrupted: rerun to resume)" if result.interrupted else ""),
     ]
     if result.replay_path:
         lines.append(f"  merged replay: {result.replay_path}   diff record: {result.diff_path}")
@@ -688,4 +706,3 @@ def render_summary(result: RoundTripResult, top: int | None = None) -> str:
     from fusiondiff.escape import printable
 
     return "\n".join(printable(line) for line in lines) + "\n"
-

@@ -90,7 +90,9 @@ def check_not_input(output: str | os.PathLike[str], inputs: Iterable[str | os.Pa
     path, ``..``, a symbolic or hard link): an :class:`OutputError` before anything is written."""
     for source in inputs:
         if source is not None and _same_file(output, source):
-            raise OutputError(f"{output} is the input {source}: writing it would destroy the input; choose another path")
+            raise OutputError(
+                f"{output} is the input {source}: writing it would destroy the input; choose another path"
+            )
 
 
 def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
@@ -144,9 +146,20 @@ def dumps_capture(capture: Capture) -> str:
 def save_capture(
     capture: Capture,
     path: str | os.PathLike[str],
-    tensors: dict[str, "torch.Tensor"] | None = None,
+    tensors: dict[str, torch.Tensor] | None = None,
 ) -> Path:
     """Write ``capture`` to ``path`` (and its tensors next to it). Returns the JSON path."""
+    write_capture(capture, path, tensors)
+    return Path(path)
+
+
+def write_capture(
+    capture: Capture,
+    path: str | os.PathLike[str],
+    tensors: dict[str, torch.Tensor] | None = None,
+) -> Capture:
+    """Write ``capture`` to ``path`` and its tensors next to it; returns the capture as written,
+    its ``tensors_file`` naming the tensors' file when there are any."""
     path = Path(path)
     if tensors:
         from safetensors.torch import save_file
@@ -155,7 +168,7 @@ def save_capture(
         atomic_write(tpath, lambda tmp: save_file(tensors, tmp))
         capture = dataclasses.replace(capture, tensors_file=tpath.name)
     write_text(path, dumps_capture(capture))
-    return path
+    return capture
 
 
 def load_capture(path: str | os.PathLike[str]) -> Capture:
@@ -184,7 +197,9 @@ def _parse_capture(path: Path, held: list[bytes]) -> Capture:
     try:
         data = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
     except json.JSONDecodeError as exc:
-        raise CaptureFormatError(f"{path} is not a fusiondiff capture (not JSON: {exc.msg} at line {exc.lineno})") from None
+        raise CaptureFormatError(
+            f"{path} is not a fusiondiff capture (not JSON: {exc.msg} at line {exc.lineno})"
+        ) from None
     except _NumberError as exc:
         raise CaptureFormatError(f"{path} is not a fusiondiff capture ({exc})") from None
     except ValueError as exc:
@@ -250,7 +265,7 @@ def _json_constant(name: str) -> float:
     raise _NumberError(f"{name} is not a JSON number")
 
 
-def load_tensors(path: str | os.PathLike[str]) -> dict[str, "torch.Tensor"]:
+def load_tensors(path: str | os.PathLike[str]) -> dict[str, torch.Tensor]:
     """The exact input storages saved with a capture (needs torch)."""
     from safetensors.torch import load_file
 

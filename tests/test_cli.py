@@ -55,7 +55,9 @@ def test_import_without_torch():
 def test_capture_options_may_follow_the_script():
     from fusiondiff.cli import _split_script_args, build_parser
 
-    args = build_parser().parse_args(["capture", "train.py", "--lr", "3", "-o", "live.json", "--samples", "12", "--", "-o", "x"])
+    args = build_parser().parse_args(
+        ["capture", "train.py", "--lr", "3", "-o", "live.json", "--samples", "12", "--", "-o", "x"]
+    )
     _split_script_args(args)
     assert (args.output, args.samples, args.args) == ("live.json", 12, ["--lr", "3", "-o", "x"])
 

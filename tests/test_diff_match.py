@@ -7,8 +7,9 @@ import dataclasses
 import pytest
 
 from fusiondiff.diff import diff
-from fusiondiff.diff import synthetic as syn
 from fusiondiff.diff.match import match_fusions, match_kernels
+
+import synthetic as syn
 
 LAYERNORM_DEFINITION = syn.RMSNORM_DEFINITION.replace("fd.ops.rsqrt(T20)", "fd.ops.sqrt(T20)")
 
@@ -112,7 +113,12 @@ def test_kernels_with_equal_sequences_pair_in_launch_order():
 
 def test_segmentation_change_aligns_kernels_and_reports_the_rest():
     a = [syn.kernel("resize", 0), syn.kernel("resize", 1), syn.kernel("resize", 2)]
-    b = [syn.kernel("resize", 0), syn.kernel("inner_persistent", 1), syn.kernel("resize", 2), syn.kernel("pointwise", 3)]
+    b = [
+        syn.kernel("resize", 0),
+        syn.kernel("inner_persistent", 1),
+        syn.kernel("resize", 2),
+        syn.kernel("pointwise", 3),
+    ]
     m = match_kernels(a, b)
     assert [(a[i].normalized_name, b[j].normalized_name) for i, j in m.pairs] == [
         ("nvfuser_resize_g0", "nvfuser_resize_g0"),

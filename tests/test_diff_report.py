@@ -1,6 +1,6 @@
 """The diff renderers (text and JSON) and the `fusiondiff diff` command's exit codes.
 
-Captures are constructed in code (:mod:`fusiondiff.diff.synthetic`), never recorded. Text outputs
+Captures are constructed in code (:mod:`synthetic`, in tests/), never recorded. Text outputs
 are compared whole after replacing every decimal number by ``N``, as the times are seeded noise.
 """
 
@@ -9,13 +9,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from pathlib import Path
 
 from fusiondiff.cli import main
 from fusiondiff.diff import diff, diff_files
-from fusiondiff.diff import synthetic as syn
 from fusiondiff.model import SCHEMA_VERSION, LaunchConfig, Timing, to_jsonable
 from fusiondiff.report.diff_text import render_diff_json, render_diff_text
 from fusiondiff.store import save_capture
+
+import synthetic as syn
 
 OFFSET_LAUNCH = LaunchConfig(grid=(4096, 1, 1), block=(512, 1, 1), shared_mem_bytes=0, registers_per_thread=31)
 
@@ -40,7 +42,9 @@ def offset_replay():
 
 def unrelated():
     idx = syn.tensor(0, (4, 1024), "torch.int64", min_value=0, max_value=254)
-    return syn.capture([syn.fusion("nvFusion7", definition="def other(fd):\n    pass\n", inputs=(idx,))], source="synthetic: other")
+    return syn.capture(
+        [syn.fusion("nvFusion7", definition="def other(fd):\n    pass\n", inputs=(idx,))], source="synthetic: other"
+    )
 
 
 COMPARABLE_TEXT = """\
@@ -100,7 +104,16 @@ def test_unmatched_and_warnings_are_listed():
 
 
 def test_kernel_rows_and_unmatched_kernels_show_under_their_fusion():
-    a = syn.capture([syn.fusion(kernels=[syn.kernel("pointwise", 0, median_ns=6_000), syn.kernel("reduction", 1, median_ns=6_000, seed=2)])])
+    a = syn.capture(
+        [
+            syn.fusion(
+                kernels=[
+                    syn.kernel("pointwise", 0, median_ns=6_000),
+                    syn.kernel("reduction", 1, median_ns=6_000, seed=2),
+                ]
+            )
+        ]
+    )
     b = syn.capture([syn.fusion(kernels=[syn.kernel("pointwise", 0, median_ns=9_000, seed=3)])])
     text = normalised(render_diff_text(diff(a, b)))
     assert "    nvfuser_pointwise_g0           N          N    Nx   N  SLOWER" in text
@@ -109,7 +122,9 @@ def test_kernel_rows_and_unmatched_kernels_show_under_their_fusion():
 
 def test_many_same_fusions_are_counted_not_listed():
     shapes = [(n, 1024, 4096) for n in range(1, 26)]
-    fusions = [syn.fusion(f"nvFusion{n}", inputs=(syn.tensor(0, s), syn.tensor(1, (4096,)))) for n, s in enumerate(shapes)]
+    fusions = [
+        syn.fusion(f"nvFusion{n}", inputs=(syn.tensor(0, s), syn.tensor(1, (4096,)))) for n, s in enumerate(shapes)
+    ]
     text = render_diff_text(diff(syn.capture(fusions), syn.capture(fusions)))
     assert "... 25 more fusion(s) SAME, not listed" in text
 
@@ -117,7 +132,12 @@ def test_many_same_fusions_are_counted_not_listed():
 def test_json_is_the_whole_record_with_the_verdict_and_no_nan():
     result = diff(live(), offset_replay())
     data = json.loads(render_diff_json(result))
-    assert (data["same_speed"], data["properties_identical"], data["comparable"], data["exit_code"]) == (False, False, False, 1)
+    assert (data["same_speed"], data["properties_identical"], data["comparable"], data["exit_code"]) == (
+        False,
+        False,
+        False,
+        1,
+    )
     assert data["verdict"].startswith("B is 1.48x slower: 17.40 us in A, 25.82 us in B")
     assert [f["rule"] for f in data["findings"]] == ["storage_offset", "kernel_variant", "runtime_reuse"]
     assert data["findings"][0]["explained_ns"] > 0 and data["findings"][1]["explained_ns"] == 0
@@ -149,12 +169,17 @@ def write(tmp_path, name, capture):
 def test_cli_exit_0_when_same_speed_and_identical(tmp_path, capsys):
     code = main(["diff", write(tmp_path, "a.json", live()), write(tmp_path, "b.json", same_replay())])
     assert code == 0
-    assert "same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical" in capsys.readouterr().out
+    assert (
+        "same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical"
+        in capsys.readouterr().out
+    )
 
 
 def test_cli_exit_0_for_a_difference_that_explains_no_time_unless_strict(tmp_path, capsys):
     a = syn.capture([syn.fusion("nvFusion0", exact_constants=("1.4142135623730951",))])
-    b = syn.capture([syn.fusion("nvFusion0", exact_constants=("1.41421",), kernels=[syn.kernel(seed=11)])], kind="replay")
+    b = syn.capture(
+        [syn.fusion("nvFusion0", exact_constants=("1.41421",), kernels=[syn.kernel(seed=11)])], kind="replay"
+    )
     paths = [write(tmp_path, "a.json", a), write(tmp_path, "b.json", b)]
     assert main(["diff", *paths]) == 0
     out = capsys.readouterr().out
@@ -165,7 +190,9 @@ def test_cli_exit_0_for_a_difference_that_explains_no_time_unless_strict(tmp_pat
 
 def test_cli_exit_1_on_a_finding_and_writes_json(tmp_path, capsys):
     out = tmp_path / "diff.json"
-    code = main(["diff", write(tmp_path, "a.json", live()), write(tmp_path, "b.json", offset_replay()), "--json", str(out)])
+    code = main(
+        ["diff", write(tmp_path, "a.json", live()), write(tmp_path, "b.json", offset_replay()), "--json", str(out)]
+    )
     assert code == 1
     assert "1. [storage_offset, cause]" in capsys.readouterr().out
     record = json.loads(out.read_text())
@@ -222,14 +249,17 @@ def test_differ_and_renderer_run_without_torch():
     import sys
 
     # A finder that refuses torch (sys.modules['torch'] = None would break scipy's own probe).
+    # The record builders live in tests/, which is not installed: put it on the path.
     code = (
         "import sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
         "class NoTorch:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
         "        if name.split('.')[0] == 'torch':\n"
         "            raise ImportError('torch is blocked')\n"
         "sys.meta_path.insert(0, NoTorch())\n"
-        "from fusiondiff.diff import diff, synthetic as syn\n"
+        "import synthetic as syn\n"
+        "from fusiondiff.diff import diff\n"
         "from fusiondiff.report.diff_text import render_diff_text\n"
         "a = syn.capture([syn.fusion()])\n"
         "b = syn.capture([syn.fusion(kernels=[syn.kernel(median_ns=30000, seed=1)])])\n"

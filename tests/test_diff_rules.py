@@ -1,6 +1,6 @@
 """Every finding rule, firing and not firing, and the ranking of causes over consequences.
 
-All captures here are constructed in code (:mod:`fusiondiff.diff.synthetic`), not recorded. Side A
+All captures here are constructed in code (:mod:`synthetic`, in tests/), not recorded. Side A
 is the seed's RMSNorm fusion as a live session would record it; each case changes one thing in B.
 """
 
@@ -12,7 +12,6 @@ from collections.abc import Callable
 import pytest
 
 from fusiondiff.diff import Finding, diff
-from fusiondiff.diff import synthetic as syn
 from fusiondiff.diff.findings import RULES
 from fusiondiff.model import (
     Capture,
@@ -24,6 +23,8 @@ from fusiondiff.model import (
     Timing,
     TimingProtocol,
 )
+
+import synthetic as syn
 
 VARIANT_LAUNCH = LaunchConfig(grid=(4096, 1, 1), block=(512, 1, 1), shared_mem_bytes=0, registers_per_thread=31)
 
@@ -73,11 +74,17 @@ def gather_fusion(low: float, high: float, failure: FusionFailure | None = None)
     """An embedding gather: int64 ids [4, 1024] select rows of a [128256, 4096] table."""
     idx = syn.tensor(0, (4, 1024), "torch.int64", min_value=low, max_value=high)
     table = syn.tensor(1, (128256, 4096))
-    fields = {"kernels": [], "timing": Timing(samples_ns=()), "failure": failure} if failure else {"kernels": [syn.kernel()]}
+    fields = (
+        {"kernels": [], "timing": Timing(samples_ns=()), "failure": failure} if failure else {"kernels": [syn.kernel()]}
+    )
     return base_fusion(definition=GATHER_DEFINITION, inputs=(idx, table), **fields)
 
 
-CRASH = FusionFailure(kind="illegal_address", message="RuntimeError: CUDA error: an illegal memory access was encountered", log_file="replay.log")
+CRASH = FusionFailure(
+    kind="illegal_address",
+    message="RuntimeError: CUDA error: an illegal memory access was encountered",
+    log_file="replay.log",
+)
 
 
 def _scalar(value: str) -> TensorMeta:
@@ -98,7 +105,12 @@ CASES: list[tuple[str, Callable[[], Capture], Callable[[], Capture], set[str]]] 
         lambda: replay_of(with_input(0, stride=(4096, 16384, 1), is_contiguous=False)),
         {"input_strides"},
     ),
-    ("dtype_shape", live, lambda: replay_of(with_input(0, shape=(8, 1024, 4096), stride=(4194304, 4096, 1))), {"dtype_shape"}),
+    (
+        "dtype_shape",
+        live,
+        lambda: replay_of(with_input(0, shape=(8, 1024, 4096), stride=(4194304, 4096, 1))),
+        {"dtype_shape"},
+    ),
     (
         "dtype_shape (input count)",
         live,
@@ -120,7 +132,9 @@ CASES: list[tuple[str, Callable[[], Capture], Callable[[], Capture], set[str]]] 
     (
         "definition",
         live,
-        lambda: replay_of(base_fusion(definition=syn.RMSNORM_DEFINITION.replace("rsqrt", "sqrt"), kernels=[b_kernel()])),
+        lambda: replay_of(
+            base_fusion(definition=syn.RMSNORM_DEFINITION.replace("rsqrt", "sqrt"), kernels=[b_kernel()])
+        ),
         {"definition"},
     ),
     (
@@ -143,15 +157,34 @@ CASES: list[tuple[str, Callable[[], Capture], Callable[[], Capture], set[str]]] 
         "segmentation",
         live,
         lambda: replay_of(
-            base_fusion(kernels=[b_kernel(scheduler="pointwise", group_id=0, median_ns=8_700), b_kernel(scheduler="reduction", group_id=1, median_ns=8_700)])
+            base_fusion(
+                kernels=[
+                    b_kernel(scheduler="pointwise", group_id=0, median_ns=8_700),
+                    b_kernel(scheduler="reduction", group_id=1, median_ns=8_700),
+                ]
+            )
         ),
         {"segmentation"},
     ),
-    ("kernel_variant", live, lambda: replay_of(base_fusion(kernels=[b_kernel(launch=VARIANT_LAUNCH)])), {"kernel_variant"}),
-    ("cuda_source", lambda: live(base_fusion(kernels=[syn.kernel(source_hash="aa" * 32)])),
-     lambda: replay_of(base_fusion(kernels=[b_kernel(source_hash="bb" * 32)])), {"cuda_source"}),
+    (
+        "kernel_variant",
+        live,
+        lambda: replay_of(base_fusion(kernels=[b_kernel(launch=VARIANT_LAUNCH)])),
+        {"kernel_variant"},
+    ),
+    (
+        "cuda_source",
+        lambda: live(base_fusion(kernels=[syn.kernel(source_hash="aa" * 32)])),
+        lambda: replay_of(base_fusion(kernels=[b_kernel(source_hash="bb" * 32)])),
+        {"cuda_source"},
+    ),
     ("runtime_reuse", live, lambda: replay_of(base_fusion(kernels=[b_kernel(runtime=1)])), {"runtime_reuse"}),
-    ("l2_mode", live, lambda: replay_of(base_fusion(kernels=[b_kernel()]), protocol=TimingProtocol(l2_mode="warm")), {"l2_mode"}),
+    (
+        "l2_mode",
+        live,
+        lambda: replay_of(base_fusion(kernels=[b_kernel()]), protocol=TimingProtocol(l2_mode="warm")),
+        {"l2_mode"},
+    ),
     (
         "measurement (method)",
         live,
@@ -172,7 +205,8 @@ CASES: list[tuple[str, Callable[[], Capture], Callable[[], Capture], set[str]]] 
         "measurement (clocks)",
         live,
         lambda: replay_of(
-            base_fusion(kernels=[b_kernel()]), environment=dataclasses.replace(syn.SYNTHETIC_ENVIRONMENT, sm_clock_mhz=1410)
+            base_fusion(kernels=[b_kernel()]),
+            environment=dataclasses.replace(syn.SYNTHETIC_ENVIRONMENT, sm_clock_mhz=1410),
         ),
         {"measurement"},
     ),
@@ -180,7 +214,8 @@ CASES: list[tuple[str, Callable[[], Capture], Callable[[], Capture], set[str]]] 
         "gpu_or_versions",
         live,
         lambda: replay_of(
-            base_fusion(kernels=[b_kernel()]), environment=dataclasses.replace(syn.SYNTHETIC_ENVIRONMENT, nvfuser_version="0.2.35")
+            base_fusion(kernels=[b_kernel()]),
+            environment=dataclasses.replace(syn.SYNTHETIC_ENVIRONMENT, nvfuser_version="0.2.35"),
         ),
         {"gpu_or_versions"},
     ),
@@ -189,7 +224,11 @@ CASES: list[tuple[str, Callable[[], Capture], Callable[[], Capture], set[str]]] 
         "failed_execution",
         live,
         lambda: replay_of(
-            base_fusion(kernels=[], timing=Timing(samples_ns=()), failure=FusionFailure("compile_error", "RuntimeError: nvrtc: error"))
+            base_fusion(
+                kernels=[],
+                timing=Timing(samples_ns=()),
+                failure=FusionFailure("compile_error", "RuntimeError: nvrtc: error"),
+            )
         ),
         {"failed_execution"},
     ),
@@ -205,7 +244,9 @@ CASES: list[tuple[str, Callable[[], Capture], Callable[[], Capture], set[str]]] 
         lambda: replay_of(
             dataclasses.replace(
                 with_input(0, storage_numel=1024),
-                kernels=(), timing=Timing(samples_ns=()), failure=CRASH,
+                kernels=(),
+                timing=Timing(samples_ns=()),
+                failure=CRASH,
             )
         ),
         {"view_past_storage", "failed_execution"},
@@ -297,8 +338,12 @@ def test_history_in_the_fusion_index_alone_is_not_a_finding():
 
 
 def test_unknown_launch_fields_are_not_differences():
-    unknown = LaunchConfig(grid=(4096, 1, 1), block=(128, 1, 1), cluster=None, shared_mem_bytes=None, registers_per_thread=40)
-    known = LaunchConfig(grid=(4096, 1, 1), block=(128, 1, 1), cluster=(1, 1, 1), shared_mem_bytes=0, registers_per_thread=40)
+    unknown = LaunchConfig(
+        grid=(4096, 1, 1), block=(128, 1, 1), cluster=None, shared_mem_bytes=None, registers_per_thread=40
+    )
+    known = LaunchConfig(
+        grid=(4096, 1, 1), block=(128, 1, 1), cluster=(1, 1, 1), shared_mem_bytes=0, registers_per_thread=40
+    )
     a = live(base_fusion(kernels=[syn.kernel(launch=unknown)]))
     result = diff(a, replay_of(base_fusion(kernels=[b_kernel(launch=known)])))
     assert result.findings == ()
@@ -334,7 +379,11 @@ def test_storage_offset_case_ranks_the_input_cause_first():
 def test_consequence_never_outranks_its_cause_even_when_kernel_gaps_sum_higher():
     # Kernel g0 is 8 us slower, g1 2 us faster: the variants explain |8| + |2| = 10 us of kernel
     # time, more than the fusion's 6 us gap, and must still rank below the offset that caused them.
-    a = live(base_fusion(kernels=[syn.kernel("pointwise", 0, median_ns=10_000), syn.kernel("reduction", 1, median_ns=10_000, seed=3)]))
+    a = live(
+        base_fusion(
+            kernels=[syn.kernel("pointwise", 0, median_ns=10_000), syn.kernel("reduction", 1, median_ns=10_000, seed=3)]
+        )
+    )
     inputs = with_input(0, storage_offset=1, alignment_bytes=2).inputs
     kernels = (
         b_kernel(scheduler="pointwise", group_id=0, median_ns=18_000, launch=VARIANT_LAUNCH),
@@ -363,7 +412,9 @@ def test_protocol_difference_invalidates_the_whole_gap_and_ranks_first():
 def test_constant_precision_flags_the_printed_rounding_not_equal_values():
     a = live(base_fusion(exact_constants=("1e-05",)))
     assert diff(a, replay_of(base_fusion(exact_constants=("1e-05",), kernels=[b_kernel()]))).findings == ()
-    lossy = diff(live(base_fusion(exact_constants=("9.999999747378752e-06",))), replay_of(base_fusion(kernels=[b_kernel()])))
+    lossy = diff(
+        live(base_fusion(exact_constants=("9.999999747378752e-06",))), replay_of(base_fusion(kernels=[b_kernel()]))
+    )
     (finding,) = lossy.findings
     assert "9.999999747378752e-06 is printed as 1.00000e-05 in B's definition" in finding.evidence[0]
     assert "B records no exact constants" in finding.evidence[0]
@@ -385,8 +436,15 @@ def test_different_gpu_is_a_warning_and_a_finding():
 
 def test_compensating_kernels_are_an_unexplained_finding():
     # One kernel 4 us slower, the other 4 us faster: the fusion's sum does not move.
-    a = live(base_fusion(kernels=[syn.kernel("pointwise", 0, median_ns=10_000), syn.kernel("reduction", 1, median_ns=10_000, seed=3)]))
-    kernels = [b_kernel(scheduler="pointwise", group_id=0, median_ns=14_000), b_kernel(scheduler="reduction", group_id=1, median_ns=6_000, seed=12)]
+    a = live(
+        base_fusion(
+            kernels=[syn.kernel("pointwise", 0, median_ns=10_000), syn.kernel("reduction", 1, median_ns=10_000, seed=3)]
+        )
+    )
+    kernels = [
+        b_kernel(scheduler="pointwise", group_id=0, median_ns=14_000),
+        b_kernel(scheduler="reduction", group_id=1, median_ns=6_000, seed=12),
+    ]
     result = diff(a, replay_of(base_fusion(kernels=kernels)))
     (finding,) = result.findings
     assert finding.rule == "unexplained"

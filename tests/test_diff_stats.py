@@ -8,8 +8,9 @@ import pytest
 from scipy.stats import mannwhitneyu
 
 from fusiondiff.diff.stats import compare_timing, compare_timings
-from fusiondiff.diff.synthetic import samples
 from fusiondiff.model import Timing
+
+from synthetic import samples
 
 
 def timing(median_ns: float, n: int = 30, spread: float = 0.01, seed: int = 0) -> Timing:

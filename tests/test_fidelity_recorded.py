@@ -52,14 +52,17 @@ def test_index_scalars_are_defined_as_index_in_the_repro_of_a_rotary_fusion():
     rotary = [f for f in live.fusions if "fd.ops.pad(" in f.definition]
     assert rotary
     for f in rotary:
-        assert "fd.define_scalar(64, dtype=DataType.Index)" in render_repro(f, live.environment) or \
-            "fd.define_scalar(1024, dtype=DataType.Index)" in render_repro(f, live.environment)
+        assert "fd.define_scalar(64, dtype=DataType.Index)" in render_repro(
+            f, live.environment
+        ) or "fd.define_scalar(1024, dtype=DataType.Index)" in render_repro(f, live.environment)
 
 
 def test_pointwise_control_is_the_same_with_identical_properties():
     result = diff_files(DATA / "control" / "live.json", DATA / "control" / "replay.json")
     assert result.comparable and result.exit_code(strict=True) == 0
-    assert verdict_line(result) == "same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical"
+    assert (
+        verdict_line(result) == "same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical"
+    )
 
 
 def test_nvfusers_own_repro_of_a_gather_crashes_and_the_diff_says_why():

@@ -78,7 +78,12 @@ def test_imports_go_to_nvfuser_direct(line, expected):
 
 @pytest.mark.parametrize(
     "line",
-    ["import nvfuser_direct", "import nvfuserx", "from .nvfuser import helper", "from thunder.executors import nvfuserex"],
+    [
+        "import nvfuser_direct",
+        "import nvfuserx",
+        "from .nvfuser import helper",
+        "from thunder.executors import nvfuserex",
+    ],
 )
 def test_other_modules_are_left_alone(line):
     assert translate_legacy(line + "\n").source == line + "\n"
@@ -157,7 +162,9 @@ def test_untranslatable_constructs_are_all_named_in_one_line_with_what_to_do():
         translate_legacy(source, "bug.py")
     message = str(exc.value)
     assert "\n" not in message
-    assert message.startswith("fusiondiff could not translate 3 constructs to nvfuser_direct: nvfuser.contrib (line 2): ")
+    assert message.startswith(
+        "fusiondiff could not translate 3 constructs to nvfuser_direct: nvfuser.contrib (line 2): "
+    )
     # in source order, each with its lines and what to do; add_alpha (line 4) is translated
     assert "; fd.ops.batch_norm (lines 5, 7): nvfuser_direct has no batch_norm; write it out with " in message
     assert "; fd.ops.index_put_accumulate (line 6): nvfuser_direct has no index_put_accumulate; " in message
@@ -182,8 +189,10 @@ def test_syntax_error_is_one_line_with_the_line_number():
     ("before", "after"),
     [
         # sdpfa_bwd's log_sumexp= became logsumexp= (af00238ed, 2026-01-20)
-        ("fd.ops.sdpfa_bwd(g, q, k, v, o, log_sumexp=l, dropout_p=p, is_causal=c, philox_seed=s, philox_offset=f, scale=None)",
-         "fd.ops.sdpfa_bwd(g, q, k, v, o, logsumexp=l, dropout_p=p, is_causal=c, philox_seed=s, philox_offset=f, scale=None)"),
+        (
+            "fd.ops.sdpfa_bwd(g, q, k, v, o, log_sumexp=l, dropout_p=p, is_causal=c, philox_seed=s, philox_offset=f, scale=None)",
+            "fd.ops.sdpfa_bwd(g, q, k, v, o, logsumexp=l, dropout_p=p, is_causal=c, philox_seed=s, philox_offset=f, scale=None)",
+        ),
         # define_vector(size, dtype=...) of June 2023: direct's takes the size only
         ("fd.define_vector(2, dtype=DataType.Int)", "fd.define_vector(2)"),
         # the three argument squeeze of 2024 on (dims, squeeze_expanded) is today's form
@@ -192,7 +201,10 @@ def test_syntax_error_is_one_line_with_the_line_number():
         ("fd.ops.reshape(T0, [4, 8], new_shape=[32])", "fd.ops.reshape(T0, new_shape=[32])"),
         # sdpfa_fwd with bias and mask first (2026 and direct) is left alone
         ("fd.ops.sdpfa_fwd(q, k, v, T3, T4, S5, S6, S7)", "fd.ops.sdpfa_fwd(q, k, v, T3, T4, S5, S6, S7)"),
-        ("fd.ops.sdpfa_fwd(q, k, v, None, None, None)", "fd.ops.sdpfa_fwd(q, k, v, dropout_p=None, is_causal=None, scale=None)"),
+        (
+            "fd.ops.sdpfa_fwd(q, k, v, None, None, None)",
+            "fd.ops.sdpfa_fwd(q, k, v, dropout_p=None, is_causal=None, scale=None)",
+        ),
         ("fd.execute(inputs, device=0)", "fd.execute(inputs, device=0)"),
         ("fd.add_output(T0, T1)", "fd.add_output(T0, T1)"),  # an alias, not a stride order
         ("fd.ops.normal(m, s, [2, 3], dtype=DataType.Float)", "fd.ops.normal(m, s, [2, 3], dtype=DataType.Float)"),
@@ -260,20 +272,26 @@ def test_an_operator_with_no_fusion_definition_in_scope_is_refused():
 
 def test_an_op_direct_lacks_is_refused_in_a_legacy_script_only():
     legacy = "from nvfuser import FusionDefinition\ndef f(fd):\n    fd.ops.view(T0, [2, 3], [6])\n"
-    with pytest.raises(ReplayError, match=r"fd\.ops\.view \(line 3\) to nvfuser_direct: nvfuser_direct 0\.2\.36 has no such op"):
+    with pytest.raises(
+        ReplayError, match=r"fd\.ops\.view \(line 3\) to nvfuser_direct: nvfuser_direct 0\.2\.36 has no such op"
+    ):
         translate_legacy(legacy)
     direct = legacy.replace("from nvfuser import", "from nvfuser_direct import")
     assert translate_legacy(direct).source == direct
     # torch's ops namespace is not nvFuser's
     torch_ops = "import torch\nimport nvfuser\nx = torch.ops.aten.view(t, [6])\n"
-    assert translate_legacy(torch_ops).source == torch_ops.replace("import nvfuser\n", "import nvfuser_direct as nvfuser\n")
+    assert translate_legacy(torch_ops).source == torch_ops.replace(
+        "import nvfuser\n", "import nvfuser_direct as nvfuser\n"
+    )
 
 
 def test_script_failure_names_the_scripts_own_line_or_an_untranslated_call():
     from fusiondiff.replay.child import describe_script_failure
 
     def rejects(*args, **kwargs):  # stands for a pybind-bound nvFuser function: its frame is not the script's
-        raise TypeError("sum(): incompatible function arguments. The following argument types are supported:\n    1. ...")
+        raise TypeError(
+            "sum(): incompatible function arguments. The following argument types are supported:\n    1. ..."
+        )
 
     def failure(code: str) -> str:
         try:

@@ -7,8 +7,9 @@ import random
 
 from fusiondiff.definition import canonical_definition
 from fusiondiff.diff import match
-from fusiondiff.diff import synthetic as syn
 from fusiondiff.diff.match import match_fusions, match_kernels
+
+import synthetic as syn
 
 
 def _in_order_and_equal(x, y, pairs):

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from fusiondiff.errors import CaptureFormatError, FusionDiffError
 from fusiondiff.definition import definition_hash
+from fusiondiff.errors import CaptureFormatError, FusionDiffError
 from fusiondiff.model import (
     SCHEMA_VERSION,
     Capture,
@@ -44,8 +44,18 @@ def make_capture() -> Capture:
         definition="def nvfuser_fusion(fd):\n    pass\n",
         definition_hash=definition_hash("def nvfuser_fusion(fd):\n    pass\n"),
         inputs=(
-            TensorMeta(index=0, kind="tensor", dtype="torch.int64", shape=(4, 1024), stride=(1024, 1),
-                       storage_numel=4096, device="cuda:0", alignment_bytes=256, min_value=0, max_value=254),
+            TensorMeta(
+                index=0,
+                kind="tensor",
+                dtype="torch.int64",
+                shape=(4, 1024),
+                stride=(1024, 1),
+                storage_numel=4096,
+                device="cuda:0",
+                alignment_bytes=256,
+                min_value=0,
+                max_value=254,
+            ),
             TensorMeta(index=1, kind="scalar", dtype="float", scalar_value="1e-05"),
         ),
         kernels=(kernel,),
@@ -145,7 +155,10 @@ def test_save_replaces_atomically_and_leaves_no_temporaries(tmp_path):
         ("nvfuser_inner_persistent_f0_c1_r0_g0", ("nvfuser_inner_persistent_g0", "inner_persistent", 0)),
         ("nvf::nvfuser_resize_f3_c1_r2_g3(nvf::Tensor<nvf::__bfloat, 3, 3>)", ("nvfuser_resize_g3", "resize", 3)),
         ("nvfuser_pointwise_f12_c1_r0_g0", ("nvfuser_pointwise_g0", "pointwise", 0)),
-        ("void at::native::vectorized_elementwise_kernel<4>(int)", ("void at::native::vectorized_elementwise_kernel<4>", None, None)),
+        (
+            "void at::native::vectorized_elementwise_kernel<4>(int)",
+            ("void at::native::vectorized_elementwise_kernel<4>", None, None),
+        ),
     ],
 )
 def test_parse_kernel_name(name, expected):
@@ -158,3 +171,19 @@ def test_alignment_and_definition_hash():
     assert alignment_of(0x7F0000000208) == 8
     assert definition_hash("a\n  b  \n\n") == definition_hash("a\n  b")
     assert definition_hash("a") != definition_hash("b")
+
+
+def test_recording_options_travel_to_the_replay_child_as_json():
+    """The options cross to the replay's child process as JSON, with the records' codec."""
+    import json
+
+    from fusiondiff.model import TimingProtocol
+    from fusiondiff.options import RecordingOptions
+
+    options = RecordingOptions(
+        protocol=TimingProtocol(warmup=2, samples=12, l2_mode="warm"), only=("nvFusion3",), save_inputs=True
+    )
+    assert RecordingOptions.from_jsonable(json.loads(json.dumps(options.to_jsonable()))) == options
+    assert RecordingOptions.from_jsonable({}) == RecordingOptions()
+    with pytest.raises(CaptureFormatError, match=r"options\.protocol\.l2_mode"):
+        RecordingOptions.from_jsonable({"protocol": {"l2_mode": "lukewarm"}})

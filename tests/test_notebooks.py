@@ -27,8 +27,14 @@ def test_notebook_runs(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the kernel is another process: it must import this checkout's fusiondiff, not an installed one
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     notebook = nbformat.read(path, as_version=4)
-    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
     assert not [o for o in outputs if o.output_type == "error"]
-    html = [o["data"]["text/html"] for o in outputs if o.output_type in ("execute_result", "display_data") and "text/html" in o.get("data", {})]
+    html = [
+        o["data"]["text/html"]
+        for o in outputs
+        if o.output_type in ("execute_result", "display_data") and "text/html" in o.get("data", {})
+    ]
     assert any("Verdict:" in h for h in html), "a diff shows itself as the HTML report"

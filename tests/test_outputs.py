@@ -71,7 +71,9 @@ def test_sigterm_during_a_write_leaves_no_temporary_file(tmp_path):
     out = tmp_path / "r.py"
     child = subprocess.Popen(
         [sys.executable, "-c", SLOW_WRITE, "repro", str(RECORDED), "-o", str(out)],
-        stderr=subprocess.PIPE, text=True, env=ENV,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
     )
     try:
         line = child.stderr.readline()  # type: ignore[union-attr]
@@ -108,13 +110,26 @@ INTERRUPT_AT_IMPORT = textwrap.dedent(
 
 @pytest.mark.parametrize(
     "module",
-    ["fusiondiff.cli", "argparse", "fusiondiff.errors", "fusiondiff.model", "fusiondiff.store", "json",
-     "fusiondiff.validate", "fusiondiff.diff.core", "fusiondiff.report.diff_text"],
+    [
+        "fusiondiff.cli",
+        "argparse",
+        "fusiondiff.errors",
+        "fusiondiff.model",
+        "fusiondiff.store",
+        "json",
+        "fusiondiff.validate",
+        "fusiondiff.diff.core",
+        "fusiondiff.report.diff_text",
+    ],
 )
 def test_ctrl_c_while_modules_import_is_one_line_and_130(module):
     result = subprocess.run(
         [sys.executable, "-c", INTERRUPT_AT_IMPORT, module, "diff", str(RECORDED), str(RECORDED)],
-        check=False, capture_output=True, text=True, env=ENV, timeout=120,
+        check=False,
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
     )
     assert "Traceback" not in result.stderr
     assert result.returncode == 130
@@ -124,7 +139,9 @@ def test_ctrl_c_while_modules_import_is_one_line_and_130(module):
 def test_a_reader_that_stops_reading_gets_silence(tmp_path):
     child = subprocess.Popen(
         [sys.executable, "-m", "fusiondiff", "show", str(RECORDED)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
     )
     child.stdout.close()  # type: ignore[union-attr]  # like `| head -0`
     err = child.stderr.read().decode()  # type: ignore[union-attr]
@@ -145,8 +162,8 @@ def test_every_record_of_a_shared_key_is_written_to_its_own_file(tmp_path):
     path = _twins(tmp_path)
     written = write_repros(path, tmp_path / "out")
     assert len(written) == 2 and len(set(written)) == 2
-    assert "_check_alignment(0, inputs[-1], 256)" in written[0].read_text()
-    assert "_check_alignment(0, inputs[-1], 2)" in written[1].read_text()
+    assert "check_alignment(0, inputs[-1], 256)" in written[0].read_text()
+    assert "check_alignment(0, inputs[-1], 2)" in written[1].read_text()
     # each keeps its name when chosen alone
     assert write_repros(path, tmp_path / "out", fusion="#1") == [written[1]]
 

@@ -54,13 +54,25 @@ dims = st.none() | st.tuples(small, small, small)
 timing = st.builds(Timing, samples_ns=st.lists(duration, min_size=1, max_size=12).map(tuple))
 launch = st.builds(
     LaunchConfig,
-    grid=dims, block=dims, cluster=dims, shared_mem_bytes=optional_count, dynamic_smem_bytes=optional_count,
-    static_smem_bytes=optional_count, registers_per_thread=optional_count,
+    grid=dims,
+    block=dims,
+    cluster=dims,
+    shared_mem_bytes=optional_count,
+    dynamic_smem_bytes=optional_count,
+    static_smem_bytes=optional_count,
+    registers_per_thread=optional_count,
 )
 kernel = st.builds(
     KernelRecord,
-    name=text, normalized_name=text, scheduler=optional_text, group_id=optional_count, launch=launch,
-    timing=timing, order=count, source_hash=optional_text, stream=optional_count,
+    name=text,
+    normalized_name=text,
+    scheduler=optional_text,
+    group_id=optional_count,
+    launch=launch,
+    timing=timing,
+    order=count,
+    source_hash=optional_text,
+    stream=optional_count,
 )
 
 
@@ -72,11 +84,19 @@ def tensor_meta(draw: st.DrawFn, index: int) -> TensorMeta:
     low = draw(st.none() | finite)
     high = None if low is None else draw(st.floats(min_value=low, allow_nan=False, allow_infinity=False))
     return TensorMeta(
-        index=index, kind="tensor", dtype=draw(text),
+        index=index,
+        kind="tensor",
+        dtype=draw(text),
         shape=tuple(draw(st.lists(small, min_size=rank, max_size=rank))),
         stride=tuple(draw(st.lists(count, min_size=rank, max_size=rank))),
-        storage_offset=draw(count), storage_numel=draw(count), device=draw(text), alignment_bytes=draw(count),
-        is_contiguous=draw(st.booleans()), min_value=low, max_value=high, tensor_key=draw(optional_text),
+        storage_offset=draw(count),
+        storage_numel=draw(count),
+        device=draw(text),
+        alignment_bytes=draw(count),
+        is_contiguous=draw(st.booleans()),
+        min_value=low,
+        max_value=high,
+        tensor_key=draw(optional_text),
     )
 
 
@@ -84,14 +104,24 @@ def tensor_meta(draw: st.DrawFn, index: int) -> TensorMeta:
 def fusion(draw: st.DrawFn, timing: st.SearchStrategy[Timing] = timing, well_measured: bool = False) -> FusionRecord:
     inputs = tuple(draw(tensor_meta(i)) for i in range(draw(st.integers(0, 3))))
     return FusionRecord(
-        name=draw(text), definition=draw(st.text(max_size=200)), definition_hash=draw(text), inputs=inputs,
+        name=draw(text),
+        definition=draw(st.text(max_size=200)),
+        definition_hash=draw(text),
+        inputs=inputs,
         kernels=tuple(draw(st.lists(kernel, max_size=3))),
-        segmentation=Segmentation(segments=tuple(draw(st.lists(st.builds(Segment, group_id=count, scheduler=text), max_size=3))),
-                                  source=draw(text)),
-        timing=draw(timing), call_count=draw(st.integers(1, 2**63 - 1)), trace=draw(optional_text),
-        ops_summary=draw(optional_text), enable_options=tuple(draw(st.lists(text, max_size=2))),
-        disable_options=tuple(draw(st.lists(text, max_size=2))), device_index=draw(small),
-        repro_script=draw(optional_text), exact_constants=tuple(draw(st.lists(text, max_size=2))),
+        segmentation=Segmentation(
+            segments=tuple(draw(st.lists(st.builds(Segment, group_id=count, scheduler=text), max_size=3))),
+            source=draw(text),
+        ),
+        timing=draw(timing),
+        call_count=draw(st.integers(1, 2**63 - 1)),
+        trace=draw(optional_text),
+        ops_summary=draw(optional_text),
+        enable_options=tuple(draw(st.lists(text, max_size=2))),
+        disable_options=tuple(draw(st.lists(text, max_size=2))),
+        device_index=draw(small),
+        repro_script=draw(optional_text),
+        exact_constants=tuple(draw(st.lists(text, max_size=2))),
         cuda_sources=draw(st.dictionaries(text, text, max_size=2)),
         sm_clock_mhz=() if well_measured else tuple(draw(st.lists(small, max_size=2))),
         warnings=tuple(draw(st.lists(quiet_text if well_measured else text, max_size=2))),
@@ -100,34 +130,56 @@ def fusion(draw: st.DrawFn, timing: st.SearchStrategy[Timing] = timing, well_mea
 
 environment = st.builds(
     Environment,
-    gpu_name=optional_text, compute_capability=optional_text, sm_count=optional_count, l2_bytes=optional_count,
-    sm_clock_mhz=optional_count, max_sm_clock_mhz=optional_count, memory_clock_mhz=optional_count,
-    driver_version=optional_text, cuda_version=optional_text, torch_version=optional_text,
-    nvfuser_version=optional_text, thunder_version=optional_text, python_version=optional_text,
-    fusiondiff_version=optional_text, hostname=optional_text,
-    nvfuser_env=st.dictionaries(text, text, max_size=3), recorded_at=optional_text,
+    gpu_name=optional_text,
+    compute_capability=optional_text,
+    sm_count=optional_count,
+    l2_bytes=optional_count,
+    sm_clock_mhz=optional_count,
+    max_sm_clock_mhz=optional_count,
+    memory_clock_mhz=optional_count,
+    driver_version=optional_text,
+    cuda_version=optional_text,
+    torch_version=optional_text,
+    nvfuser_version=optional_text,
+    thunder_version=optional_text,
+    python_version=optional_text,
+    fusiondiff_version=optional_text,
+    hostname=optional_text,
+    nvfuser_env=st.dictionaries(text, text, max_size=3),
+    recorded_at=optional_text,
 )
 protocol = st.builds(
     TimingProtocol,
-    method=text, warmup=count, samples=count, l2_mode=st.sampled_from(["cold", "warm"]), flush_bytes=count,
+    method=text,
+    warmup=count,
+    samples=count,
+    l2_mode=st.sampled_from(["cold", "warm"]),
+    flush_bytes=count,
     on_copies=st.booleans(),
 )
 captures = st.builds(
     Capture,
-    kind=st.sampled_from(["live", "replay"]), environment=environment, protocol=protocol,
-    fusions=st.lists(fusion(), min_size=1, max_size=3).map(tuple), source=text, tensors_file=optional_text,
+    kind=st.sampled_from(["live", "replay"]),
+    environment=environment,
+    protocol=protocol,
+    fusions=st.lists(fusion(), min_size=1, max_size=3).map(tuple),
+    source=text,
+    tensors_file=optional_text,
     warnings=st.lists(text, max_size=2).map(tuple),
 )
 well_timed = st.builds(
     Timing,
-    samples_ns=st.lists(duration, min_size=MIN_SAMPLES, max_size=MIN_SAMPLES + 5)
-    .filter(any).map(tuple),
+    samples_ns=st.lists(duration, min_size=MIN_SAMPLES, max_size=MIN_SAMPLES + 5).filter(any).map(tuple),
 )
 well_measured = st.builds(
     Capture,
-    kind=st.sampled_from(["live", "replay"]), environment=environment, protocol=protocol,
-    fusions=st.lists(fusion(well_timed, well_measured=True), min_size=1, max_size=3).map(tuple), source=text,
-    tensors_file=optional_text, warnings=st.lists(quiet_text, max_size=2).map(tuple),
+    kind=st.sampled_from(["live", "replay"]),
+    environment=environment,
+    protocol=protocol,
+    fusions=st.lists(fusion(well_timed, well_measured=True), min_size=1, max_size=3).map(tuple),
+    source=text,
+    tensors_file=optional_text,
+    warnings=st.lists(quiet_text, max_size=2).map(tuple),
 )
 
 

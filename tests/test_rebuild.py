@@ -70,7 +70,10 @@ def test_pad_width_scalars_and_their_operands_become_index():
     )
     out, count = index_literals(text)
     assert count == 3
-    assert "c1 = fd.ops.add(fd.define_scalar(0, dtype=DataType.Index), fd.define_scalar(4096, dtype=DataType.Index))" in out
+    assert (
+        "c1 = fd.ops.add(fd.define_scalar(0, dtype=DataType.Index), fd.define_scalar(4096, dtype=DataType.Index))"
+        in out
+    )
     assert "c2 = fd.ops.add(c1, fd.define_scalar(1024, dtype=DataType.Index))" in out
     assert "c3 = fd.ops.add(7, 8)" in out  # not a pad width: left as Int
     assert "pad_widths=[c2, 0, 0, 0]" in out

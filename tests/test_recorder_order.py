@@ -31,6 +31,7 @@ class InPlaceFusion:
 @pytest.fixture
 def install(monkeypatch):
     """Installs a deferred-timing recorder over a stand-in ``nvfuser_direct`` built on a fusion class."""
+    from fusiondiff.options import RecordingOptions
     from fusiondiff.recording import recorder as recorder_module
 
     installed = []
@@ -42,7 +43,7 @@ def install(monkeypatch):
         monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
         monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
         monkeypatch.setattr(recorder_module, "collect_environment", lambda: None)
-        rec = recorder_module.Recorder("live", timing="deferred", save_inputs=True)
+        rec = recorder_module.Recorder("live", RecordingOptions(save_inputs=True), timing="deferred")
         rec.install()
         installed.append(rec)
         return rec

@@ -27,7 +27,9 @@ def test_kineto_trace_attributes_only_the_fusion_kernels(probe_trace):
     for sample in run.samples:
         # the L2 flush (a FillFunctor kernel launched before each range) is not part of the sample
         assert [k.name.split("(")[0] for k in sample] == ["nvf::nvfuser_inner_persistent_f0_c1_r0_g0"]
-        assert sample[0].launch == LaunchConfig(grid=(4096, 1, 1), block=(128, 1, 1), shared_mem_bytes=256, registers_per_thread=40)
+        assert sample[0].launch == LaunchConfig(
+            grid=(4096, 1, 1), block=(128, 1, 1), shared_mem_bytes=256, registers_per_thread=40
+        )
     assert [s[0].duration_ns for s in run.samples] == [19872.0, 19200.0, 19584.0]
 
 
@@ -49,7 +51,12 @@ def test_segmentation_from_recorded_scheduled_ir(data_dir):
     ir = (data_dir / "h200_probe" / "ir_nvfusion1.txt").read_text()
     seg = parse_segmentation(ir, [])
     assert seg.is_segmented
-    assert [(s.group_id, s.scheduler) for s in seg.segments] == [(0, "expr_eval"), (1, "resize"), (2, "resize"), (3, "resize")]
+    assert [(s.group_id, s.scheduler) for s in seg.segments] == [
+        (0, "expr_eval"),
+        (1, "resize"),
+        (2, "resize"),
+        (3, "resize"),
+    ]
     assert seg.source == "scheduled_ir"
 
 
@@ -82,24 +89,31 @@ class ScriptedSource(KernelSource):
             before_sample()
             run_once()
             launch = LaunchConfig(grid=(1, 1, 1), block=(128, 1, 1))
-            samples.append(tuple(
-                KernelEvent(name=f"nvfuser_resize_f0_c1_r0_g{g}", start_ns=0.0, duration_ns=d, launch=launch)
-                for g, d in enumerate(self.durations[i])
-            ))
+            samples.append(
+                tuple(
+                    KernelEvent(name=f"nvfuser_resize_f0_c1_r0_g{g}", start_ns=0.0, duration_ns=d, launch=launch)
+                    for g, d in enumerate(self.durations[i])
+                )
+            )
         return SampledRun(samples=tuple(samples))
 
 
-def test_protocol_flushes_before_every_cold_sample_and_never_when_warm():
-    for mode, flushes in (("cold", 4), ("warm", 0)):
-        log: list[str] = []
-        source = ScriptedSource([[1000.0, 2000.0]] * 4)
-        measure(lambda: log.append("run"), TimingProtocol(warmup=2, samples=4, l2_mode=mode), source,
-                flush_l2=lambda: log.append("flush"), synchronize=lambda: log.append("sync"))
-        assert log.count("flush") == flushes
-        assert log.count("run") == 2 + 4
-        assert log[:3] == ["run", "run", "sync"]  # warm-ups are not timed
-        if mode == "cold":
-            assert log[3:6] == ["flush", "sync", "run"]
+@pytest.mark.parametrize(("mode", "flushes"), [("cold", 4), ("warm", 0)])
+def test_protocol_flushes_before_every_cold_sample_and_never_when_warm(mode: str, flushes: int) -> None:
+    log: list[str] = []
+    source = ScriptedSource([[1000.0, 2000.0]] * 4)
+    measure(
+        lambda: log.append("run"),
+        TimingProtocol(warmup=2, samples=4, l2_mode=mode),
+        source,
+        flush_l2=lambda: log.append("flush"),
+        synchronize=lambda: log.append("sync"),
+    )
+    assert log.count("flush") == flushes
+    assert log.count("run") == 2 + 4
+    assert log[:3] == ["run", "run", "sync"]  # warm-ups are not timed
+    if mode == "cold":
+        assert log[3:6] == ["flush", "sync", "run"]
 
 
 def test_kernel_records_group_by_position_and_sum_per_sample():

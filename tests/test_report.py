@@ -131,7 +131,13 @@ def test_perfetto_trace_structure(offset_report) -> None:
     assert isinstance(events, list) and events
     meta = [e for e in events if e["ph"] == "M"]
     spans = [e for e in events if e["ph"] == "X"]
-    assert {e["name"] for e in meta} <= {"process_name", "process_sort_index", "process_labels", "thread_name", "thread_sort_index"}
+    assert {e["name"] for e in meta} <= {
+        "process_name",
+        "process_sort_index",
+        "process_labels",
+        "thread_name",
+        "thread_sort_index",
+    }
     for e in spans:
         assert {"name", "ph", "ts", "dur", "pid", "tid", "args"} <= e.keys()
         assert isinstance(e["ts"], (int, float)) and e["ts"] >= 0 and e["dur"] > 0
@@ -159,7 +165,9 @@ def test_perfetto_trace_structure(offset_report) -> None:
     # on every track, each event ends before the next begins, even after truncation to whole ns
     by_track: dict[tuple[int, int], list[tuple[int, int]]] = {}
     for e in spans:
-        by_track.setdefault((e["pid"], e["tid"]), []).append((int(e["ts"] * 1000), int(e["ts"] * 1000) + int(e["dur"] * 1000)))
+        by_track.setdefault((e["pid"], e["tid"]), []).append(
+            (int(e["ts"] * 1000), int(e["ts"] * 1000) + int(e["dur"] * 1000))
+        )
     for track in by_track.values():
         track.sort()
         assert all(end <= start for (_, end), (start, _) in zip(track, track[1:]))
@@ -167,8 +175,12 @@ def test_perfetto_trace_structure(offset_report) -> None:
 
 def test_occupancy_of_the_offset_kernels() -> None:
     h200 = Environment(compute_capability="9.0", sm_count=132)
-    live = occupancy(LaunchConfig(grid=(4096, 1, 1), block=(512, 1, 1), shared_mem_bytes=256, registers_per_thread=31), h200)
-    replay = occupancy(LaunchConfig(grid=(4096, 1, 1), block=(128, 1, 1), shared_mem_bytes=256, registers_per_thread=40), h200)
+    live = occupancy(
+        LaunchConfig(grid=(4096, 1, 1), block=(512, 1, 1), shared_mem_bytes=256, registers_per_thread=31), h200
+    )
+    replay = occupancy(
+        LaunchConfig(grid=(4096, 1, 1), block=(128, 1, 1), shared_mem_bytes=256, registers_per_thread=40), h200
+    )
     assert (live.blocks_per_sm, live.limited_by, live.full_waves, live.tail_blocks) == (4, "threads", 7, 400)
     # 40 registers: 1280 per warp, 5120 per block of 4 warps: 12 blocks in 65536 registers
     assert (replay.blocks_per_sm, replay.limited_by) == (12, "registers")

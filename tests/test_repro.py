@@ -1,6 +1,8 @@
 """Repro scripts written from captures. The records here are built in test code (they describe
-the seed's RMSNorm fusion but were not recorded); the scripts are checked by compiling them and
-reading their content, never run (no torch, no GPU here)."""
+the seed's RMSNorm fusion but were not recorded); the scripts are compiled and read, and where
+torch is installed their input section (the helpers copied from
+:mod:`fusiondiff.recording.synthesis` and the calls to them) runs on CPU tensors. nvFuser itself
+never runs here."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ from dataclasses import replace
 import pytest
 
 from fusiondiff.cli import main
-from fusiondiff.errors import FusionDiffError, ReplayError
 from fusiondiff.definition import definition_hash
+from fusiondiff.errors import FusionDiffError, ReplayError
 from fusiondiff.model import (
     Capture,
     Environment,
@@ -25,10 +27,10 @@ from fusiondiff.model import (
 from fusiondiff.replay.rebuild import restore_constants
 from fusiondiff.replay.repro import (
     render_repro,
-    script_nvfuser_env,
     select_fusions,
     write_repros,
 )
+from fusiondiff.replay.script_env import script_nvfuser_env
 from fusiondiff.store import save_capture, tensors_path_for
 
 DEFINITION = """\
@@ -60,12 +62,41 @@ ENV = Environment(
 
 INPUTS = (
     # bf16 activations at storage offset 1: 2-byte aligned, the seed's slow case.
-    TensorMeta(index=0, kind="tensor", dtype="torch.bfloat16", shape=(4, 1024, 4096), stride=(4194304, 4096, 1),
-               storage_offset=1, storage_numel=16777217, device="cuda:0", alignment_bytes=2),
-    TensorMeta(index=1, kind="tensor", dtype="torch.bfloat16", shape=(4096,), stride=(1,), storage_numel=4096,
-               device="cuda:0", alignment_bytes=256, tensor_key="nvFusion0.input1"),
-    TensorMeta(index=2, kind="tensor", dtype="torch.int64", shape=(4, 1024), stride=(1024, 1), storage_numel=4096,
-               device="cuda:0", alignment_bytes=256, min_value=0.0, max_value=254.0, tensor_key="nvFusion0.input2"),
+    TensorMeta(
+        index=0,
+        kind="tensor",
+        dtype="torch.bfloat16",
+        shape=(4, 1024, 4096),
+        stride=(4194304, 4096, 1),
+        storage_offset=1,
+        storage_numel=16777217,
+        device="cuda:0",
+        alignment_bytes=2,
+    ),
+    TensorMeta(
+        index=1,
+        kind="tensor",
+        dtype="torch.bfloat16",
+        shape=(4096,),
+        stride=(1,),
+        storage_numel=4096,
+        device="cuda:0",
+        alignment_bytes=256,
+        tensor_key="nvFusion0.input1",
+    ),
+    TensorMeta(
+        index=2,
+        kind="tensor",
+        dtype="torch.int64",
+        shape=(4, 1024),
+        stride=(1024, 1),
+        storage_numel=4096,
+        device="cuda:0",
+        alignment_bytes=256,
+        min_value=0.0,
+        max_value=254.0,
+        tensor_key="nvFusion0.input2",
+    ),
     TensorMeta(index=3, kind="scalar", dtype="float", scalar_value="9.999999747378752e-06"),
 )
 
@@ -91,8 +122,14 @@ def make_fusion(**changes) -> FusionRecord:
 
 
 def make_capture(*fusions: FusionRecord, tensors_file: str | None = None) -> Capture:
-    return Capture(kind="live", environment=ENV, protocol=TimingProtocol(), fusions=fusions,
-                   source="train.py", tensors_file=tensors_file)
+    return Capture(
+        kind="live",
+        environment=ENV,
+        protocol=TimingProtocol(),
+        fusions=fusions,
+        source="train.py",
+        tensors_file=tensors_file,
+    )
 
 
 def module_body(source: str) -> list[ast.stmt]:
@@ -103,9 +140,21 @@ def test_script_compiles_and_has_the_header():
     source = render_repro(make_fusion(), ENV, capture_name="live.json")
     compile(source, "repro.py", "exec")
     header = source.split("\n\n", 1)[0]
-    for fact in ("forward/nvFusion0/", "called 3 times", "fusiondiff", "live.json", "NVIDIA H200", "sm 9.0",
-                 "driver 580.82.07", "CUDA 13.0", "torch 2.11.0+cu130", "nvFuser 0.2.36", "Thunder 0.2.6",
-                 "2026-03-01T12:00:00+00:00", "repro_script_for drops"):
+    for fact in (
+        "forward/nvFusion0/",
+        "called 3 times",
+        "fusiondiff",
+        "live.json",
+        "NVIDIA H200",
+        "sm 9.0",
+        "driver 580.82.07",
+        "CUDA 13.0",
+        "torch 2.11.0+cu130",
+        "nvFuser 0.2.36",
+        "Thunder 0.2.6",
+        "2026-03-01T12:00:00+00:00",
+        "repro_script_for drops",
+    ):
         assert fact in header, fact
     assert all(line.startswith("#") for line in header.splitlines())
 
@@ -113,8 +162,7 @@ def test_script_compiles_and_has_the_header():
 def test_nvfuser_variables_are_set_before_nvfuser_direct_is_imported():
     body = module_body(render_repro(make_fusion(), ENV))
     env_lines = [
-        s.lineno for s in body
-        if isinstance(s, ast.Assign) and ast.unparse(s.targets[0]).startswith("os.environ[")
+        s.lineno for s in body if isinstance(s, ast.Assign) and ast.unparse(s.targets[0]).startswith("os.environ[")
     ]
     import_line = next(s.lineno for s in body if isinstance(s, ast.ImportFrom) and s.module == "nvfuser_direct")
     assert len(env_lines) == 2
@@ -131,7 +179,9 @@ def test_nvfuser_variables_are_set_before_nvfuser_direct_is_imported():
 def test_a_runner_can_read_the_variables_without_running_the_script():
     source = render_repro(make_fusion(), ENV)
     assert script_nvfuser_env(source) == {"NVFUSER_DISABLE": "kernel_reuse", "NVFUSER_ENABLE": "id_model"}
-    other = "import os\nos.environ['PATH'] = 'x'\nos.environ[name] = 'y'\nif True:\n    os.environ['NVFUSER_DUMP'] = 'z'\n"
+    other = (
+        "import os\nos.environ['PATH'] = 'x'\nos.environ[name] = 'y'\nif True:\n    os.environ['NVFUSER_DUMP'] = 'z'\n"
+    )
     assert script_nvfuser_env(other) == {}
     with pytest.raises(ReplayError, match="s.py is not valid Python"):
         script_nvfuser_env("os.environ[", "s.py")
@@ -148,39 +198,53 @@ def test_definition_is_embedded_and_called():
 def test_inputs_keep_storage_offset_stride_alignment_and_int_range():
     source = render_repro(make_fusion(), ENV)
     assert (
-        "inputs.append(_storage(16777217, torch.bfloat16, 'cuda:0')"
-        ".as_strided((4, 1024, 4096), (4194304, 4096, 1), 1))\n_check_alignment(0, inputs[-1], 2)\n"
+        "inputs.append(synthesize_storage(16777217, torch.bfloat16, 'cuda:0')"
+        ".as_strided((4, 1024, 4096), (4194304, 4096, 1), 1))\ncheck_alignment(0, inputs[-1], 2)\n"
     ) in source
-    assert "inputs.append(_storage(4096, torch.bfloat16, 'cuda:0').as_strided((4096,), (1,), 0))" in source
+    assert "inputs.append(synthesize_storage(4096, torch.bfloat16, 'cuda:0').as_strided((4096,), (1,), 0))" in source
     assert (
-        "inputs.append(_storage(4096, torch.int64, 'cuda:0', 0, 254).as_strided((4, 1024), (1024, 1), 0))\n"
-        "_pin_range(inputs[-1], 0, 254)\n"
-        "_check_alignment(2, inputs[-1], 256)\n"
+        "inputs.append(synthesize_storage(4096, torch.int64, 'cuda:0', 0, 254).as_strided((4, 1024), (1024, 1), 0))\n"
+        "pin_range(inputs[-1], 0, 254)\n"
+        "check_alignment(2, inputs[-1], 256)\n"
     ) in source
     # Scalars keep their full precision as a literal.
     assert "inputs.append(9.999999747378752e-06)" in source
-    # The storage is filled by dtype: normal floats, integers in [low, high] inclusive.
-    assert "torch.randn(numel, dtype=draw, device=device)" in source
-    assert "torch.randint(low, high + 1, (numel,), dtype=dtype, device=device)" in source
-    assert "min(ptr & -ptr, 256)" in source
 
 
 def test_int_range_falls_back_to_0_to_9_and_storage_grows_to_what_the_view_reaches():
-    index = TensorMeta(index=0, kind="tensor", dtype="torch.int32", shape=(8, 2), stride=(4, 1), storage_offset=3,
-                       storage_numel=0, device="cuda:0")
-    mask = TensorMeta(index=1, kind="tensor", dtype="torch.bool", shape=(5,), stride=(1,), storage_numel=5,
-                      device="cuda:0")
-    wide = TensorMeta(index=2, kind="tensor", dtype="torch.int64", shape=(2,), stride=(1,), storage_numel=2,
-                      device="cuda:0", min_value=-5.0, max_value=float(2**63 - 1))
+    index = TensorMeta(
+        index=0,
+        kind="tensor",
+        dtype="torch.int32",
+        shape=(8, 2),
+        stride=(4, 1),
+        storage_offset=3,
+        storage_numel=0,
+        device="cuda:0",
+    )
+    mask = TensorMeta(
+        index=1, kind="tensor", dtype="torch.bool", shape=(5,), stride=(1,), storage_numel=5, device="cuda:0"
+    )
+    wide = TensorMeta(
+        index=2,
+        kind="tensor",
+        dtype="torch.int64",
+        shape=(2,),
+        stride=(1,),
+        storage_numel=2,
+        device="cuda:0",
+        min_value=-5.0,
+        max_value=float(2**63 - 1),
+    )
     source = render_repro(make_fusion(inputs=(index, mask, wide)), ENV)
     # offset 3 + (8-1)*4 + (2-1)*1 + 1 = 33 elements, although the record said 0.
-    assert "_storage(33, torch.int32, 'cuda:0', 0, 9).as_strided((8, 2), (4, 1), 3)" in source
+    assert "synthesize_storage(33, torch.int32, 'cuda:0', 0, 9).as_strided((8, 2), (4, 1), 3)" in source
     assert "values 0..9 (range not recorded)" in source
-    assert "_storage(5, torch.bool, 'cuda:0').as_strided((5,), (1,), 0)" in source
+    assert "synthesize_storage(5, torch.bool, 'cuda:0').as_strided((5,), (1,), 0)" in source
     # randint's exclusive bound must fit int64.
-    assert f"_storage(2, torch.int64, 'cuda:0', -5, {2**63 - 2})" in source
+    assert f"synthesize_storage(2, torch.int64, 'cuda:0', -5, {2**63 - 2})" in source
     # Unknown alignment (0) is not checked.
-    assert "_check_alignment(" not in source.split("inputs = []", 1)[1]
+    assert "check_alignment(" not in source.split("inputs = []", 1)[1]
 
 
 def test_options_and_device_are_passed_to_execute():
@@ -221,7 +285,9 @@ def test_constant_restoration_rules():
     text, restored, ambiguous = restore_constants(DEFINITION, ["9.999999747378752e-06", "1e-05"])
     assert text == DEFINITION and restored == () and ambiguous == ("1.00000e-05",)
     # Integers, strings and unparsable values are left alone.
-    text, restored, _ = restore_constants("y = f(4096, '1.00000e-05')\n", ["4096.0000001", "9.999999747378752e-06", "x"])
+    text, restored, _ = restore_constants(
+        "y = f(4096, '1.00000e-05')\n", ["4096.0000001", "9.999999747378752e-06", "x"]
+    )
     assert text == "y = f(4096, '1.00000e-05')\n" and restored == ()
 
 
@@ -237,10 +303,15 @@ def test_exact_tensors_are_loaded_relative_to_the_script():
     assert "from safetensors.torch import load_file" in source
     assert "TENSORS_FILE = Path('live.tensors.safetensors')" in source
     assert "TENSORS_FILE = Path(__file__).resolve().parent / TENSORS_FILE" in source
-    assert "_exact('nvFusion0.input1', torch.bfloat16, 'cuda:0').as_strided((4096,), (1,), 0)" in source
-    assert "_exact('nvFusion0.input2', torch.int64, 'cuda:0').as_strided((4, 1024), (1024, 1), 0)" in source
+    assert "exact_storage(_SAVED, 'nvFusion0.input1', torch.bfloat16, 'cuda:0').as_strided((4096,), (1,), 0)" in source
+    assert (
+        "exact_storage(_SAVED, 'nvFusion0.input2', torch.int64, 'cuda:0').as_strided((4, 1024), (1024, 1), 0)" in source
+    )
     # An input without a saved tensor is still synthesized.
-    assert "_storage(16777217, torch.bfloat16, 'cuda:0').as_strided((4, 1024, 4096), (4194304, 4096, 1), 1)" in source
+    assert (
+        "synthesize_storage(16777217, torch.bfloat16, 'cuda:0').as_strided((4, 1024, 4096), (4194304, 4096, 1), 1)"
+        in source
+    )
     # Without a tensors file, safetensors is not needed.
     assert "safetensors" not in render_repro(make_fusion(), ENV)
 
@@ -293,7 +364,10 @@ def test_write_several_fusions_to_a_directory(tmp_path):
     written = write_repros(capture_path, tmp_path / "repros")
     h1, h2 = (f.definition_hash[:12] for f in fusions[2:4])
     assert [p.name for p in written] == [
-        "forward_nvFusion0.py", "backward_nvFusion0.py", f"forward_nvFusion1_{h1}.py", f"forward_nvFusion1_{h2}.py",
+        "forward_nvFusion0.py",
+        "backward_nvFusion0.py",
+        f"forward_nvFusion1_{h1}.py",
+        f"forward_nvFusion1_{h2}.py",
         "script_fusion0.py",
     ]
     assert sorted(p.name for p in (tmp_path / "repros").iterdir()) == sorted(p.name for p in written)
@@ -332,24 +406,28 @@ def test_select_by_name_or_key_and_errors_list_the_names(tmp_path):
 
 
 def test_saved_tensors_are_referenced_relative_to_each_script(tmp_path):
-    capture_path = save_capture(make_capture(make_fusion(), tensors_file="live.tensors.safetensors"),
-                                tmp_path / "live.json")
+    capture_path = save_capture(
+        make_capture(make_fusion(), tensors_file="live.tensors.safetensors"), tmp_path / "live.json"
+    )
     # Only the file's presence matters here: the scripts are not run.
     tensors_path_for(capture_path).write_bytes(b"")
     beside = write_repros(capture_path, tmp_path / "repro.py")[0].read_text()
     assert "TENSORS_FILE = Path('live.tensors.safetensors')" in beside
     below = write_repros(capture_path, tmp_path / "sub" / "repro.py")[0].read_text()
     assert "TENSORS_FILE = Path('../live.tensors.safetensors')" in below
-    assert "_exact('nvFusion0.input2', torch.int64" in below
+    assert "exact_storage(_SAVED, 'nvFusion0.input2', torch.int64" in below
 
 
 def test_missing_saved_tensors_fall_back_to_synthesized_inputs_with_a_note(tmp_path):
-    capture_path = save_capture(make_capture(make_fusion(), tensors_file="live.tensors.safetensors"),
-                                tmp_path / "live.json")
+    capture_path = save_capture(
+        make_capture(make_fusion(), tensors_file="live.tensors.safetensors"), tmp_path / "live.json"
+    )
     source = write_repros(capture_path, tmp_path / "repro.py")[0].read_text()
-    assert "# Note: the capture's exact inputs (live.tensors.safetensors) were not found: inputs are synthesized" in source
+    assert (
+        "# Note: the capture's exact inputs (live.tensors.safetensors) were not found: inputs are synthesized" in source
+    )
     assert "safetensors.torch" not in source
-    assert "_storage(4096, torch.int64, 'cuda:0', 0, 254)" in source
+    assert "synthesize_storage(4096, torch.int64, 'cuda:0', 0, 254)" in source
 
 
 def test_cli_repro_writes_the_script(tmp_path, capsys):
@@ -367,3 +445,101 @@ def test_header_comment_cannot_break_out_of_the_comment():
     source = render_repro(make_fusion(), sneaky)
     assert "\nimport shutil" not in source
     compile(source, "repro.py", "exec")
+
+
+# --------------------------------------------------------------------------------------------
+# The input section of a written script, run on CPU tensors (needs torch, not nvFuser or a GPU)
+
+
+def _run_input_section(source: str, script_path, until: str = "# The per-call options") -> dict:
+    """Execute what a script runs between defining the fusion and executing it (or ``until``):
+    the helpers copied into it and the inputs they build. Returns the script's globals."""
+    start = source.index("    nvfuser_fusion(fd)\n") + len("    nvfuser_fusion(fd)\n")
+    end = source.index(until)
+    section = source[start:end]
+    namespace: dict = {"__file__": str(script_path), "__name__": "__repro__"}
+    exec(compile("import sys\nimport torch\nfrom pathlib import Path\n" + section, str(script_path), "exec"), namespace)
+    return namespace
+
+
+def _cpu(index, dtype, shape, stride, offset=0, **fields) -> TensorMeta:
+    numel = offset + 1 + sum((n - 1) * s for n, s in zip(shape, stride))
+    return TensorMeta(
+        index=index,
+        kind="tensor",
+        dtype=dtype,
+        shape=shape,
+        stride=stride,
+        storage_offset=offset,
+        storage_numel=numel,
+        device="cpu",
+        alignment_bytes=0,
+        **fields,
+    )
+
+
+def test_script_helpers_rebuild_dtype_layout_and_int_range_on_cpu(tmp_path):
+    torch = pytest.importorskip("torch")
+    inputs = (
+        _cpu(0, "torch.bfloat16", (4, 8), (8, 1), offset=1),
+        _cpu(1, "torch.float8_e4m3fn", (16,), (1,)),  # 1-byte float: randn cannot draw it directly
+        _cpu(2, "torch.int32", (5, 2), (1, 5), offset=3, min_value=-3.0, max_value=7.0),  # transposed
+        _cpu(3, "torch.int64", (6,), (2,)),  # range not recorded
+        _cpu(4, "torch.bool", (5,), (1,)),
+        _cpu(5, "torch.int8", (3,), (1,), min_value=-128.0, max_value=127.0),  # the dtype's whole range
+    )
+    namespace = _run_input_section(render_repro(make_fusion(inputs=inputs), ENV), tmp_path / "repro.py")
+    built = namespace["inputs"]
+    assert len(built) == len(inputs)
+    for meta, tensor in zip(inputs, built):
+        assert str(tensor.dtype) == meta.dtype
+        assert tuple(tensor.shape) == meta.shape and tuple(tensor.stride()) == meta.stride
+        assert tensor.storage_offset() == meta.storage_offset
+        assert tensor.untyped_storage().nbytes() // tensor.element_size() >= meta.storage_numel
+    # the recorded extremes are written in, so the values span exactly the recorded range
+    assert (int(built[2].min()), int(built[2].max())) == (-3, 7)
+    assert 0 <= int(built[3].min()) and int(built[3].max()) <= 9
+    assert set(built[4].tolist()) <= {False, True}
+    # randint's exclusive bound must fit the dtype: the largest int8 is given up
+    assert (int(built[5].min()), int(built[5].max())) == (-128, 126)
+    assert torch.isfinite(built[1].float()).all()
+
+
+def test_script_alignment_check_warns_only_on_another_alignment(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    # the recorded inputs are on cuda: only the helpers are run
+    namespace = _run_input_section(render_repro(make_fusion(), ENV), tmp_path / "repro.py", until="inputs = []")
+    storage = torch.zeros(64, dtype=torch.bfloat16)
+    aligned, shifted = storage[0:8], storage[1:9]
+    got = namespace["alignment_of"](aligned.data_ptr())
+    namespace["check_alignment"](0, aligned, got)
+    assert capsys.readouterr().err == ""
+    namespace["check_alignment"](1, shifted, got)
+    assert capsys.readouterr().err == f"warning: input 1 is 2-byte aligned; in the recording it was {got}\n"
+
+
+def test_script_loads_exact_inputs_relative_to_itself(tmp_path):
+    torch = pytest.importorskip("torch")
+    safetensors = pytest.importorskip("safetensors.torch")
+    saved = torch.arange(12, dtype=torch.int64)
+    inputs = (_cpu(0, "torch.int64", (3, 3), (1, 3), offset=2, tensor_key="k0", min_value=0.0, max_value=11.0),)
+    (tmp_path / "sub").mkdir()
+    safetensors.save_file({"k0": saved}, str(tmp_path / "live.tensors.safetensors"))
+    source = render_repro(make_fusion(inputs=inputs), ENV, "../live.tensors.safetensors")
+    built = _run_input_section(source, tmp_path / "sub" / "repro.py")["inputs"][0]
+    assert torch.equal(built, saved.as_strided((3, 3), (1, 3), 2))
+    assert built.untyped_storage().data_ptr() != saved.untyped_storage().data_ptr()
+
+
+def test_replay_inputs_are_drawn_like_the_scripts_inputs():
+    """``replay --inputs`` rebuilds a record with the same functions the script copies."""
+    torch = pytest.importorskip("torch")
+    from fusiondiff.recording.inputs import materialize
+
+    # materialize checks the rebuilt alignment (up to 16 bytes) against the record's
+    small = materialize(replace(_cpu(0, "torch.float8_e5m2", (4, 4), (1, 4)), alignment_bytes=256))
+    assert small.dtype == torch.float8_e5m2 and small.stride() == (1, 4)
+    wide = _cpu(1, "torch.int64", (2, 3), (3, 1), offset=1, min_value=-5.0, max_value=float(2**63 - 1))
+    wide = materialize(replace(wide, alignment_bytes=8))
+    assert (int(wide.min()), int(wide.max())) == (-5, 2**63 - 2)
+    assert wide.storage_offset() == 1

@@ -24,7 +24,9 @@ class FakeReplay:
     """Writes, for each script, the recorded replay of the live fusion its repro was written for
     (found by the live record's trace and name). Records every call: (device, script stems)."""
 
-    def __init__(self, live: Capture, delay_s: float = 0.0, fail: set[str] = frozenset(), drop_in_batch: set[str] = frozenset()):
+    def __init__(
+        self, live: Capture, delay_s: float = 0.0, fail: set[str] = frozenset(), drop_in_batch: set[str] = frozenset()
+    ):
         self.live = live
         self.recorded = load_capture(PYTHIA / "replay.json")
         self.calls: list[tuple[str | None, tuple[str, ...]]] = []
@@ -205,7 +207,9 @@ def test_refuses_a_replay_capture(tmp_path: Path) -> None:
         rt.roundtrip(PYTHIA / "replay.json", tmp_path / "rt", replay=FakeReplay(load_capture(PYTHIA / "live.json")))
 
 
-def test_cli_roundtrip(live: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_roundtrip(
+    live: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from fusiondiff.cli import main
 
     fake = FakeReplay(load_capture(live))

@@ -21,10 +21,13 @@ from fusiondiff.replay.script_safety import (
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDINGS = sorted(
-    p for p in [*ROOT.glob("tests/data/**/*.json"), *ROOT.glob("fusiondiff/data/**/*.json")]
+    p
+    for p in [*ROOT.glob("tests/data/**/*.json"), *ROOT.glob("fusiondiff/data/**/*.json")]
     if '"schema_version"' in p.read_text()
 )
-DEF = "def nvfuser_fusion(fd : FusionDefinition) -> None :\n    T0 = fd.define_tensor(shape=[4], dtype=DataType.Float)\n"
+DEF = (
+    "def nvfuser_fusion(fd : FusionDefinition) -> None :\n    T0 = fd.define_tensor(shape=[4], dtype=DataType.Float)\n"
+)
 
 
 def test_every_recorded_definition_is_accepted_before_and_after_translation():
@@ -41,7 +44,7 @@ def test_every_recorded_definition_is_accepted_before_and_after_translation():
         "T1 = fd.ops.add(T0, -1.5)",
         "T1 = fd.ops.add(T0, float('inf'))",
         "T1 = fd.ops.add(T0, -float('inf'))",
-        "T1 = fd.ops.add(T0, float(\"nan\"))",
+        'T1 = fd.ops.add(T0, float("nan"))',
         "S1 = fd.define_scalar(None, dtype=DataType.Int)",
         "T1, T2 = fd.ops.var_mean(T0, dims=[0], correction=0, keepdim=False)",
         "T1 = fd.ops.reshape(T0, new_shape=(2, 2))",
@@ -95,8 +98,15 @@ def test_anything_else_is_refused_naming_the_line_and_construct(text, refused):
 def test_strings_become_checked_literals():
     assert literal("cuda:0", "device", "input 0") == "'cuda:0'"
     assert literal_list(["kernel_reuse", "id_model"], "option", "x") == "['kernel_reuse', 'id_model']"
-    for value, kind in [("cuda:0'", "device"), ("gpu", "device"), (b"cpu", "device"), ("0/in put", "tensor key"),
-                        ("-x", "option"), ("NVFUSER_a", "variable"), ("PATH", "variable")]:
+    for value, kind in [
+        ("cuda:0'", "device"),
+        ("gpu", "device"),
+        (b"cpu", "device"),
+        ("0/in put", "tensor key"),
+        ("-x", "option"),
+        ("NVFUSER_a", "variable"),
+        ("PATH", "variable"),
+    ]:
         with pytest.raises(ReplayError, match=f"{kind} .* is not allowed in a script"):
             literal(value, kind, "where")
     assert text_literal("a'b\"c", "v") == repr("a'b\"c")
@@ -104,7 +114,9 @@ def test_strings_become_checked_literals():
         text_literal("a\x00b", "v")
 
 
-@pytest.mark.parametrize("text", ["a\nb", "a\rb", "a\r\nb", "a\u2028b", "a\x1b[2Jb", "a\x00b", "a\ud800b", "a\x85b", "a\x0cb"])
+@pytest.mark.parametrize(
+    "text", ["a\nb", "a\rb", "a\r\nb", "a\u2028b", "a\x1b[2Jb", "a\x00b", "a\ud800b", "a\x85b", "a\x0cb"]
+)
 def test_comment_text_is_one_printable_line(text):
     line = "# " + comment_text(text)
     assert line.isprintable() and len(line.splitlines()) == 1

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from fusiondiff.diff import synthetic as syn
 from fusiondiff.report.text import MAX_FUSIONS_SHOWN, render_capture_text
+
+import synthetic as syn
 
 
 def test_show_caps_fusions_and_kernels_and_counts_the_rest() -> None:

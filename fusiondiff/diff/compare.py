@@ -194,12 +194,8 @@ def compare_captures(a: Capture, b: Capture) -> tuple[PropertyChange, ...]:
         vb = getattr(b.environment, name)
         if name not in _ENVIRONMENT_IGNORED and va is not None and vb is not None:
             env_a[name], env_b[name] = va, vb
-    view_a = to_jsonable(
-        {"environment": env_a, "nvfuser_env": a.environment.nvfuser_env, "protocol": a.protocol}
-    )
-    view_b = to_jsonable(
-        {"environment": env_b, "nvfuser_env": b.environment.nvfuser_env, "protocol": b.protocol}
-    )
+    view_a = to_jsonable({"environment": env_a, "nvfuser_env": a.environment.nvfuser_env, "protocol": a.protocol})
+    view_b = to_jsonable({"environment": env_b, "nvfuser_env": b.environment.nvfuser_env, "protocol": b.protocol})
     if view_a == view_b:
         return ()
     changes: dict[str, PropertyChange] = {}
@@ -237,7 +233,9 @@ def _as_float(text: str) -> float | None:
     return None if math.isnan(value) else value
 
 
-def lossy_constants(printed_definition: str, exact: Sequence[str], printer_exact: Sequence[str]) -> list[tuple[str, str]]:
+def lossy_constants(
+    printed_definition: str, exact: Sequence[str], printer_exact: Sequence[str]
+) -> list[tuple[str, str]]:
     """Printed literals that are the 6-significant-digit rounding of a more precise constant.
 
     ``exact`` are one side's full-precision constants, ``printed_definition`` the other side's

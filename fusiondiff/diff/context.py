@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from fusiondiff.diff.model import Category, Finding, FusionPair, KernelPair, PropertyChange, Role, TimingVerdict
 from fusiondiff.model import Capture, FusionRecord
+from fusiondiff.units import us_with_unit as us  # noqa: F401 - rules read it from here
 
 
 @dataclass(frozen=True)
@@ -99,10 +100,6 @@ def dims(value: object) -> str:
 
 def mib(n_bytes: float) -> str:
     return f"{n_bytes / 2**20:.1f} MiB"
-
-
-def us(ns: float) -> str:
-    return f"{ns / 1000:.2f} us"
 
 
 def limited(lines: Sequence[str], limit: int = 12) -> list[str]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter
 from collections.abc import Sequence
 
+from fusiondiff.definition import canonical_definition
 from fusiondiff.diff.compare import RecordComparer, compare_captures, definition_diff
 from fusiondiff.diff.context import RuleContext
 from fusiondiff.diff.findings import find_findings
@@ -14,6 +16,8 @@ from fusiondiff.diff.model import (
     DiffResult,
     FusionPair,
     KernelPair,
+    PropertyChange,
+    Side,
     TimingVerdict,
     UnmatchedFusion,
     UnmatchedKernel,
@@ -21,7 +25,6 @@ from fusiondiff.diff.model import (
 from fusiondiff.diff.rules_setup import capture_warnings
 from fusiondiff.diff.stats import MIN_SAMPLES, compare_timings
 from fusiondiff.errors import DiffError
-from fusiondiff.definition import canonical_definition
 from fusiondiff.model import Capture, FusionRecord
 from fusiondiff.store import load_capture
 
@@ -85,7 +88,7 @@ def diff(
         unmatched=unmatched,
         changes=changes,
         findings=findings,
-        warnings=tuple(_warnings(a, b, pairs, unmatched, subset)),
+        warnings=tuple(_warnings(a, b, changes, pairs, unmatched, subset)),
         b_replays_subset=subset,
     )
 
@@ -139,6 +142,11 @@ def _fusion_pair(
     kernel_timings: Sequence[TimingVerdict],
 ) -> FusionPair:
     records = [(fa.kernels[i], fb.kernels[j]) for i, j in kernel_match.pairs]
+    sides: tuple[tuple[Side, FusionRecord], ...] = (("A", fa), ("B", fb))
+    failed = tuple(side for side, f in sides if f.failure is not None)
+    if failed:
+        reason = f"{' and '.join(failed)}'s execution failed: no samples"
+        timing = dataclasses.replace(timing, verdict="FAILED", reason=reason)
     kernels = tuple(
         KernelPair(
             normalized_name=ka.normalized_name,
@@ -152,13 +160,16 @@ def _fusion_pair(
         for (ka, kb), verdict in zip(records, kernel_timings)
     )
     counts = f"A launches {len(fa.kernels)} kernel(s), B {len(fb.kernels)}"
+    only: tuple[tuple[Side, FusionRecord, Sequence[int]], ...] = (
+        ("A", fa, kernel_match.only_a),
+        ("B", fb, kernel_match.only_b),
+    )
     unmatched = tuple(
         UnmatchedKernel(side, k.name, k.normalized_name, k.order, k.timing.median_ns, f"only in {side}: {counts}")
-        for side, f, indices in (("A", fa, kernel_match.only_a), ("B", fb, kernel_match.only_b))
+        for side, f, indices in only
         for k in (f.kernels[i] for i in indices)
     )
     redefined = fa.structure_hash != fb.structure_hash
-    failed = tuple(side for side, f in (("A", fa), ("B", fb)) if f.failure is not None)
     changes = comparer.fusion(fa, fb)
     if failed:  # no segmentation was recorded for a failed execution: not a difference
         changes = tuple(c for c in changes if c.category != "segmentation")
@@ -173,23 +184,36 @@ def _fusion_pair(
         kernels=kernels,
         unmatched_kernels=unmatched,
         changes=changes,
-        definition_diff=definition_diff(canonical_definition(fa.definition), canonical_definition(fb.definition)) if redefined else (),
+        definition_diff=definition_diff(canonical_definition(fa.definition), canonical_definition(fb.definition))
+        if redefined
+        else (),
         failed=failed,
     )
 
 
-def _unmatched_fusion(side: str, f: FusionRecord, reason: str) -> UnmatchedFusion:
-    return UnmatchedFusion(side=side, key=f.key, name=f.name, trace=f.trace, median_ns=f.timing.median_ns, reason=reason)
+def _unmatched_fusion(side: Side, f: FusionRecord, reason: str) -> UnmatchedFusion:
+    return UnmatchedFusion(
+        side=side, key=f.key, name=f.name, trace=f.trace, median_ns=f.timing.median_ns, reason=reason
+    )
 
 
 def _warnings(
-    a: Capture, b: Capture, pairs: Sequence[FusionPair], unmatched: Sequence[UnmatchedFusion], subset: bool
+    a: Capture,
+    b: Capture,
+    changes: Sequence[PropertyChange],
+    pairs: Sequence[FusionPair],
+    unmatched: Sequence[UnmatchedFusion],
+    subset: bool,
 ) -> list[str]:
-    warnings = capture_warnings(a, b)
+    warnings = capture_warnings(a, b, changes)
     if not pairs:
-        warnings.append("nothing matched: no fusion of A pairs with a fusion of B; are these captures of the same program?")
+        warnings.append(
+            "nothing matched: no fusion of A pairs with a fusion of B; are these captures of the same program?"
+        )
     elif subset:
-        warnings.append(f"B replays {len(pairs)} of A's fusions: the other {len(unmatched)} were not replayed, so not compared")
+        warnings.append(
+            f"B replays {len(pairs)} of A's fusions: the other {len(unmatched)} were not replayed, so not compared"
+        )
     elif unmatched:
         sides = Counter(u.side for u in unmatched)
         warnings.append(f"{sides['A']} fusion(s) only in A and {sides['B']} only in B were not compared")

@@ -89,8 +89,11 @@ def unexplained(ctx: RuleContext, found: Sequence[Finding]) -> list[Finding]:
         t = pair.timing
         lines = [f"fusion {t.verdict.lower()} in B: {us(t.median_a_ns)} in A, {us(t.median_b_ns)} in B ({t.reason})"]
         lines += limited(
-            [f"{k.normalized_name} {k.timing.verdict.lower()} in B: {us(k.timing.median_a_ns)} in A, "
-             f"{us(k.timing.median_b_ns)} in B" for k in kernels]
+            [
+                f"{k.normalized_name} {k.timing.verdict.lower()} in B: {us(k.timing.median_a_ns)} in A, "
+                f"{us(k.timing.median_b_ns)} in B"
+                for k in kernels
+            ]
         )
         lines.append(
             "no recorded property differs: look at the machine and process state (other work on "

@@ -37,6 +37,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from fusiondiff.definition import canonical_definition
+from fusiondiff.diff.model import MatchedBy, Side
 from fusiondiff.model import FusionRecord, KernelRecord
 
 SIMILAR_DEFINITION_RATIO = 0.9
@@ -56,14 +57,14 @@ class FusionMatch:
 
     index_a: int
     index_b: int
-    matched_by: str
+    matched_by: MatchedBy
 
 
 @dataclass(frozen=True)
 class FusionLeftOver:
     """A fusion no pass could pair, and why."""
 
-    side: str
+    side: Side
     index: int
     reason: str
 
@@ -85,14 +86,18 @@ def _dtypes(f: FusionRecord) -> tuple[Hashable, ...]:
     return tuple((t.kind, t.dtype) for t in f.inputs)
 
 
-def _group(fusions: Sequence[FusionRecord], indices: Iterable[int], key: Callable[[FusionRecord], Hashable]) -> dict[Hashable, list[int]]:
+def _group(
+    fusions: Sequence[FusionRecord], indices: Iterable[int], key: Callable[[FusionRecord], Hashable]
+) -> dict[Hashable, list[int]]:
     groups: dict[Hashable, list[int]] = defaultdict(list)
     for i in indices:
         groups[key(fusions[i])].append(i)
     return groups
 
 
-def _pair_group(a: Sequence[FusionRecord], b: Sequence[FusionRecord], ia: list[int], ib: list[int]) -> list[tuple[int, int]]:
+def _pair_group(
+    a: Sequence[FusionRecord], b: Sequence[FusionRecord], ia: list[int], ib: list[int]
+) -> list[tuple[int, int]]:
     """Pair equally good candidates: same name and trace first, then in capture order."""
     pairs = []
     rest_b = list(ib)
@@ -117,7 +122,7 @@ def match_fusions(
     left_b = dict.fromkeys(range(len(b)))
     matches: list[FusionMatch] = []
 
-    def run_pass(name: str, key: Callable[[FusionRecord], Hashable], unique_only: bool) -> None:
+    def run_pass(name: MatchedBy, key: Callable[[FusionRecord], Hashable], unique_only: bool) -> None:
         groups_a = _group(a, left_a, key)
         groups_b = _group(b, left_b, key)
         for k, ia in groups_a.items():
@@ -205,7 +210,7 @@ class _Lines:
 
 
 def _unmatched_reasons(
-    side: str, left: Iterable[int], fusions: Sequence[FusionRecord], other: Sequence[FusionRecord]
+    side: Side, left: Iterable[int], fusions: Sequence[FusionRecord], other: Sequence[FusionRecord]
 ) -> list[FusionLeftOver]:
     other_side = "B" if side == "A" else "A"
     definitions = Counter(g.structure_hash for g in other)
@@ -254,7 +259,7 @@ def _align_difflib(x: Sequence[str], y: Sequence[str], x0: int, y0: int) -> list
     """Positions of equal names, in order, as ``difflib`` aligns them (offset by ``x0``, ``y0``)."""
     # autojunk off: with many launches of one kernel, difflib would treat it as junk and skip it.
     matcher = difflib.SequenceMatcher(None, x, y, autojunk=False)
-    pairs = []
+    pairs: list[tuple[int, int]] = []
     for a0, b0, size in matcher.get_matching_blocks():
         pairs.extend((x0 + a0 + k, y0 + b0 + k) for k in range(size))
     return pairs
@@ -286,13 +291,19 @@ def _align_long_gap(x: Sequence[str], y: Sequence[str], x0: int, x1: int, y0: in
     px, py = x0, y0
     for ax, ay in anchors:
         if px < ax and py < ay:
-            pairs.extend(_align_walk(x, y, px, ax, py, ay) if (ax - px) * (ay - py) > _DIFFLIB_MAX_PRODUCT
-                         else _align_difflib(x[px:ax], y[py:ay], px, py))
+            pairs.extend(
+                _align_walk(x, y, px, ax, py, ay)
+                if (ax - px) * (ay - py) > _DIFFLIB_MAX_PRODUCT
+                else _align_difflib(x[px:ax], y[py:ay], px, py)
+            )
         pairs.append((ax, ay))
         px, py = ax + 1, ay + 1
     if px < x1 and py < y1:
-        pairs.extend(_align_walk(x, y, px, x1, py, y1) if (x1 - px) * (y1 - py) > _DIFFLIB_MAX_PRODUCT
-                     else _align_difflib(x[px:x1], y[py:y1], px, py))
+        pairs.extend(
+            _align_walk(x, y, px, x1, py, y1)
+            if (x1 - px) * (y1 - py) > _DIFFLIB_MAX_PRODUCT
+            else _align_difflib(x[px:x1], y[py:y1], px, py)
+        )
     return pairs
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Verdict = Literal["SAME", "FASTER", "SLOWER", "AMBIGUOUS"]
-"""Timing verdict of side B relative to side A (``SLOWER``: B takes longer than A)."""
+Verdict = Literal["SAME", "FASTER", "SLOWER", "AMBIGUOUS", "FAILED"]
+"""Timing verdict of side B relative to side A (``SLOWER``: B takes longer than A). ``FAILED``: a
+side's execution of the fusion failed, so it has no samples (see ``FusionPair.failed``)."""
 
 Side = Literal["A", "B"]
 
@@ -106,6 +107,12 @@ class UnmatchedKernel:
     reason: str
 
 
+MatchedBy = Literal[
+    "definition_and_inputs", "definition_and_shapes", "definition", "name", "similar_definition", "same_inputs"
+]
+"""The matching passes of :func:`fusiondiff.diff.match.match_fusions`, strongest first."""
+
+
 @dataclass(frozen=True)
 class FusionPair:
     """A fusion of A matched to a fusion of B, with everything that differs between them."""
@@ -118,7 +125,7 @@ class FusionPair:
     index_a: int
     """Position of the fusion in ``Capture.fusions`` of A."""
     index_b: int
-    matched_by: Literal["definition_and_inputs", "definition_and_shapes", "definition", "name", "similar_definition"]
+    matched_by: MatchedBy
     """Which matching pass paired them, strongest first (see :mod:`fusiondiff.diff.match`)."""
     timing: TimingVerdict
     kernels: tuple[KernelPair, ...] = ()
@@ -211,8 +218,10 @@ class DiffResult:
     def same_speed(self) -> bool:
         """Every matched fusion ran at the same speed on both sides (verdict SAME), none failed,
         and none is missing."""
-        return bool(self.pairs) and not self.missing and all(
-            p.timing.verdict == "SAME" and not p.failed for p in self.pairs
+        return (
+            bool(self.pairs)
+            and not self.missing
+            and all(p.timing.verdict == "SAME" and not p.failed for p in self.pairs)
         )
 
     @property

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from fusiondiff.diff.context import RuleContext, make_finding, show
 from fusiondiff.diff.model import Finding, FusionPair
-from fusiondiff.model import FusionRecord, TensorMeta
+from fusiondiff.model import FusionRecord, TensorMeta, view_extent
 
 _GATHERS = {"ops.index_select": (0, 1), "ops.take_along_axis": (0, 1), "ops.gather": (0, 1)}
 """op -> (position of the indexed tensor, position of the index tensor)."""
@@ -71,9 +71,10 @@ def index_uses(definition: str) -> list[IndexUse]:
         elif op in _GATHERS or op == _EMBEDDING:
             table_at, index_at = _GATHERS.get(op, (1, 0))
             args = call.args
-            if len(args) <= max(table_at, index_at) or not isinstance(args[index_at], ast.Name):
+            index_arg = args[index_at] if len(args) > max(table_at, index_at) else None
+            if not isinstance(index_arg, ast.Name):
                 continue
-            index = origin.get(args[index_at].id)
+            index = origin.get(index_arg.id)
             table = args[table_at]
             if index is None:
                 continue
@@ -126,7 +127,7 @@ def view_past_storage(ctx: RuleContext) -> Iterator[Finding]:
             failing, _ = _sides(ctx, pair, side)
             lines = []
             for meta in failing.inputs:
-                needed = _needed_numel(meta)
+                needed = view_extent(meta)
                 if meta.kind == "tensor" and meta.storage_numel and needed > meta.storage_numel:
                     lines.append(
                         f"{side}'s input {meta.index} ({meta.dtype} {list(meta.shape)} stride {list(meta.stride)}, "
@@ -173,12 +174,6 @@ def _input(fusion: FusionRecord, index: int | None) -> TensorMeta | None:
 
 def _int(value: float | None) -> str:
     return "?" if value is None else str(int(value))
-
-
-def _needed_numel(meta: TensorMeta) -> int:
-    if any(size == 0 for size in meta.shape):
-        return meta.storage_offset
-    return meta.storage_offset + 1 + sum((size - 1) * abs(st) for size, st in zip(meta.shape, meta.stride))
 
 
 def _op_name(func: ast.expr) -> str | None:

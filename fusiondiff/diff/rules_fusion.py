@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from fusiondiff.definition import canonical_definition
 from fusiondiff.diff.compare import lossy_constants
 from fusiondiff.diff.context import (
     RuleContext,
@@ -19,9 +19,7 @@ from fusiondiff.diff.context import (
     us,
 )
 from fusiondiff.diff.model import Finding, FusionPair, KernelPair
-from fusiondiff.definition import canonical_definition
-
-_HISTORY = re.compile(r"_f(?P<f>\d+)_c(?P<c>\d+)_r(?P<r>\d+)_g\d+")
+from fusiondiff.model import kernel_history
 
 
 def definition(ctx: RuleContext) -> Iterator[Finding]:
@@ -30,15 +28,21 @@ def definition(ctx: RuleContext) -> Iterator[Finding]:
         if not any(c.category == "definition" for c in pair.changes):
             continue
         diff = pair.definition_diff
-        lines = [f"definition hash {ctx.fusion_a(pair).structure_hash[:12]} in A, "
-                 f"{ctx.fusion_b(pair).structure_hash[:12]} in B; ops that differ (- A, + B):"]
+        lines = [
+            f"definition hash {ctx.fusion_a(pair).structure_hash[:12]} in A, "
+            f"{ctx.fusion_b(pair).structure_hash[:12]} in B; ops that differ (- A, + B):"
+        ]
         lines += limited([f"  {line}" for line in diff]) if diff else ["  (only whitespace or line order)"]
         title = f"{pair.label} runs another definition"
         yield make_finding("definition", "cause", title, lines, [pair.label], fusion_gap_ns(pair))
 
 
-def _lossy_lines(exact_side: str, exact: tuple[str, ...], printer: str, printed: str, printer_exact: tuple[str, ...]) -> list[str]:
-    ran = f"{printer} ran with {show(list(printer_exact))}" if printer_exact else f"{printer} records no exact constants"
+def _lossy_lines(
+    exact_side: str, exact: tuple[str, ...], printer: str, printed: str, printer_exact: tuple[str, ...]
+) -> list[str]:
+    ran = (
+        f"{printer} ran with {show(list(printer_exact))}" if printer_exact else f"{printer} records no exact constants"
+    )
     return [
         f"{exact_side}'s constant {value} is printed as {literal} in {printer}'s definition ({ran})"
         for literal, value in lossy_constants(printed, exact, printer_exact)
@@ -55,7 +59,9 @@ def constant_precision(ctx: RuleContext) -> Iterator[Finding]:
         if not lines and exact_a and exact_b and exact_a != exact_b:
             lines.append(f"exact constants: {show(exact_a)} in A, {show(exact_b)} in B")
         if lines:
-            lines.append("nvFuser prints doubles with 6 significant digits: a script built from the print runs rounded values")
+            lines.append(
+                "nvFuser prints doubles with 6 significant digits: a script built from the print runs rounded values"
+            )
             title = f"{pair.label} uses constants of another precision"
             yield make_finding("constant_precision", "cause", title, lines, [pair.label], fusion_gap_ns(pair))
 
@@ -130,7 +136,10 @@ def cuda_source(ctx: RuleContext) -> Iterator[Finding]:
                 if c.category == "source"
             ]
             fa, fb = ctx.fusion_a(pair), ctx.fusion_b(pair)
-            if canonical_definition(fa.definition) != canonical_definition(fb.definition) and fa.structure_hash == fb.structure_hash:
+            if (
+                canonical_definition(fa.definition) != canonical_definition(fb.definition)
+                and fa.structure_hash == fb.structure_hash
+            ):
                 lines.append(
                     "the two printed definitions are one fusion but differ in casts that nvFuser's printer adds "
                     "when a printed definition is rebuilt (to Index, or to a value's own dtype); nvFuser compiles "
@@ -147,12 +156,12 @@ def runtime_reuse(ctx: RuleContext) -> Iterator[Finding]:
     for pair in ctx.pairs:
         kernels, lines = [], []
         for k in pair.kernels:
-            ha, hb = _HISTORY.search(k.name_a), _HISTORY.search(k.name_b)
-            if not ha or not hb or (ha["c"], ha["r"]) == (hb["c"], hb["r"]):
+            ha, hb = kernel_history(k.name_a), kernel_history(k.name_b)
+            if not ha or not hb or ha[1:] == hb[1:]:
                 continue
             kernels.append(k)
             lines.append(
-                f"{k.normalized_name}: c{ha['c']}_r{ha['r']} in A, c{hb['c']}_r{hb['r']} in B "
+                f"{k.normalized_name}: c{ha[1]}_r{ha[2]} in A, c{hb[1]}_r{hb[2]} in B "
                 f"({k.name_a.split('(')[0]} vs {k.name_b.split('(')[0]})"
             )
         if kernels:

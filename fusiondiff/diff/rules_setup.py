@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from fusiondiff.diff.compare import input_bytes
 from fusiondiff.diff.context import RuleContext, fusion_gap_ns, limited, make_finding, mib, show
-from fusiondiff.diff.model import Finding, FusionPair
+from fusiondiff.diff.model import Finding, FusionPair, PropertyChange
 from fusiondiff.diff.stats import MIN_SAMPLES
 from fusiondiff.model import Capture, FusionRecord
 
@@ -30,12 +30,20 @@ def env_vars(ctx: RuleContext) -> Iterator[Finding]:
     lines = [f"{c.path.removeprefix('nvfuser_env.')}: {show(c.a)} in A, {show(c.b)} in B" for c in changes]
     lines.append("NVFUSER_* variables change what nvFuser compiles for every fusion of the process")
     names = ", ".join(c.path.removeprefix("nvfuser_env.") for c in changes)
-    yield make_finding("env_vars", "cause", f"NVFUSER_* variables differ ({names})", lines, ctx.labels, ctx.total_gap_ns())
+    yield make_finding(
+        "env_vars", "cause", f"NVFUSER_* variables differ ({names})", lines, ctx.labels, ctx.total_gap_ns()
+    )
+
+
+def protocol_changes(changes: Sequence[PropertyChange]) -> dict[str, PropertyChange]:
+    """The timing protocol's fields that differ, by field name: the ``protocol`` changes
+    :func:`~fusiondiff.diff.compare.compare_captures` found, the one place the protocols are compared."""
+    return {c.path.removeprefix("protocol."): c for c in changes if c.category == "protocol"}
 
 
 def l2_mode(ctx: RuleContext) -> Iterator[Finding]:
     """One side flushed L2 before each sample, the other did not."""
-    if ctx.a.protocol.l2_mode == ctx.b.protocol.l2_mode:
+    if "l2_mode" not in protocol_changes(ctx.changes):
         return
     lines = [
         f"L2 mode: {ctx.a.protocol.l2_mode} in A, {ctx.b.protocol.l2_mode} in B "
@@ -72,38 +80,40 @@ def timed_sm_clock_mhz(capture: Capture) -> float | None:
     return statistics.median(readings) if readings else capture.environment.sm_clock_mhz
 
 
-def _clock_lines(a: Capture, b: Capture) -> list[str]:
-    """Clocks that differ between the captures: the SM clock while timing, the boost limit and the
-    memory clock."""
+def _clock_lines(a: Capture, b: Capture, changes: Sequence[PropertyChange]) -> list[str]:
+    """Clocks that differ between the captures: the SM clock while timing (read around the
+    samples), and among the recorded ``clocks`` changes the boost limit and the memory clock."""
     lines = []
     va, vb = timed_sm_clock_mhz(a), timed_sm_clock_mhz(b)
     if _clocks_apart(va, vb):
         lines.append(f"SM clock while timing: {va:.0f} MHz in A, {vb:.0f} MHz in B")
+    clocks = {c.path: c for c in changes if c.category == "clocks"}
     for name in ("max_sm_clock_mhz", "memory_clock_mhz"):
-        va, vb = getattr(a.environment, name), getattr(b.environment, name)
-        if _clocks_apart(va, vb):
-            lines.append(f"{name}: {show(va)} MHz in A, {show(vb)} MHz in B")
+        change = clocks.get(name)
+        if change is not None and _clocks_apart(change.a, change.b):
+            lines.append(f"{name}: {show(change.a)} MHz in A, {show(change.b)} MHz in B")
     return lines
 
 
 def _capture_issues(ctx: RuleContext) -> list[str]:
     """Measurement problems that affect every fusion of the captures."""
     lines = []
-    pa, pb = ctx.a.protocol, ctx.b.protocol
-    if pa.method != pb.method:
+    protocol = protocol_changes(ctx.changes)
+    if "method" in protocol:
         lines.append(
-            f"timing method: {pa.method} in A, {pb.method} in B: the kernel-record sources count "
-            "different events (a sum of every profiler event is not a sum of kernel times)"
+            f"timing method: {protocol['method'].a} in A, {protocol['method'].b} in B: the kernel-record sources "
+            "count different events (a sum of every profiler event is not a sum of kernel times)"
         )
     for name in ("warmup", "flush_bytes", "on_copies"):
-        va, vb = getattr(pa, name), getattr(pb, name)
-        if va != vb:
-            lines.append(f"protocol {name}: {show(va)} in A, {show(vb)} in B")
-    lines += _clock_lines(ctx.a, ctx.b)
+        if name in protocol:
+            lines.append(f"protocol {name}: {show(protocol[name].a)} in A, {show(protocol[name].b)} in B")
+    lines += _clock_lines(ctx.a, ctx.b, ctx.changes)
     # a warning both captures carry describes both the same way: it does not make them unlike
     shared = set(ctx.a.warnings) & set(ctx.b.warnings)
     for side, capture in (("A", ctx.a), ("B", ctx.b)):
-        lines += [f"{side}'s capture warns: {w}" for w in capture.warnings if _PROFILER_TROUBLE.search(w) and w not in shared]
+        lines += [
+            f"{side}'s capture warns: {w}" for w in capture.warnings if _PROFILER_TROUBLE.search(w) and w not in shared
+        ]
     return lines
 
 
@@ -116,7 +126,9 @@ def _fusion_issues(side: str, f: FusionRecord) -> list[str]:
     if f.timing.count and not any(f.timing.samples_ns):
         lines.append(f"every sample in {side} is 0 ns: the profiler recorded no kernel events")
     if len(f.sm_clock_mhz) >= 2 and _clocks_apart(min(f.sm_clock_mhz), max(f.sm_clock_mhz)):
-        lines.append(f"SM clock moved between {min(f.sm_clock_mhz)} and {max(f.sm_clock_mhz)} MHz during {side}'s samples")
+        lines.append(
+            f"SM clock moved between {min(f.sm_clock_mhz)} and {max(f.sm_clock_mhz)} MHz during {side}'s samples"
+        )
     lines += [f"{side} warns: {w}" for w in f.warnings if _PROFILER_TROUBLE.search(w)]
     return lines
 
@@ -147,25 +159,30 @@ def gpu_or_versions(ctx: RuleContext) -> Iterator[Finding]:
     """Another GPU, driver, CUDA, torch, nvFuser or Thunder version, or another device index."""
     lines = [f"{c.path}: {show(c.a)} in A, {show(c.b)} in B" for c in ctx.capture_changes("environment")]
     for pair in ctx.pairs:
-        lines += [f"{pair.label} {c.path}: {show(c.a)} in A, {show(c.b)} in B" for c in pair.changes if c.category == "environment"]
+        lines += [
+            f"{pair.label} {c.path}: {show(c.a)} in A, {show(c.b)} in B"
+            for c in pair.changes
+            if c.category == "environment"
+        ]
     if lines:
         title = "The captures come from another GPU or software versions"
         yield make_finding("gpu_or_versions", "setup", title, lines, ctx.labels, ctx.total_gap_ns())
 
 
-def capture_warnings(a: Capture, b: Capture) -> list[str]:
-    """One-line notices about comparing these two captures at all (for ``DiffResult.warnings``)."""
+def capture_warnings(a: Capture, b: Capture, changes: Sequence[PropertyChange]) -> list[str]:
+    """One-line notices about comparing these two captures at all (for ``DiffResult.warnings``);
+    ``changes`` are the captures' differences (:func:`~fusiondiff.diff.compare.compare_captures`)."""
     warnings = []
-    pa, pb = a.protocol, b.protocol
+    protocol = protocol_changes(changes)
     differing = [
-        f"{name} {show(getattr(pa, name))} vs {show(getattr(pb, name))}"
+        f"{name} {show(protocol[name].a)} vs {show(protocol[name].b)}"
         for name in ("method", "l2_mode", "warmup", "samples", "flush_bytes", "on_copies")
-        if getattr(pa, name) != getattr(pb, name)
+        if name in protocol
     ]
     if differing:
         warnings.append(f"timing protocols differ ({', '.join(differing)}): the times are not taken like for like")
     ea, eb = a.environment, b.environment
     if ea.gpu_name and eb.gpu_name and ea.gpu_name != eb.gpu_name:
         warnings.append(f"recorded on different GPUs: {ea.gpu_name} vs {eb.gpu_name}")
-    warnings += [f"clocks differ: {line}" for line in _clock_lines(a, b)]
+    warnings += [f"clocks differ: {line}" for line in _clock_lines(a, b, changes)]
     return warnings

@@ -59,10 +59,7 @@ def compare_timings(pairs: Sequence[tuple[Timing, Timing]]) -> list[TimingVerdic
         if a.count >= 2 and b.count >= 2 and abs(med_b[i] - med_a[i]) >= _noise_floor(med_a[i])
     ]
     p_values = _mann_whitney(pairs, needs_test)
-    return [
-        _verdict(a, b, med_a[i], med_b[i], iqr_a[i], iqr_b[i], p_values.get(i))
-        for i, (a, b) in enumerate(pairs)
-    ]
+    return [_verdict(a, b, med_a[i], med_b[i], iqr_a[i], iqr_b[i], p_values.get(i)) for i, (a, b) in enumerate(pairs)]
 
 
 def _noise_floor(median_a_ns: float) -> float:

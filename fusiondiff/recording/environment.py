@@ -9,7 +9,6 @@ import os
 import platform
 import socket
 import sys
-
 from typing import Any
 
 from fusiondiff.model import Environment
@@ -34,7 +33,7 @@ def _version(module: str, distribution: str) -> str | None:
     return str(getattr(mod, "__version__", None))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _nvml(device_index: int) -> tuple[Any, Any] | None:
     """``(pynvml, device handle)``, initialised once per process, or None without NVML."""
     try:
@@ -94,6 +93,6 @@ def collect_environment(device_index: int = 0) -> Environment:
         fusiondiff_version=__version__,
         hostname=socket.gethostname(),
         nvfuser_env=nvfuser_variables(),
-        recorded_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        recorded_at=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         **fields,  # type: ignore[arg-type]
     )

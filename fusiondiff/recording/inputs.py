@@ -12,6 +12,14 @@ from typing import Any
 
 from fusiondiff.errors import ReplayError
 from fusiondiff.model import TensorMeta, alignment_of
+from fusiondiff.recording.synthesis import (
+    INT_RANGES,
+    exact_storage,
+    int_range,
+    pin_range,
+    synthesize_storage,
+    synthesized_numel,
+)
 
 _INTEGER_KINDS = ("int", "uint", "bool")
 
@@ -24,11 +32,17 @@ def _is_tensor(value: Any) -> bool:
 
 def quick_signature(inputs: Sequence[Any]) -> tuple[Any, ...]:
     """What decides a distinct execution, cheap enough for every call (no device sync)."""
-    sig = []
+    sig: list[tuple[Any, ...]] = []
     for value in inputs:
         if _is_tensor(value):
             sig.append(
-                (str(value.dtype), tuple(value.shape), tuple(value.stride()), alignment_of(value.data_ptr()), str(value.device))
+                (
+                    str(value.dtype),
+                    tuple(value.shape),
+                    tuple(value.stride()),
+                    alignment_of(value.data_ptr()),
+                    str(value.device),
+                )
             )
         else:
             sig.append((type(value).__name__,))
@@ -90,30 +104,36 @@ def faithful_copy(value: Any) -> Any:
 
 def materialize(meta: TensorMeta, saved: dict[str, Any] | None = None, device: str | None = None) -> Any:
     """Rebuild an input from its metadata: the exact saved storage when there is one, otherwise a
-    synthesized storage with the same size, offset, strides and integer value range."""
+    synthesized storage with the same size, offset, strides and integer value range, drawn as a
+    repro script draws it (:mod:`fusiondiff.recording.synthesis`)."""
     if meta.kind == "scalar":
         import ast
 
         if meta.scalar_value is None:
             raise ReplayError(f"input {meta.index}: scalar without a recorded value")
-        return ast.literal_eval(meta.scalar_value) if meta.scalar_value not in ("inf", "-inf", "nan") else float(meta.scalar_value)
+        return (
+            ast.literal_eval(meta.scalar_value)
+            if meta.scalar_value not in ("inf", "-inf", "nan")
+            else float(meta.scalar_value)
+        )
     import torch
 
     dtype = getattr(torch, meta.dtype.removeprefix("torch."))
     target = device or meta.device
+    bounds: tuple[int, int] | None = None
     if saved is not None and meta.tensor_key in saved:
-        storage = saved[meta.tensor_key].to(target)
+        storage = exact_storage(saved, meta.tensor_key, dtype, target)
     else:
-        numel = max(meta.storage_numel, 1)
-        if dtype.is_floating_point or dtype.is_complex:
-            storage = torch.randn(numel, dtype=dtype, device=target)
-        elif dtype == torch.bool:
-            storage = torch.randint(0, 2, (numel,), device=target).bool()
+        numel = synthesized_numel(meta)
+        if meta.dtype in INT_RANGES:
+            low, high, _ = int_range(meta.dtype, meta.min_value, meta.max_value)
+            bounds = (low, high)
+            storage = synthesize_storage(numel, dtype, target, low, high)
         else:
-            low = int(meta.min_value) if meta.min_value is not None else 0
-            high = int(meta.max_value) + 1 if meta.max_value is not None else 10
-            storage = torch.randint(low, max(high, low + 1), (numel,), dtype=dtype, device=target)
+            storage = synthesize_storage(numel, dtype, target)
     tensor = storage.as_strided(meta.shape, meta.stride, meta.storage_offset)
+    if bounds is not None:
+        pin_range(tensor, *bounds)
     got = alignment_of(tensor.data_ptr())
     if min(got, 16) != min(meta.alignment_bytes, 16):
         raise ReplayError(

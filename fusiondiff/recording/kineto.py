@@ -20,8 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from fusiondiff.errors import ProfilerError
-from fusiondiff.recording.timing import KernelEvent, KernelSource, SampledRun
 from fusiondiff.model import LaunchConfig
+from fusiondiff.recording.timing import KernelEvent, KernelSource, SampledRun
 
 SAMPLE_PREFIX = "fusiondiff/sample/"
 CANARY_RANGE = "fusiondiff/canary"
@@ -66,7 +66,7 @@ def parse_trace(trace: dict[str, Any], sample_count: int) -> SampledRun:
     for e in events:
         cat, name = e.get("cat"), e.get("name", "")
         if cat == "user_annotation" and name.startswith(SAMPLE_PREFIX):
-            ranges[int(name[len(SAMPLE_PREFIX):])] = (e["ts"], e["ts"] + e["dur"], e.get("tid"))
+            ranges[int(name[len(SAMPLE_PREFIX) :])] = (e["ts"], e["ts"] + e["dur"], e.get("tid"))
         elif cat == "user_annotation" and name == CANARY_RANGE:
             canary = (e["ts"], e["ts"] + e["dur"], e.get("tid"))
         elif cat in _LAUNCH_CATEGORIES and "correlation" in e.get("args", {}):

@@ -13,7 +13,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from fusiondiff.errors import CaptureError
-from fusiondiff.model import FusionFailure, Segment, Segmentation, parse_kernel_name
+from fusiondiff.model import (
+    FailureKind,
+    FusionFailure,
+    Segment,
+    Segmentation,
+    normalize_kernel_names,
+    parse_kernel_name,
+)
 
 _GROUP = re.compile(r"^g\{\((?P<scheduler>[A-Za-z_]+)\)\s*\n\s*group id:\s*(?P<id>\d+)", re.MULTILINE)
 _GLOBAL = re.compile(r"__global__\s+void\s+(?P<name>\w+)\s*\(")
@@ -24,7 +31,9 @@ def frontend() -> Any:
     try:
         import nvfuser_direct
     except ImportError as exc:
-        raise CaptureError(f"nvFuser is not importable ({exc}); install the nvFuser wheel for your CUDA and torch") from None
+        raise CaptureError(
+            f"nvFuser is not importable ({exc}); install the nvFuser wheel for your CUDA and torch"
+        ) from None
     return nvfuser_direct
 
 
@@ -112,20 +121,22 @@ def cuda_sources(fd: Any, inputs: Sequence[Any], device: int | None = None) -> t
     try:
         code = getter(list(inputs), False, device or 0)
     except Exception as exc:  # noqa: BLE001 - segmented fusions may refuse
-        return {}, f"CUDA source not recorded: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+        return (
+            {},
+            f"CUDA source not recorded: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}",
+        )
     return split_cuda_sources(code), None
 
 
 _TENSOR_NAME = re.compile(r"\bT\d+\b")
 _LOCAL_NAME = re.compile(r"\b[ibdf]\d+\b")
-_NVFUSER_KERNEL = re.compile(r"\bnvfuser_([a-z_]+?)_f\d+_c\d+_r\d+_g(\d+)\b")
 
 
 def canonical_source(code: str) -> str:
     """CUDA source with what depends on the process's history taken out: the kernel name's
     f/c/r counters, tensor names from IR numbering (``T21``) and codegen's numbered locals
     (``i12``, ``b4``, ``d5``), renamed in order of appearance."""
-    code = _NVFUSER_KERNEL.sub(lambda m: f"nvfuser_{m[1]}_g{m[2]}", code)
+    code = normalize_kernel_names(code)
     tensors: dict[str, str] = {}
     code = _TENSOR_NAME.sub(lambda m: tensors.setdefault(m[0], f"T{len(tensors)}"), code)
     locals_: dict[str, str] = {}
@@ -163,6 +174,7 @@ def classify_failure(exc: BaseException, log_file: str | None = None) -> FusionF
     message = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
     if len(message) > 240:
         message = message[:237] + "..."
+    kind: FailureKind
     if type(exc).__name__ == "ReplayTimeout":
         kind = "timeout"
     elif any(marker in text for marker in _ILLEGAL_ADDRESS):

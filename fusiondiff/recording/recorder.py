@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fusiondiff.definition import definition_hash, structural_hash
 from fusiondiff.errors import CaptureError, FusionDiffError, ProfilerError
 from fusiondiff.model import (
     Capture,
@@ -28,9 +29,9 @@ from fusiondiff.model import (
     FusionRecord,
     Segmentation,
     Timing,
-    TimingProtocol,
 )
-from fusiondiff.definition import definition_hash, structural_hash
+from fusiondiff.options import RecordingOptions
+from fusiondiff.progress import Progress, silent
 from fusiondiff.recording import inputs as input_tools
 from fusiondiff.recording import nvfuser_adapter as nvf
 from fusiondiff.recording.environment import collect_environment, sm_clock_mhz
@@ -39,7 +40,6 @@ from fusiondiff.recording.seed_method import METHOD as SEED_METHOD
 from fusiondiff.recording.seed_method import SeedMethodSource
 from fusiondiff.recording.timing import KernelSource, kernel_records, measure, noise_summary
 
-Progress = Callable[[str], None]
 InputOverride = Callable[[str, Sequence[Any]], Sequence[Any] | None]
 """Given a definition's structural hash and the script's inputs, the inputs to use instead (or None)."""
 
@@ -92,12 +92,9 @@ class Recorder:
     def __init__(
         self,
         kind: CaptureKind,
-        protocol: TimingProtocol | None = None,
+        options: RecordingOptions | None = None,
         *,
         timing: str = "inline",
-        only: Sequence[str] | None = None,
-        save_inputs: bool = False,
-        cuda_source: bool = False,
         progress: Progress | None = None,
         input_override: InputOverride | None = None,
         source: str = "",
@@ -105,13 +102,14 @@ class Recorder:
     ):
         if timing not in ("inline", "deferred"):
             raise ValueError(f"timing must be 'inline' or 'deferred', not {timing!r}")
+        options = options or RecordingOptions()
         self.kind = kind
-        self.protocol = protocol or TimingProtocol()
+        self.protocol = options.protocol
         self.timing_mode = timing
-        self.only = set(only) if only else None
-        self.save_inputs = save_inputs
-        self.cuda_source = cuda_source
-        self.progress = progress or (lambda message: None)
+        self.only = set(options.only) or None
+        self.save_inputs = options.save_inputs
+        self.cuda_source = options.cuda_source
+        self.progress = progress or silent
         self.input_override = input_override
         self.source = source
         self.warnings: list[str] = []
@@ -156,8 +154,9 @@ class Recorder:
         # kept after uninstall: deferred timing in finish() runs the original execute
         self._execute_untraced = fd_class.execute
         self._environment = collect_environment()
-        # part of the protocol whether or not anything gets timed (a replay that crashes first)
-        self.protocol = dataclasses.replace(self.protocol, flush_bytes=self._flush_bytes())
+        # part of the protocol whether or not anything gets timed (a replay that crashes first);
+        # every sample runs on storage-faithful copies of the inputs (see _before_locked)
+        self.protocol = dataclasses.replace(self.protocol, flush_bytes=self._flush_bytes(), on_copies=True)
         original = fd_class.execute
         recorder = self
 
@@ -345,6 +344,7 @@ class Recorder:
         self._pending[seen.key] = pending
         self._order.append(seen.key)
         copies, seen.copies, seen.inputs = seen.copies, None, []
+        assert copies is not None  # a new execution (_is_new) always has its copies
         if time_now:
             self._time(pending, copies)
         else:
@@ -488,7 +488,7 @@ def _device_index(device: Any, inputs: Sequence[Any]) -> int:
     if isinstance(index, int):
         return index
     for value in inputs:
-        dev = getattr(value, "device", None)
+        dev: Any = getattr(value, "device", None)
         if getattr(dev, "type", None) == "cuda":
             return dev.index or 0
     return 0

@@ -37,10 +37,20 @@ class SeedMethodSource(KernelSource):
             totals.append(1000.0 * sum(e.device_time for e in events))
             kernels = [e for e in events if e.device_type.name == "CUDA"]
             if not kernels:
-                warnings.append("the seed method read no kernel events: its sum is 0 (CUPTI held by another subscriber?)")
-            samples.append(tuple(
-                KernelEvent(name=e.name, start_ns=1000.0 * e.time_range.start, duration_ns=1000.0 * e.device_time,
-                            launch=LaunchConfig(grid=None, block=None))
-                for e in kernels
-            ))
-        return SampledRun(samples=tuple(samples), warnings=tuple(dict.fromkeys(warnings)), fusion_samples_ns=tuple(totals))
+                warnings.append(
+                    "the seed method read no kernel events: its sum is 0 (CUPTI held by another subscriber?)"
+                )
+            samples.append(
+                tuple(
+                    KernelEvent(
+                        name=e.name,
+                        start_ns=1000.0 * e.time_range.start,
+                        duration_ns=1000.0 * e.device_time,
+                        launch=LaunchConfig(grid=None, block=None),
+                    )
+                    for e in kernels
+                )
+            )
+        return SampledRun(
+            samples=tuple(samples), warnings=tuple(dict.fromkeys(warnings)), fusion_samples_ns=tuple(totals)
+        )

@@ -80,7 +80,9 @@ def measure(
     return run
 
 
-def kernel_records(run: SampledRun, source_hashes: dict[str, str] | None = None) -> tuple[tuple[KernelRecord, ...], Timing, list[str]]:
+def kernel_records(
+    run: SampledRun, source_hashes: dict[str, str] | None = None
+) -> tuple[tuple[KernelRecord, ...], Timing, list[str]]:
     """Group a sampled run's kernels into per-kernel records (by launch position) and a fusion timing.
 
     Returns ``(kernels, fusion_timing, warnings)``. Samples normally launch the same kernels; when

@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from fusiondiff.errors import CaptureError, FusionDiffError, ReplayError
-from fusiondiff.model import FusionRecord, TimingProtocol
-from fusiondiff.recording.recorder import Progress, Recorder
+from fusiondiff.model import FusionRecord
+from fusiondiff.options import RecordingOptions
+from fusiondiff.progress import Progress
+from fusiondiff.recording.recorder import Recorder
 from fusiondiff.store import save_capture
 
 
@@ -79,11 +81,9 @@ class InputSubstitution:
 def run_replay(
     scripts: str | Sequence[str],
     output: str,
+    options: RecordingOptions | None = None,
     *,
-    protocol: TimingProtocol | None = None,
     inputs_capture: str | None = None,
-    save_inputs: bool = False,
-    cuda_source: bool = False,
     progress: Progress | None = None,
     kind_note: str = "",
     log_file: str | None = None,
@@ -92,7 +92,7 @@ def run_replay(
     ``output``. A fusion that fails is kept with its inputs and the failure; the capture is written
     all the same, so the differ can say why."""
     from fusiondiff.replay.legacy import translate_legacy
-    from fusiondiff.replay.repro import script_nvfuser_env
+    from fusiondiff.replay.script_env import script_nvfuser_env
 
     scripts = [scripts] if isinstance(scripts, str) else list(scripts)
     programs = []
@@ -110,8 +110,13 @@ def run_replay(
     override = InputSubstitution(inputs_capture) if inputs_capture else None
     source = scripts[0] if len(scripts) == 1 else f"{len(scripts)} scripts: {', '.join(scripts)}"
     recorder = Recorder(
-        "replay", protocol, timing="deferred", save_inputs=save_inputs, cuda_source=cuda_source,
-        progress=progress, input_override=override, source=source + kind_note, log_file=log_file,
+        "replay",
+        options,
+        timing="deferred",
+        progress=progress,
+        input_override=override,
+        source=source + kind_note,
+        log_file=log_file,
     )
     failures: list[tuple[str, str]] = []
     recorder.install()
@@ -145,29 +150,34 @@ def run_replay(
         if failures and recorder.fusion_count == 0:
             return ReplayOutcome(status=failures[0][0], message=f"{failures[0][1]}; no fusion was executed before it")
         if recorder.fusion_count == 0:
-            return ReplayOutcome(status="error", message="the script executed no fusion (no FusionDefinition.execute ran)")
+            return ReplayOutcome(
+                status="error", message="the script executed no fusion (no FusionDefinition.execute ran)"
+            )
         return ReplayOutcome(status="error", message=str(exc))
     path = save_capture(capture, output, recorder.tensors or None)
     failed = [f for f in capture.fusions if f.failure is not None]
-    written = {"fusions": len(capture.fusions), "written": str(path)}
+    count, written = len(capture.fusions), str(path)
     if failed:
-        first = failed[0]
-        assert first.failure is not None
+        first_failed = failed[0]
+        assert first_failed.failure is not None
         where = f"; full output in {log_file} beside it" if log_file else ""
         return ReplayOutcome(
             status="fusion_failed",
             message=(
-                f"{first.name} failed ({first.failure.kind.replace('_', ' ')}: {first.failure.message})"
+                f"{first_failed.name} failed ({first_failed.failure.kind.replace('_', ' ')}: "
+                f"{first_failed.failure.message})"
                 + (f" and {len(failed) - 1} more" if len(failed) > 1 else "")
                 + f"; the capture was written to {path} for `fusiondiff diff`{where}"
             ),
-            **written,
+            fusions=count,
+            written=written,
         )
     if failures:
         return ReplayOutcome(
             status=failures[0][0],
             message=f"{failures[0][1]}; the {len(capture.fusions)} fusion(s) executed were written to {path}",
-            **written,
+            fusions=count,
+            written=written,
         )
     if override is not None and not override.used:
         # the user asked for the live inputs: a replay on the script's own inputs is not that run
@@ -177,9 +187,10 @@ def run_replay(
                 f"--inputs: no fusion of the script has the definition of a fusion in {inputs_capture}, so the "
                 f"script's own inputs were used; that replay was written to {path}"
             ),
-            **written,
+            fusions=count,
+            written=written,
         )
-    return ReplayOutcome(status="ok", **written)
+    return ReplayOutcome(status="ok", fusions=count, written=written)
 
 
 def _run_one(script: str, code: Any) -> tuple[str, str] | None:
@@ -227,23 +238,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Child entry point: one JSON argument with the replay's parameters and a status file path."""
     params = json.loads((argv or sys.argv[1:])[0])
     signal.signal(signal.SIGTERM, _on_sigterm)
-    protocol = TimingProtocol(**params["protocol"])
 
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
     try:
+        options = RecordingOptions.from_jsonable(params["options"], "the replay's options")
         outcome = run_replay(
-            params["scripts"], params["output"], protocol=protocol, inputs_capture=params.get("inputs"),
-            save_inputs=params.get("save_inputs", False), cuda_source=params.get("cuda_source", False),
-            progress=progress, log_file=params.get("log"),
+            params["scripts"],
+            params["output"],
+            options,
+            inputs_capture=params.get("inputs"),
+            progress=progress,
+            log_file=params.get("log"),
         )
     except ReplayTimeout:
         outcome = ReplayOutcome(status="timeout", message="stopped at the timeout while timing")
     except FusionDiffError as exc:
         outcome = ReplayOutcome(status="error", message=str(exc))
     except SyntaxError as exc:
-        outcome = ReplayOutcome(status="error", message=f"{exc.filename} is not valid Python: {exc.msg} (line {exc.lineno})")
+        outcome = ReplayOutcome(
+            status="error", message=f"{exc.filename} is not valid Python: {exc.msg} (line {exc.lineno})"
+        )
     except Exception as exc:  # noqa: BLE001 - an internal failure still reaches the parent as one line
         if os.environ.get("FUSIONDIFF_DEBUG"):
             import traceback

@@ -146,7 +146,11 @@ class _Rewriter(ast.NodeTransformer):
                 return self.legacy_names[node.id]
             if self.star_import and node.id in rules.DROPPED_NAMES | set(rules.NAMES) | {"FusionDefinition"}:
                 return node.id
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in self.legacy_aliases:
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in self.legacy_aliases
+        ):
             return node.attr
         return None
 
@@ -156,7 +160,9 @@ class _Rewriter(ast.NodeTransformer):
     def _is_fusion_cache_call(self, node: ast.AST, *methods: str) -> bool:
         """``FusionCache.<method>(...)`` for one of ``methods``."""
         return (
-            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in methods
             and self._legacy_name(node.func.value) == "FusionCache"
         )
 
@@ -258,7 +264,9 @@ class _Rewriter(ast.NodeTransformer):
             return self._delete(node)
         new = ast.ImportFrom(module=direct, names=names, level=0)
         dropped = [a.name for a in node.names if a.name in rules.DROPPED_NAMES]
-        what = f"from {module} import -> from {direct} import" + (f" (dropped: {', '.join(dropped)})" if dropped else "")
+        what = f"from {module} import -> from {direct} import" + (
+            f" (dropped: {', '.join(dropped)})" if dropped else ""
+        )
         return self._edit(node, new, what)
 
     def _submodule(self, dotted: str, node: ast.AST) -> str | None:
@@ -301,7 +309,11 @@ class _Rewriter(ast.NodeTransformer):
         for item in node.items:
             self.visit(item)
             call, name = item.context_expr, item.optional_vars
-            if isinstance(call, ast.Call) and self._is_fusion_definition_class(call.func) and isinstance(name, ast.Name):
+            if (
+                isinstance(call, ast.Call)
+                and self._is_fusion_definition_class(call.func)
+                and isinstance(name, ast.Name)
+            ):
                 self.scopes[-1].definitions.add(name.id)
         node.body = [self.visit(stmt) for stmt in node.body]
         return node
@@ -463,7 +475,12 @@ class _Rewriter(ast.NodeTransformer):
         if name in ("uniform", "normal") and len(args) == 4:
             # dtype was the 4th positional argument until e30b6bbc3 (2023-11-15); keyword-only since
             keywords.append(ast.keyword(arg="dtype", value=args.pop()))
-        if name == "sdpfa_fwd" and 4 <= len(args) <= 6 and not {"bias", "mask"} & set(kw) and self._scalar_like(args[3]):
+        if (
+            name == "sdpfa_fwd"
+            and 4 <= len(args) <= 6
+            and not {"bias", "mask"} & set(kw)
+            and self._scalar_like(args[3])
+        ):
             # (query, key, value, dropout_p, is_causal, scale) from ef611eaf3 (2024-08-06) until bias and
             # mask came before dropout_p in 1db87d170 (2026-01-05); printed definitions passed all 6
             names = ("dropout_p", "is_causal", "scale")
@@ -509,7 +526,9 @@ class _Rewriter(ast.NodeTransformer):
             chain, dropped = rules.INTROSPECTION[name]
             func = _attr(receiver, *chain.split("."))
             keywords = [k for k in keywords if k.arg not in dropped]
-        elif name in ("last_cuda_code", "debug_output") or (name in ("profile", "id") and self._is_definition(receiver)):
+        elif name in ("last_cuda_code", "debug_output") or (
+            name in ("profile", "id") and self._is_definition(receiver)
+        ):
             self._refuse(name, node, f"fd.{name}()")
             return node
         if func is node.func and args == node.args and keywords == node.keywords:
@@ -558,7 +577,9 @@ def _name_of(node: ast.AST) -> str | None:
 
 def _annotated_kind(annotation: ast.expr) -> str | None:
     """'tensor' or 'scalar' for a parameter annotated with a legacy or direct value class."""
-    return {"Tensor": "tensor", "TensorView": "tensor", "Scalar": "scalar", "Val": "scalar"}.get(_name_of(annotation) or "")
+    return {"Tensor": "tensor", "TensorView": "tensor", "Scalar": "scalar", "Val": "scalar"}.get(
+        _name_of(annotation) or ""
+    )
 
 
 def _deletions(tree: ast.Module, deleted: list[ast.stmt], source: str) -> list[_Edit]:
@@ -628,7 +649,7 @@ def _refusal(found: list[tuple[str, str, int]]) -> str:
         named = f"{construct} ({'line' if len(nums) == 1 else 'lines'} {', '.join(map(str, nums))})"
         parts.append((named, rules.NO_EQUIVALENT[kind]))
     if len(parts) == 1:
-        (named, advice), = parts
+        ((named, advice),) = parts
         return f"fusiondiff could not translate {named} to {DIRECT_MODULE}: {advice}"
     listed = "; ".join(f"{named}: {advice}" for named, advice in parts)
     return f"fusiondiff could not translate {len(parts)} constructs to {DIRECT_MODULE}: {listed}"

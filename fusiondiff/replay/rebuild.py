@@ -27,6 +27,7 @@ import re
 import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from fusiondiff.errors import ReplayError
 
@@ -145,7 +146,7 @@ def index_literals(definition: str) -> tuple[str, int]:
             elif isinstance(arg, ast.Name) and arg.id not in index_names:
                 index_names.add(arg.id)
                 pending.append(arg.id)
-    literals += [c for c in cast_literals if c.value in extents and c.value > 1]
+    literals += [c for c in cast_literals if isinstance(c.value, int) and c.value in extents and c.value > 1]
     unique = {(c.lineno, c.col_offset): c for c in literals}
     edits = [
         (c.lineno, c.col_offset, c.end_col_offset or c.col_offset, _INDEX_SCALAR.format(value=c.value))
@@ -180,7 +181,7 @@ def _op_name(func: ast.expr) -> str | None:
     return ".".join(reversed(parts))
 
 
-def _is_int_literal(node: ast.expr) -> bool:
+def _is_int_literal(node: ast.expr) -> TypeGuard[ast.Constant]:
     return isinstance(node, ast.Constant) and type(node.value) is int
 
 
@@ -196,5 +197,5 @@ def _shape(call: ast.Call) -> set[int]:
     found: set[int] = set()
     for keyword in call.keywords:
         if keyword.arg in ("shape", "new_shape") and isinstance(keyword.value, (ast.List, ast.Tuple)):
-            found.update(e.value for e in keyword.value.elts if _is_int_literal(e))
+            found.update(e.value for e in keyword.value.elts if _is_int_literal(e) and isinstance(e.value, int))
     return found

@@ -11,15 +11,18 @@ safetensors when it loads the exact inputs). Rendering is pure text: no torch he
 from __future__ import annotations
 
 import ast
-import math
+import inspect
 import os
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from fusiondiff.errors import FusionDiffError, ReplayError
 from fusiondiff.model import Capture, Environment, FusionRecord, TensorMeta
+from fusiondiff.recording import synthesis
+from fusiondiff.recording.synthesis import INT_RANGES, int_range, synthesized_numel
 from fusiondiff.replay.legacy import translate_legacy
 from fusiondiff.replay.rebuild import Rebuilt, faithful_definition
 from fusiondiff.replay.script_safety import (
@@ -31,22 +34,11 @@ from fusiondiff.replay.script_safety import (
     text_literal,
 )
 from fusiondiff.store import check_not_input, load_capture, tensors_path_for, write_text
-_INT_RANGES = {
-    "torch.uint8": (0, 2**8 - 1),
-    "torch.int8": (-(2**7), 2**7 - 1),
-    "torch.int16": (-(2**15), 2**15 - 1),
-    "torch.uint16": (0, 2**16 - 1),
-    "torch.int32": (-(2**31), 2**31 - 1),
-    "torch.uint32": (0, 2**32 - 1),
-    "torch.int64": (-(2**63), 2**63 - 1),
-    "torch.uint64": (0, 2**64 - 1),
-}
+
 _MAX_STEM = 80
 """Longest file name stem of a written script, before its suffixes (names come from captures)."""
 _MAX_SCALAR_TEXT = 100
 """Longest scalar value text read as a number (``repr`` of a complex double is under 60)."""
-_DEFAULT_RANGE = (0, 9)
-"""Integer values when the capture did not record a range: nvFuser's own repro draws 0..9 too."""
 
 
 def render_repro(
@@ -126,9 +118,7 @@ def write_repros(
     return [path for path, _ in rendered]
 
 
-def select_fusions(
-    capture: Capture, fusion: str | None = None, origin: str = "capture"
-) -> tuple[FusionRecord, ...]:
+def select_fusions(capture: Capture, fusion: str | None = None, origin: str = "capture") -> tuple[FusionRecord, ...]:
     """The capture's fusions, or the one ``fusion`` names: ``#N``, its position in the capture
     (from ``#0``, as ``fusiondiff show`` numbers them), a name (``nvFusion0``), a key
     (``forward/nvFusion0/1a2b...``) or the start of a key (``forward/nvFusion0``). Two records can
@@ -142,7 +132,9 @@ def select_fusions(
     position = re.fullmatch(r"#([0-9]{1,9})", fusion)
     if position:
         if int(position[1]) >= len(fusions):
-            raise FusionDiffError(f"{origin} has no fusion {fusion}: it holds {len(fusions)}, #0 to #{len(fusions) - 1}")
+            raise FusionDiffError(
+                f"{origin} has no fusion {fusion}: it holds {len(fusions)}, #0 to #{len(fusions) - 1}"
+            )
         return (fusions[int(position[1])],)
     matches = [
         i for i, f in enumerate(fusions) if fusion in (f.name, f.key) or ("/" in fusion and f.key.startswith(fusion))
@@ -156,32 +148,6 @@ def select_fusions(
     return (fusions[matches[0]],)
 
 
-def script_nvfuser_env(source: str, filename: str = "<script>") -> dict[str, str]:
-    """The ``NVFUSER_*`` variables a script sets at its top level with ``os.environ[NAME] = "value"``.
-
-    A runner that imports ``nvfuser_direct`` before running the script (to intercept ``execute``)
-    should put these in the process environment first: set later, nvFuser may never read them.
-    """
-    try:
-        body = ast.parse(source, filename=filename).body
-    except SyntaxError as exc:
-        raise ReplayError(f"{filename} is not valid Python: {exc.msg} (line {exc.lineno})") from None
-    found: dict[str, str] = {}
-    for stmt in body:
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
-            continue
-        target, value = stmt.targets[0], stmt.value
-        if not (isinstance(target, ast.Subscript) and ast.unparse(target.value) == "os.environ"):
-            continue
-        name = target.slice
-        if (
-            isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.startswith("NVFUSER_")
-            and isinstance(value, ast.Constant) and isinstance(value.value, str)
-        ):
-            found[name.value] = value.value
-    return found
-
-
 # --------------------------------------------------------------------------------------------
 # Script sections
 
@@ -192,7 +158,9 @@ def _rebuild_notes(rebuilt: Rebuilt) -> list[str]:
     if rebuilt.restored or rebuilt.ambiguous:
         lines.append("# Constants nvFuser printed with 6 significant digits, restored from the recorded exact values:")
         lines += [f"#   {printed} -> {value}" for printed, value in rebuilt.restored]
-        lines += [f"#   {printed}: several recorded constants round to it, left as printed" for printed in rebuilt.ambiguous]
+        lines += [
+            f"#   {printed}: several recorded constants round to it, left as printed" for printed in rebuilt.ambiguous
+        ]
     if rebuilt.index_literals:
         lines.append(
             f"# {rebuilt.index_literals} integer literal(s) defined as DataType.Index scalars, as in the recorded"
@@ -262,33 +230,22 @@ def _environment(nvfuser_env: dict[str, str]) -> list[str]:
 
 
 def _helpers(inputs: list[TensorMeta], tensors_file: str | None) -> list[str]:
+    """The helper functions the inputs section calls, copied from
+    :mod:`fusiondiff.recording.synthesis` (the replay's ``--inputs`` draws with the same ones)."""
     tensors = [m for m in inputs if m.kind == "tensor"]
+    synthesized = [m for m in tensors if m.tensor_key is None or tensors_file is None]
+    helpers: list[Callable[..., Any]] = []
+    if synthesized:
+        helpers.append(synthesis.synthesize_storage)
+    if any(m.dtype in INT_RANGES for m in synthesized):
+        helpers.append(synthesis.pin_range)
+    if tensors_file is not None:
+        helpers.append(synthesis.exact_storage)
+    if any(m.device.startswith("cuda") and m.alignment_bytes for m in tensors):
+        helpers += [synthesis.alignment_of, synthesis.check_alignment]
     lines: list[str] = []
-    if any(m.tensor_key is None or tensors_file is None for m in tensors):
-        lines += [
-            "",
-            "def _storage(numel, dtype, device, low=0, high=9):",
-            "    # A fresh storage: the caching allocator aligns it to 512 bytes, so the recorded storage",
-            "    # offset alone gives the data pointer the alignment it had in the recording.",
-            "    if dtype.is_floating_point or dtype.is_complex:",
-            "        # randn has no kernels for 1-byte floats: draw in float32 and convert.",
-            "        draw = dtype if dtype.itemsize > 1 else torch.float32",
-            "        return torch.randn(numel, dtype=draw, device=device).to(dtype)",
-            "    if dtype == torch.bool:",
-            "        return torch.randint(0, 2, (numel,), device=device).bool()",
-            "    return torch.randint(low, high + 1, (numel,), dtype=dtype, device=device)",
-            "",
-        ]
-    if any(m.tensor_key is None or tensors_file is None for m in tensors if m.dtype in _INT_RANGES):
-        lines += [
-            "",
-            "def _pin_range(tensor, low, high):",
-            "    # A random draw rarely hits the recorded extremes: write them into the view's first and last",
-            "    # elements, so the input holds exactly the recorded value range.",
-            "    tensor[(0,) * tensor.dim()] = low",
-            "    tensor[tuple(size - 1 for size in tensor.shape)] = high",
-            "",
-        ]
+    for helper in helpers:
+        lines += ["", *inspect.getsource(helper).rstrip("\n").splitlines(), ""]
     if tensors_file is not None:
         lines += [
             "",
@@ -301,25 +258,6 @@ def _helpers(inputs: list[TensorMeta], tensors_file: str | None) -> list[str]:
             "if not TENSORS_FILE.exists():",
             "    sys.exit(f'exact inputs not found: {TENSORS_FILE} (keep it where the capture saved it)')",
             "_SAVED = load_file(str(TENSORS_FILE))",
-            "",
-            "",
-            "def _exact(key, dtype, device):",
-            "    # Each saved tensor is the input's whole storage, flat. Copied into a fresh storage (aligned",
-            "    # to 512 bytes by the caching allocator) so the storage offset sets the alignment.",
-            "    return _SAVED[key].to(device, copy=True).view(dtype)",
-            "",
-        ]
-    if any(m.device.startswith("cuda") and m.alignment_bytes for m in tensors):
-        lines += [
-            "",
-            "def _check_alignment(index, tensor, recorded):",
-            "    # Largest power of two dividing the data pointer, capped at 256, as fusiondiff records it:",
-            "    # nvFuser vectorizes by it, so another alignment can mean another kernel.",
-            "    ptr = tensor.data_ptr()",
-            "    got = 256 if ptr == 0 else min(ptr & -ptr, 256)",
-            "    if got != recorded:",
-            "        print(f'warning: input {index} is {got}-byte aligned; in the recording it was {recorded}',",
-            "              file=sys.stderr)",
             "",
         ]
     return lines
@@ -341,23 +279,23 @@ def _inputs(fusion: FusionRecord, inputs: list[TensorMeta], exact: bool) -> list
         describe = f"# input {meta.index}: {dtype} shape {shape} stride {stride}, storage offset {offset}"
         if exact and meta.tensor_key is not None:
             lines.append(describe + ", exact values")
-            exact_storage = f"_exact({literal(meta.tensor_key, 'tensor key', where)}, {dtype}, {device})"
+            exact_storage = f"exact_storage(_SAVED, {literal(meta.tensor_key, 'tensor key', where)}, {dtype}, {device})"
             lines.append(f"inputs.append({exact_storage}.as_strided({layout}))")
         else:
-            numel = max(int(meta.storage_numel), _needed_numel(meta))
+            numel = synthesized_numel(meta)
             bounds = ""
-            if dtype in _INT_RANGES:
-                low, high, why = _int_range(meta)
-                describe += f", values {low}..{high}{why}"
+            if dtype in INT_RANGES:
+                low, high, recorded = int_range(dtype, meta.min_value, meta.max_value)
+                describe += f", values {low}..{high}" + ("" if recorded else " (range not recorded)")
                 bounds = f", {low}, {high}"
             lines.append(describe)
-            storage = f"_storage({numel}, {dtype}, {device}{bounds})"
+            storage = f"synthesize_storage({numel}, {dtype}, {device}{bounds})"
             lines.append(f"inputs.append({storage}.as_strided({layout}))")
-            if bounds and all(size > 0 for size in meta.shape) and len(meta.shape) > 0:
+            if bounds:
                 # the recorded extremes themselves, so the replay records the same range
-                lines.append(f"_pin_range(inputs[-1], {low}, {high})")
+                lines.append(f"pin_range(inputs[-1], {low}, {high})")
         if meta.device.startswith("cuda") and meta.alignment_bytes:
-            lines.append(f"_check_alignment({meta.index}, inputs[-1], {int(meta.alignment_bytes)})")
+            lines.append(f"check_alignment({meta.index}, inputs[-1], {int(meta.alignment_bytes)})")
     return lines + [""]
 
 
@@ -391,23 +329,6 @@ def _scalar_literal(fusion: FusionRecord, meta: TensorMeta) -> str:
     if type(value) not in (int, float, bool, complex):
         raise ReplayError(f"{fusion.key}: input {meta.index} has scalar value {text!r:.40}, not a number")
     return repr(value)
-
-
-def _int_range(meta: TensorMeta) -> tuple[int, int, str]:
-    lo, hi = meta.min_value, meta.max_value
-    if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
-        return (*_DEFAULT_RANGE, " (range not recorded)")
-    low, high = math.floor(lo), math.ceil(hi)
-    dmin, dmax = _INT_RANGES[meta.dtype]
-    # randint's bound is exclusive and must fit the dtype, so the dtype's largest value is given up.
-    return max(low, dmin), min(high, dmax - 1), ""
-
-
-def _needed_numel(meta: TensorMeta) -> int:
-    """Elements as_strided reaches: storage offset plus the largest linear index, plus one."""
-    if any(size == 0 for size in meta.shape):
-        return int(meta.storage_offset)
-    return int(meta.storage_offset) + 1 + sum((size - 1) * abs(st) for size, st in zip(meta.shape, meta.stride))
 
 
 def _ints(values: Sequence[int]) -> str:

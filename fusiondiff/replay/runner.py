@@ -18,13 +18,13 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from fusiondiff.errors import ReplayError
-from fusiondiff.model import TimingProtocol
-from fusiondiff.recording.recorder import Progress
+from fusiondiff.options import RecordingOptions
+from fusiondiff.progress import Progress, silent
 from fusiondiff.replay.child import ReplayOutcome, read_script, run_replay
 
 GRACE_S = 120.0
@@ -84,15 +84,26 @@ def _forward(stream: IO[bytes], log: IO[bytes]) -> None:
             _stderr_write(line)
 
 
+def child_command(params: dict[str, Any]) -> list[str]:
+    """The replay child's command line: this Python running :mod:`fusiondiff.replay.child`, its
+    parameters (with ``status``, the file it reports its :class:`ReplayOutcome` in) as one JSON argument."""
+    return [sys.executable, "-m", "fusiondiff.replay.child", json.dumps(params)]
+
+
 def _run_child(
-    params: dict, timeout_s: float, progress: Progress, log_file: Path, child_env: Mapping[str, str] | None = None
+    params: dict[str, Any],
+    timeout_s: float,
+    progress: Progress,
+    log_file: Path,
+    command: Callable[[dict[str, Any]], list[str]] = child_command,
+    child_env: Mapping[str, str] | None = None,
 ) -> ReplayOutcome:
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="fusiondiff-replay-") as tmp, open(log_file, "wb") as log:
         status = Path(tmp) / "status.json"
         params = {**params, "status": str(status), "log": log_file.name}
         proc = subprocess.Popen(
-            [sys.executable, "-m", "fusiondiff.replay.child", json.dumps(params)],
+            command(params),
             start_new_session=True,
             env={**os.environ, **child_env} if child_env else None,
             stdout=subprocess.PIPE,
@@ -124,10 +135,14 @@ def _run_child(
         if status.exists():
             outcome = ReplayOutcome(**json.loads(status.read_text()))
             if timed_out and outcome.status != "timeout":
-                outcome = dataclasses.replace(outcome, status="timeout", message=f"timed out after {timeout_s:.0f} s; " + outcome.message)
+                outcome = dataclasses.replace(
+                    outcome, status="timeout", message=f"timed out after {timeout_s:.0f} s; " + outcome.message
+                )
             return outcome
         if timed_out:
-            return ReplayOutcome(status="timeout", message=f"the script ran past {timeout_s:.0f} s and was killed; nothing was recorded")
+            return ReplayOutcome(
+                status="timeout", message=f"the script ran past {timeout_s:.0f} s and was killed; nothing was recorded"
+            )
         code = proc.returncode
         died = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         return ReplayOutcome(
@@ -139,12 +154,10 @@ def replay_scripts(
     scripts: Sequence[str],
     *,
     output: str,
-    protocol: TimingProtocol | None = None,
+    options: RecordingOptions | None = None,
     inputs_capture: str | None = None,
     in_process: bool = False,
     timeout_s: float = 900.0,
-    save_inputs: bool = False,
-    cuda_source: bool = False,
     progress: Progress | None = None,
     child_env: Mapping[str, str] | None = None,
 ) -> Path:
@@ -153,7 +166,8 @@ def replay_scripts(
     :class:`ReplayError` on failure, after keeping whatever was recorded (a fusion that failed is in
     the capture with its failure). ``child_env`` is added to the child's environment (the round
     trip gives each worker its GPU with ``CUDA_VISIBLE_DEVICES``); not with ``in_process``."""
-    progress = progress or (lambda message: None)
+    progress = progress or silent
+    options = options or RecordingOptions()
     scripts = expand_scripts(scripts)
     for script in scripts:
         _check_script(script)
@@ -161,22 +175,18 @@ def replay_scripts(
         from fusiondiff.store import load_capture
 
         load_capture(inputs_capture)  # a bad --inputs file fails before the script runs
-    protocol = protocol or TimingProtocol()
     if in_process:
         outcome = run_replay(
-            scripts, output, protocol=protocol, inputs_capture=inputs_capture, save_inputs=save_inputs,
-            cuda_source=cuda_source, progress=progress, kind_note=" (in-process)",
+            scripts, output, options, inputs_capture=inputs_capture, progress=progress, kind_note=" (in-process)"
         )
     else:
         params = {
             "scripts": scripts,
             "output": output,
-            "protocol": dataclasses.asdict(protocol),
+            "options": options.to_jsonable(),
             "inputs": inputs_capture,
-            "save_inputs": save_inputs,
-            "cuda_source": cuda_source,
         }
-        outcome = _run_child(params, timeout_s, progress, log_path_for(output), child_env)
+        outcome = _run_child(params, timeout_s, progress, log_path_for(output), child_env=child_env)
     if outcome.status != "ok":
         raise ReplayError(outcome.message)
     assert outcome.written is not None

@@ -161,10 +161,12 @@ def _check_call(node: ast.expr, defined: set[str], where: str) -> None:
     owner = func.value if isinstance(func, ast.Attribute) else None
     on_fd = isinstance(owner, ast.Name) and owner.id == FD
     on_ops = (
-        isinstance(owner, ast.Attribute) and owner.attr == "ops" and isinstance(owner.value, ast.Name)
+        isinstance(owner, ast.Attribute)
+        and owner.attr == "ops"
+        and isinstance(owner.value, ast.Name)
         and owner.value.id == FD
     )
-    if not (on_fd or on_ops) or not _CALLABLE_ATTR.fullmatch(func.attr):  # type: ignore[union-attr]
+    if not (on_fd or on_ops) or not _CALLABLE_ATTR.fullmatch(func.attr):  # type: ignore[attr-defined]
         _refuse(where, func, f"calling {_shown_code(func)} (only fd.<op> and fd.ops.<op> may be called)")
     for arg in node.args:
         _check_value(arg, defined, where)
@@ -204,28 +206,67 @@ def _check_value(node: ast.expr, defined: set[str], where: str) -> None:
 def _is_non_finite(node: ast.expr) -> bool:
     """``float("inf")``, ``float("-inf")`` or ``float("nan")``."""
     return (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float"
-        and not node.keywords and len(node.args) == 1 and isinstance(node.args[0], ast.Constant)
-        and node.args[0].value in _NON_FINITE and type(node.args[0].value) is str
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "float"
+        and not node.keywords
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value in _NON_FINITE
+        and type(node.args[0].value) is str
     )
 
 
 _CONSTRUCTS = {
-    ast.Import: "an import", ast.ImportFrom: "an import", ast.Lambda: "a lambda",
-    ast.ListComp: "a comprehension", ast.SetComp: "a comprehension", ast.DictComp: "a comprehension",
-    ast.GeneratorExp: "a comprehension", ast.JoinedStr: "an f-string", ast.FormattedValue: "an f-string",
-    ast.BinOp: "an operator", ast.BoolOp: "an operator", ast.Compare: "a comparison", ast.IfExp: "a conditional",
-    ast.UnaryOp: "an operator", ast.Subscript: "a subscript", ast.Starred: "a starred expression",
-    ast.Dict: "a dict", ast.Set: "a set", ast.Await: "await", ast.Yield: "yield", ast.YieldFrom: "yield",
-    ast.NamedExpr: "an assignment expression", ast.Attribute: "an attribute", ast.Name: "a bare name",
-    ast.Constant: "a bare constant", ast.Call: "a call",
-    ast.FunctionDef: "a function definition", ast.AsyncFunctionDef: "an async function", ast.ClassDef: "a class",
-    ast.Return: "return", ast.Delete: "del", ast.AugAssign: "an augmented assignment",
-    ast.AnnAssign: "an annotated assignment", ast.For: "a for loop", ast.AsyncFor: "a for loop",
-    ast.While: "a while loop", ast.If: "an if statement", ast.With: "a with statement",
-    ast.AsyncWith: "a with statement", ast.Raise: "raise", ast.Try: "a try statement", ast.Assert: "assert",
-    ast.Global: "global", ast.Nonlocal: "nonlocal", ast.Pass: "pass", ast.Break: "break",
-    ast.Continue: "continue", ast.Expr: "an expression", ast.Assign: "an assignment",
+    ast.Import: "an import",
+    ast.ImportFrom: "an import",
+    ast.Lambda: "a lambda",
+    ast.ListComp: "a comprehension",
+    ast.SetComp: "a comprehension",
+    ast.DictComp: "a comprehension",
+    ast.GeneratorExp: "a comprehension",
+    ast.JoinedStr: "an f-string",
+    ast.FormattedValue: "an f-string",
+    ast.BinOp: "an operator",
+    ast.BoolOp: "an operator",
+    ast.Compare: "a comparison",
+    ast.IfExp: "a conditional",
+    ast.UnaryOp: "an operator",
+    ast.Subscript: "a subscript",
+    ast.Starred: "a starred expression",
+    ast.Dict: "a dict",
+    ast.Set: "a set",
+    ast.Await: "await",
+    ast.Yield: "yield",
+    ast.YieldFrom: "yield",
+    ast.NamedExpr: "an assignment expression",
+    ast.Attribute: "an attribute",
+    ast.Name: "a bare name",
+    ast.Constant: "a bare constant",
+    ast.Call: "a call",
+    ast.FunctionDef: "a function definition",
+    ast.AsyncFunctionDef: "an async function",
+    ast.ClassDef: "a class",
+    ast.Return: "return",
+    ast.Delete: "del",
+    ast.AugAssign: "an augmented assignment",
+    ast.AnnAssign: "an annotated assignment",
+    ast.For: "a for loop",
+    ast.AsyncFor: "a for loop",
+    ast.While: "a while loop",
+    ast.If: "an if statement",
+    ast.With: "a with statement",
+    ast.AsyncWith: "a with statement",
+    ast.Raise: "raise",
+    ast.Try: "a try statement",
+    ast.Assert: "assert",
+    ast.Global: "global",
+    ast.Nonlocal: "nonlocal",
+    ast.Pass: "pass",
+    ast.Break: "break",
+    ast.Continue: "continue",
+    ast.Expr: "an expression",
+    ast.Assign: "an assignment",
 }
 
 

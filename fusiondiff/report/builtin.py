@@ -28,5 +28,7 @@ class JsonRenderer(Renderer):
         from fusiondiff.report.record import dumps_diff_record
 
         if report.selection:
-            raise ReportError("the diff record is always whole: leave out --top, --fusion and --min-gap with --format json")
+            raise ReportError(
+                "the diff record is always whole: leave out --top, --fusion and --min-gap with --format json"
+            )
         return dumps_diff_record(report)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,25 +18,13 @@ from fusiondiff.diff.model import Finding, FusionPair, PropertyChange, TimingVer
 from fusiondiff.model import Capture, KernelRecord, LaunchConfig, TensorMeta, parse_kernel_name
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.paths import scrub_paths
+from fusiondiff.units import p_value, ratio, us  # noqa: F401 - renderers read them from here
 
 MAX_PROPERTY_ROWS = 60
 """Recorded differences listed in a document; the diff record holds all of them."""
 
 
-def us(ns: float | None) -> str:
-    """Nanoseconds as microseconds with two decimals (``-`` when unknown)."""
-    return "-" if ns is None or math.isnan(ns) else f"{ns / 1000:.2f}"
-
-
-def ratio(value: float) -> str:
-    return "-" if math.isnan(value) else f"{value:.2f}x"
-
-
 P_VALUE_DASH = "- where the median gap is within the noise floor, so no test was needed"
-
-
-def p_value(p: float | None) -> str:
-    return "-" if p is None else f"{p:.1e}"
 
 
 def dims(d: tuple[int, ...] | None) -> str:
@@ -195,14 +182,24 @@ def timing_rows(report: DiffReport) -> list[TimingRow]:
     for pair in report.result.pairs:
         fa, fb = report.fusion_a(pair), report.fusion_b(pair)
         inputs = "inputs differ" if any(c.category == "inputs" for c in pair.changes) else ""
-        counts = ("", "") if len(fa.kernels) == len(fb.kernels) else (f"{len(fa.kernels)} kernel(s)", f"{len(fb.kernels)} kernel(s)")
+        counts = (
+            ("", "")
+            if len(fa.kernels) == len(fb.kernels)
+            else (f"{len(fa.kernels)} kernel(s)", f"{len(fb.kernels)} kernel(s)")
+        )
         rows.append(TimingRow(pair.label, None, pair.timing, *counts, inputs))
         for kernel in pair.kernels:
             ka, kb = report.kernel_records(pair, kernel)
             rows.append(
                 TimingRow(
-                    pair.label, kernel.normalized_name, kernel.timing, launch_text(ka.launch), launch_text(kb.launch),
-                    _kernel_note(kernel.changes), tuple(launch_parts(ka.launch)), tuple(launch_parts(kb.launch)),
+                    pair.label,
+                    kernel.normalized_name,
+                    kernel.timing,
+                    launch_text(ka.launch),
+                    launch_text(kb.launch),
+                    _kernel_note(kernel.changes),
+                    tuple(launch_parts(ka.launch)),
+                    tuple(launch_parts(kb.launch)),
                 )
             )
         for only in pair.unmatched_kernels:
@@ -210,7 +207,11 @@ def timing_rows(report: DiffReport) -> list[TimingRow]:
             launch = launch_text(record.launch) if record else "-"
             rows.append(
                 TimingRow(
-                    pair.label, only.normalized_name, None, launch if only.side == "A" else "-", launch if only.side == "B" else "-",
+                    pair.label,
+                    only.normalized_name,
+                    None,
+                    launch if only.side == "A" else "-",
+                    launch if only.side == "B" else "-",
                     f"only in {only.side} ({us(only.median_ns)} us)",
                 )
             )
@@ -250,7 +251,9 @@ def property_rows(report: DiffReport) -> list[PropertyRow]:
         rows += [PropertyRow(pair.label, c.path, value_text(c.a), value_text(c.b), c.category) for c in pair.changes]
         for kernel in pair.kernels:
             rows += [
-                PropertyRow(f"{pair.label} / {kernel.normalized_name}", c.path, value_text(c.a), value_text(c.b), c.category)
+                PropertyRow(
+                    f"{pair.label} / {kernel.normalized_name}", c.path, value_text(c.a), value_text(c.b), c.category
+                )
                 for c in kernel.changes
             ]
     return rows
@@ -278,7 +281,9 @@ _VALUE_NAME = re.compile(r"\b[A-Za-z]{1,2}\d+\b")
 """Names that nvFuser numbers as it builds (``tv6``, ``c44``, ``T82``, ``i13``, ``b10``): they shift
 when one statement is added, so lines are lined up with them blanked out."""
 
-NAME_BLIND_NOTE = "lines are lined up ignoring numbered value names (tv6, T82, i13...), which shift when a statement is added"
+NAME_BLIND_NOTE = (
+    "lines are lined up ignoring numbered value names (tv6, T82, i13...), which shift when a statement is added"
+)
 
 
 def unified(text_a: str, text_b: str, name_a: str, name_b: str, context: int = 3) -> tuple[str, ...]:
@@ -354,7 +359,11 @@ def findings(report: DiffReport) -> tuple[Finding, ...]:
 
 def finding_links(finding: Finding) -> list[tuple[str, tuple[int, ...]]]:
     """``supported by`` and ``follows from`` with the ranks they name, where there are any."""
-    return [(name, ranks) for name, ranks in (("supported by", finding.supported_by), ("follows from", finding.caused_by)) if ranks]
+    return [
+        (name, ranks)
+        for name, ranks in (("supported by", finding.supported_by), ("follows from", finding.caused_by))
+        if ranks
+    ]
 
 
 def scrubbed(text: str) -> str:
@@ -372,7 +381,8 @@ def clean_report(report: DiffReport) -> DiffReport:
         source_b=scrubbed(result.source_b),
         warnings=tuple(scrubbed(w) for w in result.warnings),
         findings=tuple(
-            dataclasses.replace(f, title=scrubbed(f.title), evidence=tuple(scrubbed(e) for e in f.evidence)) for f in result.findings
+            dataclasses.replace(f, title=scrubbed(f.title), evidence=tuple(scrubbed(e) for e in f.evidence))
+            for f in result.findings
         ),
     )
     return dataclasses.replace(report, result=result)

@@ -9,6 +9,7 @@ from typing import Any
 from fusiondiff.diff.model import DiffResult, Finding, FusionPair, TimingVerdict
 from fusiondiff.escape import printable
 from fusiondiff.model import to_jsonable
+from fusiondiff.units import p_value, ratio, us
 
 MAX_FUSION_ROWS = 20
 """Beyond this many fusions, SAME ones are counted instead of listed."""
@@ -16,22 +17,10 @@ MAX_FINDINGS = 10
 """Findings shown with their evidence; the JSON record holds all of them."""
 
 
-def _us(ns: float) -> str:
-    return "-" if ns is None or math.isnan(ns) else f"{ns / 1000:.2f}"
-
-
-def _ratio(ratio: float) -> str:
-    return "-" if math.isnan(ratio) else f"{ratio:.2f}x"
-
-
-def _p(p: float | None) -> str:
-    return "-" if p is None else f"{p:.1e}"
-
-
 def _row(name: str, t: TimingVerdict, width: int) -> str:
     return (
-        f"  {name:<{width}}  {_us(t.median_a_ns):>12}  {_us(t.median_b_ns):>12}  {_ratio(t.ratio):>7}  "
-        f"{_p(t.p_value):>8}  {t.verdict}"
+        f"  {name:<{width}}  {us(t.median_a_ns):>12}  {us(t.median_b_ns):>12}  {ratio(t.ratio):>7}  "
+        f"{p_value(t.p_value):>8}  {t.verdict}"
     )
 
 
@@ -59,8 +48,14 @@ def verdict_line(result: DiffResult) -> str:
 
 
 def _failure_kind(result: DiffResult, pair: FusionPair, side: str) -> str:
-    finding = next((f for f in result.findings if f.rule == "failed_execution" and pair.label in f.fusions
-                    and f.title.endswith(f"in {side}")), None)
+    finding = next(
+        (
+            f
+            for f in result.findings
+            if f.rule == "failed_execution" and pair.label in f.fusions and f.title.endswith(f"in {side}")
+        ),
+        None,
+    )
     return finding.evidence[0].split(":", 1)[0] if finding else "failed"
 
 
@@ -82,8 +77,8 @@ def _speed(result: DiffResult) -> str:
         word = "faster" if t.verdict == "FASTER" else "slower"
         factor = 1 / t.ratio if t.verdict == "FASTER" else t.ratio
         return (
-            f"B is {factor:.2f}x {word}: {_us(t.median_a_ns)} us in A, {_us(t.median_b_ns)} us in B "
-            f"(medians of {t.count_a} and {t.count_b} samples, Mann-Whitney p={_p(t.p_value)})"
+            f"B is {factor:.2f}x {word}: {us(t.median_a_ns)} us in A, {us(t.median_b_ns)} us in B "
+            f"(medians of {t.count_a} and {t.count_b} samples, Mann-Whitney p={p_value(t.p_value)})"
         )
     counts = []
     for verdict, word in (("SLOWER", "slower"), ("FASTER", "faster")):
@@ -94,7 +89,7 @@ def _speed(result: DiffResult) -> str:
     if differing:
         worst = max(differing, key=lambda p: abs(p.timing.gap_ns))
         t = worst.timing
-        text += f" (largest gap: {worst.label} {_us(t.median_a_ns)} -> {_us(t.median_b_ns)} us, {_ratio(t.ratio)}, p={_p(t.p_value)})"
+        text += f" (largest gap: {worst.label} {us(t.median_a_ns)} -> {us(t.median_b_ns)} us, {ratio(t.ratio)}, p={p_value(t.p_value)})"
     if unclear:
         text += f", {len(unclear)} undecided"
     same = len(timed) - len(differing) - len(unclear)
@@ -113,7 +108,7 @@ def _properties(result: DiffResult) -> str:
     explaining = sum(f.explained_ns for f in result.findings if f.role in ("cause", "setup"))
     count = len(property_findings)
     if explaining > 0:
-        return f"recorded properties differ: {count} finding(s), explaining {_us(explaining)} us"
+        return f"recorded properties differ: {count} finding(s), explaining {us(explaining)} us"
     if any(f.role == "failure" for f in result.findings):
         return f"{count} finding(s)"
     return f"recorded properties differ ({count} finding(s)) but explain no measurable time"
@@ -127,7 +122,7 @@ def _pair_lines(pair: FusionPair, width: int) -> list[str]:
     if show_kernels:
         lines += [_row(f"  {k.normalized_name}", k.timing, width) for k in pair.kernels]
         lines += [
-            f"    {k.normalized_name}: only in {k.side} ({_us(k.median_ns)} us median)" for k in pair.unmatched_kernels
+            f"    {k.normalized_name}: only in {k.side} ({us(k.median_ns)} us median)" for k in pair.unmatched_kernels
         ]
     return lines
 
@@ -154,7 +149,7 @@ def _fusion_section(result: DiffResult) -> list[str]:
 def explains_text(f: Finding) -> str:
     """What a finding explains, in words: its share of the gap, the cause it is evidence for, or nothing."""
     if f.explained_ns > 0:
-        return f"explains {_us(f.explained_ns)} us"
+        return f"explains {us(f.explained_ns)} us"
     if f.caused_by:
         return "evidence for " + ", ".join(f"#{r}" for r in f.caused_by)
     if f.role == "failure":
@@ -206,7 +201,7 @@ def render_diff_text(result: DiffResult) -> str:
         lines.append("unmatched fusions")
         for u in result.unmatched:
             where = f" [{u.trace}]" if u.trace else ""
-            lines.append(f"  {u.side}: {u.name}{where} ({_us(u.median_ns)} us median): {u.reason}")
+            lines.append(f"  {u.side}: {u.name}{where} ({us(u.median_ns)} us median): {u.reason}")
         lines.append("")
     if result.findings:
         lines.append("findings, ranked: failures first, then by the time they explain (each gap counted once)")
@@ -223,14 +218,14 @@ def render_diff_text(result: DiffResult) -> str:
     return "\n".join(printable(line) for line in lines).rstrip("\n") + "\n"
 
 
-def _finite(value: Any) -> Any:
-    """JSON has no NaN or infinity: write them as null."""
+def json_safe(value: Any) -> Any:
+    """JSON-ready data with NaN and infinity (which JSON lacks) written as null."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, list):
-        return [_finite(v) for v in value]
+        return [json_safe(v) for v in value]
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: json_safe(v) for k, v in value.items()}
     return value
 
 
@@ -238,7 +233,7 @@ def render_diff_json(result: DiffResult) -> str:
     """The whole diff record as JSON (NaN and infinity as null), with the verdict added:
     ``verdict`` (the line), ``same_speed``, ``properties_identical``, ``comparable`` (both) and
     ``exit_code`` (without ``--strict``)."""
-    data = _finite(to_jsonable(result))
+    data = json_safe(to_jsonable(result))
     data["verdict"] = verdict_line(result)
     data["same_speed"] = result.same_speed
     data["properties_identical"] = result.properties_identical

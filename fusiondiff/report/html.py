@@ -45,7 +45,7 @@ body.fdpage {{ margin: 0; background: #f6f7f9; }}
 .fd table.fdt tr.differs td {{ background: #fff8e1; }}
 .fd .v {{ font-weight: 600; font-size: 12px; padding: 1px 6px; border-radius: 3px; white-space: nowrap; }}
 .fd .v.SAME {{ background: #e8f5e9; color: #2e7d32; }} .fd .v.SLOWER {{ background: #fdecea; color: #b3261e; }}
-.fd .v.FASTER {{ background: #e3f0fc; color: #1f5fa8; }} .fd .v.AMBIGUOUS {{ background: #f3e5f5; color: #7b1fa2; }}
+.fd .v.FASTER {{ background: #e3f0fc; color: #1f5fa8; }} .fd .v.AMBIGUOUS {{ background: #f3e5f5; color: #7b1fa2; }} .fd .v.FAILED {{ background: #fdecea; color: #b71c1c; }}
 .fd .launch {{ font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }}
 .fd .launch > div {{ min-width: 240px; }} .fd .launch span {{ white-space: nowrap; }} .fd .launch i {{ font-style: normal; color: #5b6470; }}
 .fd .launch .chg {{ font-weight: 700; background: #fff1c2; }}
@@ -104,7 +104,10 @@ def _findings(report: DiffReport) -> str:
     rules = {f.rank: f.rule for f in found}
     items = []
     for f in found:
-        links = "; ".join(f"{name} " + ", ".join(f"#{r} <code>{_e(rules.get(r, '?'))}</code>" for r in ranks) for name, ranks in c.finding_links(f))
+        links = "; ".join(
+            f"{name} " + ", ".join(f"#{r} <code>{_e(rules.get(r, '?'))}</code>" for r in ranks)
+            for name, ranks in c.finding_links(f)
+        )
         evidence = "".join(f"<li>{_e(line)}</li>" for line in f.evidence)
         items.append(
             f'<li><div><span class="rank">{f.rank}</span><strong>{_e(f.title)}</strong>'
@@ -113,13 +116,17 @@ def _findings(report: DiffReport) -> str:
             f"{' · ' + links if links else ''}</div>"
             f'<ul class="evidence">{evidence}</ul></li>'
         )
-    return f'<h2>Findings, ranked by the time they explain</h2><ol class="findings">{"".join(items)}</ol>'
+    return f'<h2>Findings, ranked: failures first, then by the time they explain</h2><ol class="findings">{"".join(items)}</ol>'
 
 
 def _launch(row: c.TimingRow) -> str:
     if row.launch_a == row.launch_b or not (row.parts_a and row.parts_b):
-        return f'<span class="launch">{_e(row.launch_a)}</span>' if row.launch_a == row.launch_b else (
-            f'<span class="launch"><div><i>A</i> {_e(row.launch_a)}</div><div><i>B</i> {_e(row.launch_b)}</div></span>'
+        return (
+            f'<span class="launch">{_e(row.launch_a)}</span>'
+            if row.launch_a == row.launch_b
+            else (
+                f'<span class="launch"><div><i>A</i> {_e(row.launch_a)}</div><div><i>B</i> {_e(row.launch_b)}</div></span>'
+            )
         )
     same_shape = len(row.parts_a) == len(row.parts_b)
     lines = []
@@ -141,7 +148,9 @@ def _timing_table(report: DiffReport) -> str:
     for r in rows:
         t = r.timing
         cells = (
-            [c.us(t.median_a_ns), c.us(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value)] if t else ["", "", "", ""]
+            [c.us(t.median_a_ns), c.us(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value)]
+            if t
+            else ["", "", "", ""]
         )
         name = r.fusion if r.kernel is None else r.kernel
         note = f'<div class="meta">differs: {_e(r.note)}</div>' if r.note else ""
@@ -158,7 +167,16 @@ def _timing_table(report: DiffReport) -> str:
         f'<span class="b">B</span> = {_e(report.result.label_b)}; each dot a sample, the box its interquartile '
         "range, the bar its median; each row has its own axis (hover a plot for its numbers, a verdict for its reason).</p>"
     )
-    header = ["fusion / kernel", "A median (us)", "B median (us)", "B/A", "p-value", "verdict (B vs A)", "samples (us)", "launch, what else differs"]
+    header = [
+        "fusion / kernel",
+        "A median (us)",
+        "B median (us)",
+        "B/A",
+        "p-value",
+        "verdict (B vs A)",
+        "samples (us)",
+        "launch, what else differs",
+    ]
     return "<h2>Fusions and kernels</h2>" + legend + _table(header, body, "timings")
 
 
@@ -170,7 +188,7 @@ def _unmatched(report: DiffReport) -> str:
         names = ", ".join(f"{u.name} [{u.trace}]" if u.trace else u.name for u in result.not_replayed)
         return f"<h2>Not replayed by B</h2><p>{len(result.not_replayed)} fusion(s) of A: {_e(names)}</p>"
     rows = [
-        f"<tr><td>{_e(u.side)}</td><td>{_e(u.name)}</td><td>{_e(u.trace or '-')}</td><td class=\"num\">{c.us(u.median_ns)}</td><td>{_e(u.reason)}</td></tr>"
+        f'<tr><td>{_e(u.side)}</td><td>{_e(u.name)}</td><td>{_e(u.trace or "-")}</td><td class="num">{c.us(u.median_ns)}</td><td>{_e(u.reason)}</td></tr>'
         for u in result.unmatched
     ]
     return "<h2>Unmatched fusions</h2>" + _table(["side", "fusion", "trace", "median (us)", "why"], rows)
@@ -203,7 +221,11 @@ def _properties(report: DiffReport) -> str:
         f"<tr><td>{_e(r.where)}</td><td><code>{_e(r.path)}</code></td><td>{_e(r.a)}</td><td>{_e(r.b)}</td><td>{_e(r.category)}</td></tr>"
         for r in shown
     ]
-    more = f"<p>... {len(rows) - len(shown)} more in the diff record (<code>--format json</code>).</p>" if len(rows) > len(shown) else ""
+    more = (
+        f"<p>... {len(rows) - len(shown)} more in the diff record (<code>--format json</code>).</p>"
+        if len(rows) > len(shown)
+        else ""
+    )
     return "<h2>Recorded differences</h2>" + _table(["where", "property", "A", "B", "category"], body) + more
 
 
@@ -303,8 +325,14 @@ def capture_html(capture: Capture, path: str | None = None) -> str:
         ("kind", capture.kind),
         ("what ran", c.scrubbed(capture.source) or "-"),
         ("recorded at", env.recorded_at or "-"),
-        ("GPU", f"{env.gpu_name or '?'} ({env.sm_count or '?'} SMs), driver {env.driver_version or '?'}, CUDA {env.cuda_version or '?'}"),
-        ("versions", f"torch {env.torch_version or '?'}, nvFuser {env.nvfuser_version or '?'}, Thunder {env.thunder_version or '?'}"),
+        (
+            "GPU",
+            f"{env.gpu_name or '?'} ({env.sm_count or '?'} SMs), driver {env.driver_version or '?'}, CUDA {env.cuda_version or '?'}",
+        ),
+        (
+            "versions",
+            f"torch {env.torch_version or '?'}, nvFuser {env.nvfuser_version or '?'}, Thunder {env.thunder_version or '?'}",
+        ),
         ("protocol", f"{proto.method}, {proto.warmup} warm-up, {proto.samples} samples, L2 {proto.l2_mode}"),
     ]
     items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in head)
@@ -314,7 +342,7 @@ def capture_html(capture: Capture, path: str | None = None) -> str:
         inputs = "; ".join(c.input_text(t) for t in f.inputs)
         rows.append(
             f'<tr class="fusion"><td>{_e(name)}</td><td class="num">{c.us(f.timing.median_ns)}</td><td class="num">{c.us(f.timing.iqr_ns)}</td>'
-            f"<td>{strip_plot_svg(f.timing.samples_ns, (), label_a='')}</td><td class=\"launch\">{_e(inputs)}</td></tr>"
+            f'<td>{strip_plot_svg(f.timing.samples_ns, (), label_a="")}</td><td class="launch">{_e(inputs)}</td></tr>'
         )
         for k in f.kernels:
             rows.append(

@@ -64,9 +64,11 @@ def _findings(report: DiffReport) -> list[str]:
     if not found:
         return ["### Findings", "", "No finding: no recorded property differs in a way a rule explains.", ""]
     rules = {f.rank: f.rule for f in found}
-    lines = ["### Findings, ranked by the time they explain", ""]
+    lines = ["### Findings, ranked: failures first, then by the time they explain", ""]
     for f in found:
-        links = "; ".join(f"{name} " + ", ".join(f"#{r} `{rules.get(r, '?')}`" for r in ranks) for name, ranks in c.finding_links(f))
+        links = "; ".join(
+            f"{name} " + ", ".join(f"#{r} `{rules.get(r, '?')}`" for r in ranks) for name, ranks in c.finding_links(f)
+        )
         lines.append(
             f"{f.rank}. **{f.title}**  \n   `{f.rule}`, {f.role}, {explains_text(f)}" + (f"; {links}" if links else "")
         )
@@ -82,18 +84,33 @@ def _timing_table(report: DiffReport) -> list[str]:
     for r in rows:
         name = r.fusion if r.kernel is None else f"↳ {r.kernel}"
         t = r.timing
-        timing = (c.us(t.median_a_ns), c.us(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value), t.verdict) if t else ("", "", "", "", "")
+        timing = (
+            (c.us(t.median_a_ns), c.us(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value), t.verdict)
+            if t
+            else ("", "", "", "", "")
+        )
         launch = c.launch_change(r)
         body.append((name, *timing, launch, r.note))
     lines = table(
-        ["fusion / kernel", "A median (us)", "B median (us)", "B/A", "p-value", "verdict (B vs A)", "launch (A → B)", "also differs"],
+        [
+            "fusion / kernel",
+            "A median (us)",
+            "B median (us)",
+            "B/A",
+            "p-value",
+            "verdict (B vs A)",
+            "launch (A → B)",
+            "also differs",
+        ],
         body,
         "lrrrrlll",
     )
     head = ["### Fusions and kernels", ""]
     if len(rows) > FOLD_ROWS:
         moved = sum(1 for r in rows if r.kernel is None and r.timing and r.timing.verdict != "SAME")
-        return head + details(f"{len(report.result.pairs)} matched fusion(s), {moved} not SAME ({len(rows)} rows)", lines)
+        return head + details(
+            f"{len(report.result.pairs)} matched fusion(s), {moved} not SAME ({len(rows)} rows)", lines
+        )
     return head + lines + [""]
 
 
@@ -111,10 +128,17 @@ def _unmatched(report: DiffReport) -> list[str]:
 def _environments(report: DiffReport) -> list[str]:
     rows = c.environment_rows(report)
     differing = [r.name for r in rows if r.differs]
-    body = table(["", report.result.label_a, report.result.label_b, "differs"], [(r.name, r.a, r.b, "≠" if r.differs else "") for r in rows])
+    body = table(
+        ["", report.result.label_a, report.result.label_b, "differs"],
+        [(r.name, r.a, r.b, "≠" if r.differs else "") for r in rows],
+    )
     summary = f"environments and timing protocols side by side ({len(differing)} of {len(rows)} differ)"
     lines = ["### Environments", ""]
-    lines += [f"Differ: {', '.join(differing)}.", ""] if differing else ["The environments and timing protocols are the same.", ""]
+    lines += (
+        [f"Differ: {', '.join(differing)}.", ""]
+        if differing
+        else ["The environments and timing protocols are the same.", ""]
+    )
     return lines + details(summary, body)
 
 
@@ -123,7 +147,9 @@ def _properties(report: DiffReport) -> list[str]:
     if not rows:
         return []
     shown = rows[: c.MAX_PROPERTY_ROWS]
-    body = table(["where", "property", "A", "B", "category"], [(r.where, code(r.path), r.a, r.b, r.category) for r in shown])
+    body = table(
+        ["where", "property", "A", "B", "category"], [(r.where, code(r.path), r.a, r.b, r.category) for r in shown]
+    )
     if len(rows) > len(shown):
         body += ["", f"... {len(rows) - len(shown)} more in the diff record (`--format json`)."]
     head = ["### Recorded differences", ""]

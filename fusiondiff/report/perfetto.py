@@ -101,7 +101,9 @@ def _verdict_args(timing: TimingVerdict | None) -> dict[str, Any]:
     return {"verdict (B vs A)": timing.verdict, "B/A": None if timing.ratio != timing.ratio else round(timing.ratio, 3)}
 
 
-def _sm_events(side: str, kernel: KernelRecord, capture: Capture, start_ns: int, dur_ns: int) -> Iterator[dict[str, Any]]:
+def _sm_events(
+    side: str, kernel: KernelRecord, capture: Capture, start_ns: int, dur_ns: int
+) -> Iterator[dict[str, Any]]:
     occ = occupancy(kernel.launch, capture.environment)
     if occ is None or occ.blocks_per_sm == 0 or occ.blocks == 0:
         return
@@ -114,22 +116,44 @@ def _sm_events(side: str, kernel: KernelRecord, capture: Capture, start_ns: int,
         tid = sm + 1
         if occ.full_waves:
             yield {
-                "ph": "X", "name": name, "cat": "derived", "pid": _SM_PID[side], "tid": tid, **_span(start_ns, full_ns),
-                "args": {**common, "waves": f"1-{occ.full_waves} of {occ.waves:.2f}", "resident_blocks": occ.blocks_per_sm},
+                "ph": "X",
+                "name": name,
+                "cat": "derived",
+                "pid": _SM_PID[side],
+                "tid": tid,
+                **_span(start_ns, full_ns),
+                "args": {
+                    **common,
+                    "waves": f"1-{occ.full_waves} of {occ.waves:.2f}",
+                    "resident_blocks": occ.blocks_per_sm,
+                },
             }
         tail = occ.tail_blocks_on(sm)
         if tail:
             yield {
-                "ph": "X", "name": f"{name} (tail: {tail} of {occ.blocks_per_sm} slots)", "cat": "derived", "pid": _SM_PID[side], "tid": tid,
+                "ph": "X",
+                "name": f"{name} (tail: {tail} of {occ.blocks_per_sm} slots)",
+                "cat": "derived",
+                "pid": _SM_PID[side],
+                "tid": tid,
                 **_span(start_ns + full_ns, dur_ns - full_ns),
-                "args": {**common, "waves": f"wave {waves}, the tail: {occ.tail_blocks} of {occ.concurrent_blocks} slots used", "resident_blocks": tail},
+                "args": {
+                    **common,
+                    "waves": f"wave {waves}, the tail: {occ.tail_blocks} of {occ.concurrent_blocks} slots used",
+                    "resident_blocks": tail,
+                },
             }
 
 
 def _fusion_events(
-    side: str, capture: Capture, fusion: FusionRecord, label: str, start_ns: int,
-    kernel_verdicts: dict[int, TimingVerdict | None], fusion_verdict: TimingVerdict | None,
-) -> tuple[list[dict[str, Any]], float]:
+    side: str,
+    capture: Capture,
+    fusion: FusionRecord,
+    label: str,
+    start_ns: int,
+    kernel_verdicts: dict[int, TimingVerdict | None],
+    fusion_verdict: TimingVerdict | None,
+) -> tuple[list[dict[str, Any]], int]:
     """Events of one fusion on one side starting at ``start_ns``, and its length (ns)."""
     events = []
     cursor = start_ns
@@ -138,17 +162,36 @@ def _fusion_events(
         dur = max(round(median), 2) if median == median else 2
         args = {**_kernel_args(fusion, kernel, capture, label), **_verdict_args(kernel_verdicts.get(kernel.order))}
         events.append(
-            {"ph": "X", "name": kernel.normalized_name, "cat": "kernel", "pid": _PID[side], "tid": _TID_KERNELS,
-             **_span(cursor, dur), "args": args}
+            {
+                "ph": "X",
+                "name": kernel.normalized_name,
+                "cat": "kernel",
+                "pid": _PID[side],
+                "tid": _TID_KERNELS,
+                **_span(cursor, dur),
+                "args": args,
+            }
         )
         events.extend(_sm_events(side, kernel, capture, cursor, dur))
         cursor += dur
     length = cursor - start_ns
     name = f"{fusion.name} [{fusion.trace}]" if fusion.trace else fusion.name
     events.append(
-        {"ph": "X", "name": name, "cat": "fusion", "pid": _PID[side], "tid": _TID_FUSIONS, **_span(start_ns, length),
-         "args": {"pair": label, "median_us": _us(fusion.timing.median_ns), "kernels": len(fusion.kernels),
-                  "inputs": [c.input_text(t) for t in fusion.inputs], **_verdict_args(fusion_verdict)}}
+        {
+            "ph": "X",
+            "name": name,
+            "cat": "fusion",
+            "pid": _PID[side],
+            "tid": _TID_FUSIONS,
+            **_span(start_ns, length),
+            "args": {
+                "pair": label,
+                "median_us": _us(fusion.timing.median_ns),
+                "kernels": len(fusion.kernels),
+                "inputs": [c.input_text(t) for t in fusion.inputs],
+                **_verdict_args(fusion_verdict),
+            },
+        }
     )
     return events, length
 
@@ -179,7 +222,9 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
             _meta("process_labels", _SM_PID[side], labels=DERIVED_NOTE),
         ]
         events += [_meta("thread_name", _SM_PID[side], sm + 1, name=f"SM {sm}") for sm in range(env.sm_count or 0)]
-        events += [_meta("thread_sort_index", _SM_PID[side], sm + 1, sort_index=sm + 1) for sm in range(env.sm_count or 0)]
+        events += [
+            _meta("thread_sort_index", _SM_PID[side], sm + 1, sort_index=sm + 1) for sm in range(env.sm_count or 0)
+        ]
 
     cursor = 0
     for pair in result.pairs:
@@ -195,7 +240,15 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
     for unmatched in result.unmatched:
         capture = captures[unmatched.side]
         fusion = next(f for f in capture.fusions if f.key == unmatched.key)
-        side_events, length = _fusion_events(unmatched.side, capture, fusion, f"{unmatched.name} (only in {unmatched.side})", ends[unmatched.side], {}, None)
+        side_events, length = _fusion_events(
+            unmatched.side,
+            capture,
+            fusion,
+            f"{unmatched.name} (only in {unmatched.side})",
+            ends[unmatched.side],
+            {},
+            None,
+        )
         events += side_events
         ends[unmatched.side] += length + GAP_NS
 

@@ -55,8 +55,11 @@ def strip_plot_svg(
     """An SVG of both sides' samples (us): each sample a dot, the interquartile range a box, the
     median a bar. Empty sides are left out; a side labelled ``""`` gets no letter (one capture's
     plot). Returns ``""`` when neither side has samples."""
-    rows = [(label, [s / 1000 for s in samples], color) for label, samples, color in
-            ((label_a, samples_a_ns, COLOR_A), (label_b, samples_b_ns, COLOR_B)) if samples]
+    rows = [
+        (label, [s / 1000 for s in samples], color)
+        for label, samples, color in ((label_a, samples_a_ns, COLOR_A), (label_b, samples_b_ns, COLOR_B))
+        if samples
+    ]
     if not rows:
         return ""
     values = [v for _, samples, _ in rows for v in samples]
@@ -82,15 +85,21 @@ def strip_plot_svg(
         title = f"{label}: median {_fmt(median)} us, IQR {_fmt(q3 - q1)} us, {len(samples)} samples, {_fmt(min(samples))}..{_fmt(max(samples))} us"
         parts.append(f"<g><title>{escape(title)}</title>")
         if label:
-            parts.append(f'<text x="2" y="{y + 4:.1f}" font-size="10" fill="{color}" font-weight="bold">{escape(label[:1])}</text>')
+            parts.append(
+                f'<text x="2" y="{y + 4:.1f}" font-size="10" fill="{color}" font-weight="bold">{escape(label[:1])}</text>'
+            )
         parts.append(
             f'<rect x="{x(q1):.1f}" y="{y - 8:.1f}" width="{max(x(q3) - x(q1), 1):.1f}" height="16" '
             f'fill="{color}" fill-opacity="0.15" stroke="{color}" stroke-width="1"/>'
         )
         for i, value in enumerate(samples):
             jitter = ((i * 7) % 5 - 2) * 2.2
-            parts.append(f'<circle cx="{x(value):.1f}" cy="{y + jitter:.1f}" r="2.2" fill="{color}" fill-opacity="0.5"/>')
-        parts.append(f'<line x1="{x(median):.1f}" x2="{x(median):.1f}" y1="{y - 10:.1f}" y2="{y + 10:.1f}" stroke="{color}" stroke-width="2.5"/>')
+            parts.append(
+                f'<circle cx="{x(value):.1f}" cy="{y + jitter:.1f}" r="2.2" fill="{color}" fill-opacity="0.5"/>'
+            )
+        parts.append(
+            f'<line x1="{x(median):.1f}" x2="{x(median):.1f}" y1="{y - 10:.1f}" y2="{y + 10:.1f}" stroke="{color}" stroke-width="2.5"/>'
+        )
         parts.append("</g>")
     parts.append(f'<line x1="{left}" x2="{width - right}" y1="{axis_y}" y2="{axis_y}" stroke="#999" stroke-width="1"/>')
     ticks = nice_ticks(lo, hi)
@@ -99,6 +108,8 @@ def strip_plot_svg(
         unit = " us" if i == len(ticks) - 1 else ""
         anchor = "end" if i == len(ticks) - 1 and tx > width - 40 else "middle"
         parts.append(f'<line x1="{tx:.1f}" x2="{tx:.1f}" y1="{axis_y}" y2="{axis_y + 3}" stroke="#999"/>')
-        parts.append(f'<text x="{tx:.1f}" y="{axis_y + 13}" font-size="9" fill="#555" text-anchor="{anchor}">{_fmt(tick)}{unit}</text>')
+        parts.append(
+            f'<text x="{tx:.1f}" y="{axis_y + 13}" font-size="9" fill="#555" text-anchor="{anchor}">{_fmt(tick)}{unit}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)

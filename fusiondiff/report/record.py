@@ -42,7 +42,6 @@ for readers of the JSON: it is what a later ``fusiondiff report diff.json`` rend
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,7 +50,7 @@ from typing import Any
 from fusiondiff.diff.model import DiffResult
 from fusiondiff.errors import CaptureFormatError
 from fusiondiff.model import _decode_record, capture_from_jsonable, to_jsonable
-from fusiondiff.report.diff_text import verdict_line
+from fusiondiff.report.diff_text import json_safe, verdict_line
 from fusiondiff.report.interface import DiffReport, ReportError
 
 DIFF_RECORD_VERSION = 1
@@ -60,33 +59,38 @@ DIFF_RECORD_VERSION = 1
 RECORD_NAME = "fusiondiff diff"
 
 
-def _finite(value: Any) -> Any:
-    """JSON has no NaN or infinity: they are written as null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    return value
-
-
 def _samples(report: DiffReport) -> list[dict[str, Any]]:
     rows = []
     for pair in report.result.pairs:
         fa, fb = report.fusion_a(pair), report.fusion_b(pair)
-        rows.append({"fusion": pair.label, "kernel": None, "a_ns": list(fa.timing.samples_ns), "b_ns": list(fb.timing.samples_ns)})
+        rows.append(
+            {
+                "fusion": pair.label,
+                "kernel": None,
+                "a_ns": list(fa.timing.samples_ns),
+                "b_ns": list(fb.timing.samples_ns),
+            }
+        )
         for kernel in pair.kernels:
             ka, kb = report.kernel_records(pair, kernel)
             rows.append(
-                {"fusion": pair.label, "kernel": kernel.normalized_name, "a_ns": list(ka.timing.samples_ns), "b_ns": list(kb.timing.samples_ns)}
+                {
+                    "fusion": pair.label,
+                    "kernel": kernel.normalized_name,
+                    "a_ns": list(ka.timing.samples_ns),
+                    "b_ns": list(kb.timing.samples_ns),
+                }
             )
         for only in pair.unmatched_kernels:
             record = next(k for k in (fa if only.side == "A" else fb).kernels if k.order == only.order)
             samples = list(record.timing.samples_ns)
             rows.append(
-                {"fusion": pair.label, "kernel": only.normalized_name, "a_ns": samples if only.side == "A" else [],
-                 "b_ns": samples if only.side == "B" else []}
+                {
+                    "fusion": pair.label,
+                    "kernel": only.normalized_name,
+                    "a_ns": samples if only.side == "A" else [],
+                    "b_ns": samples if only.side == "B" else [],
+                }
             )
     return rows
 
@@ -110,7 +114,7 @@ def build_diff_record(report: DiffReport) -> dict[str, Any]:
             "environment": to_jsonable(capture.environment),
             "protocol": to_jsonable(capture.protocol),
         }
-    return _finite(
+    return json_safe(
         {
             "schema_version": DIFF_RECORD_VERSION,
             "record": RECORD_NAME,
@@ -139,7 +143,7 @@ def is_diff_record(data: Any) -> bool:
 def report_from_record(data: Any, origin: str = "diff record") -> DiffReport:
     """Rebuild the :class:`DiffReport` a diff record was written from."""
     if not is_diff_record(data):
-        raise ReportError(f"{origin} is not a fusiondiff diff record (no \"record\": \"{RECORD_NAME}\")")
+        raise ReportError(f'{origin} is not a fusiondiff diff record (no "record": "{RECORD_NAME}")')
     version = data.get("schema_version")
     if not isinstance(version, int) or version > DIFF_RECORD_VERSION or version < 1:
         raise ReportError(
@@ -151,7 +155,9 @@ def report_from_record(data: Any, origin: str = "diff record") -> DiffReport:
         a = capture_from_jsonable(data["captures"]["A"], f"{origin}.captures.A")
         b = capture_from_jsonable(data["captures"]["B"], f"{origin}.captures.B")
     except (KeyError, TypeError) as exc:
-        raise ReportError(f"{origin}: the diff record lacks {exc}; write it again with `fusiondiff report A B --format json`") from None
+        raise ReportError(
+            f"{origin}: the diff record lacks {exc}; write it again with `fusiondiff report A B --format json`"
+        ) from None
     except CaptureFormatError as exc:
         raise ReportError(str(exc)) from None
     sides = data.get("sides", {})
@@ -182,5 +188,7 @@ def open_report(inputs: Sequence[str | os.PathLike[str]]) -> DiffReport:
         raise ReportError(f"report takes two capture files or one diff record, not {len(inputs)} file(s)")
     a, b = load_capture(inputs[0]), load_capture(inputs[1])
     path_a, path_b = display_paths(inputs)
-    source_a, source_b = (scrub_paths(f"{path} ({c.source})" if c.source else path) for path, c in ((path_a, a), (path_b, b)))
+    source_a, source_b = (
+        scrub_paths(f"{path} ({c.source})" if c.source else path) for path, c in ((path_a, a), (path_b, b))
+    )
     return DiffReport(diff(a, b, source_a=source_a, source_b=source_b), a, b, path_a, path_b)

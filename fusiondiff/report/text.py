@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from fusiondiff.escape import printable
 from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig
-
-
-def _us(ns: float) -> str:
-    return "-" if ns != ns else f"{ns / 1000:.2f}"
+from fusiondiff.units import us
 
 
 def _dims(d: tuple[int, int, int] | None) -> str:
@@ -26,8 +23,8 @@ def describe_launch(launch: LaunchConfig) -> str:
 
 def _kernel_line(k: KernelRecord) -> str:
     return (
-        f"    {k.normalized_name:<40} {_us(k.timing.median_ns):>9} us  "
-        f"(iqr {_us(k.timing.iqr_ns)} us)  {describe_launch(k.launch)}"
+        f"    {k.normalized_name:<40} {us(k.timing.median_ns):>9} us  "
+        f"(iqr {us(k.timing.iqr_ns)} us)  {describe_launch(k.launch)}"
     )
 
 
@@ -78,10 +75,12 @@ def render_capture_text(
         segs = "+".join(f.segmentation.schedulers) or "-"
         if f.failure is not None:
             log = f" (full output: {f.failure.log_file})" if f.failure.log_file else ""
-            lines.append(f"  #{i} {f.name}{where}  FAILED, {f.failure.kind.replace('_', ' ')}: {f.failure.message}{log}")
+            lines.append(
+                f"  #{i} {f.name}{where}  FAILED, {f.failure.kind.replace('_', ' ')}: {f.failure.message}{log}"
+            )
         else:
             lines.append(
-                f"  #{i} {f.name}{where}  {_us(f.timing.median_ns)} us median over {f.timing.count} samples, "
+                f"  #{i} {f.name}{where}  {us(f.timing.median_ns)} us median over {f.timing.count} samples, "
                 f"{len(f.kernels)} kernel(s), segments {segs}, called {f.call_count}x"
             )
         lines.append(f"    inputs: {_inputs_line(f)}")
@@ -90,7 +89,9 @@ def render_capture_text(
         kernels = f.kernels if max_kernels is None else f.kernels[:max_kernels]
         lines.extend(_kernel_line(k) for k in kernels)
         if len(kernels) < len(f.kernels):
-            lines.append(f"    ... {len(f.kernels) - len(kernels)} more kernel(s) not shown (`--format json` has them all)")
+            lines.append(
+                f"    ... {len(f.kernels) - len(kernels)} more kernel(s) not shown (`--format json` has them all)"
+            )
         lines.extend(f"    warning: {w}" for w in f.warnings)
     if len(fusions) < len(capture.fusions):
         lines.append(

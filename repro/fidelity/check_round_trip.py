@@ -74,7 +74,11 @@ def round_trip(case: str, script: Path, script_args: list[str], out: Path, *, nv
     work = out / case
     work.mkdir(parents=True, exist_ok=True)
     log = work / "commands.log"
-    codes = {"capture": fusiondiff("capture", "-o", str(work / "live.json"), "--cuda-source", str(script), *script_args, log=log)}
+    codes = {
+        "capture": fusiondiff(
+            "capture", "-o", str(work / "live.json"), "--cuda-source", str(script), *script_args, log=log
+        )
+    }
     if codes["capture"] != 0:
         return {"case": case, "exit_codes": codes}
     if nvfuser_repro:
@@ -86,9 +90,13 @@ def round_trip(case: str, script: Path, script_args: list[str], out: Path, *, nv
             (repros / f"nvfuser_repro_{i}.py").write_text(f["repro_script"])
     else:
         codes["repro"] = fusiondiff("repro", str(work / "live.json"), "-o", str(work / "repros"), log=log)
-    codes["replay"] = fusiondiff("replay", str(work / "repros"), "-o", str(work / "replay.json"), "--cuda-source", log=log)
+    codes["replay"] = fusiondiff(
+        "replay", str(work / "repros"), "-o", str(work / "replay.json"), "--cuda-source", log=log
+    )
     if (work / "replay.json").exists():
-        codes["diff"] = fusiondiff("diff", str(work / "live.json"), str(work / "replay.json"), "--json", str(work / "diff.json"), log=log)
+        codes["diff"] = fusiondiff(
+            "diff", str(work / "live.json"), str(work / "replay.json"), "--json", str(work / "diff.json"), log=log
+        )
     return summarize(case, work, codes)
 
 

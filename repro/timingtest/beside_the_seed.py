@@ -28,18 +28,26 @@ def report_beside_seed(
     print(f"seed method ({path_label}): {kernel_time:.3f} us")
 
     kernels = [e for e in prof.events() if e.device_type.name == "CUDA"]
-    print(f"  its profile held {len(list(prof.events()))} events, {len(kernels)} kernel(s): "
-          + ", ".join(f"{e.name.split('(')[0]} {e.device_time:.3f} us" for e in kernels))
+    print(
+        f"  its profile held {len(list(prof.events()))} events, {len(kernels)} kernel(s): "
+        + ", ".join(f"{e.name.split('(')[0]} {e.device_time:.3f} us" for e in kernels)
+    )
     repeats = sorted(seed_timer(fd.execute, inputs)[0] for _ in range(10))
-    print(f"  seed method repeated 10x ({path_label}): min {repeats[0]:.3f}, "
-          f"median {(repeats[4] + repeats[5]) / 2:.3f}, max {repeats[-1]:.3f} us")
+    print(
+        f"  seed method repeated 10x ({path_label}): min {repeats[0]:.3f}, "
+        f"median {(repeats[4] + repeats[5]) / 2:.3f}, max {repeats[-1]:.3f} us"
+    )
 
     output = sys.argv[1] if len(sys.argv) > 1 else default_output
     with fusiondiff.capture(output, protocol=TimingProtocol(warmup=5, samples=30, l2_mode="cold")) as cap:
         fd.execute(inputs)
     fusion = cap.capture.fusions[0]
-    print(f"fusiondiff protocol ({path_label}): {fusion.timing.median_ns / 1000:.3f} us median, "
-          f"iqr {fusion.timing.iqr_ns / 1000:.3f} us over {fusion.timing.count} cold-L2 samples; kernels "
-          + ", ".join(f"{k.normalized_name} grid {k.launch.grid} block {k.launch.block} regs {k.launch.registers_per_thread}"
-                      for k in fusion.kernels))
+    print(
+        f"fusiondiff protocol ({path_label}): {fusion.timing.median_ns / 1000:.3f} us median, "
+        f"iqr {fusion.timing.iqr_ns / 1000:.3f} us over {fusion.timing.count} cold-L2 samples; kernels "
+        + ", ".join(
+            f"{k.normalized_name} grid {k.launch.grid} block {k.launch.block} regs {k.launch.registers_per_thread}"
+            for k in fusion.kernels
+        )
+    )
     print(f"wrote {cap.path}")

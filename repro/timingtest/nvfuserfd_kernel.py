@@ -11,10 +11,9 @@ Added beside it: fusiondiff's protocol on the same FusionDefinition and inputs.
 """
 
 import torch
+from beside_the_seed import report_beside_seed  # this folder: run the script as a file
 from nvfuser_direct import DataType, FusionDefinition
 from torch.profiler import ProfilerActivity, profile
-
-from beside_the_seed import report_beside_seed  # this folder: run the script as a file
 
 
 def nvfuser_fusion(fd: FusionDefinition) -> None:
@@ -58,7 +57,7 @@ inputs = [
 
 def kernel_time_with_torch_profiler(callable, inputs):
     # Simple warm-up
-    for i in range(5):
+    for _ in range(5):
         callable(inputs)
 
     time = 0.0

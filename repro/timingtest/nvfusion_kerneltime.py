@@ -14,16 +14,15 @@ Added beside it: fusiondiff's protocol on the same FusionDefinition and inputs.
 from functools import partial
 
 import torch
+from beside_the_seed import report_beside_seed  # this folder: run the script as a file
 from litgpt import GPT, Config
 from torch.profiler import ProfilerActivity, profile
 from torch.testing import make_tensor
 
-from beside_the_seed import report_beside_seed  # this folder: run the script as a file
-
 
 def kernel_time_with_torch_profiler(callable, inputs):
     # Simple warm-up
-    for i in range(5):
+    for _ in range(5):
         callable(inputs)
 
     time = 0.0

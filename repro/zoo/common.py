@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from fusiondiff.model import TimingProtocol
+from fusiondiff.options import RecordingOptions
 
 PROTOCOL = TimingProtocol(warmup=5, samples=20, l2_mode="cold")
 
-RMSNORM = '''
+RMSNORM = """
 def define_rmsnorm(fd):
     T0 = fd.define_tensor(shape=[4, 1024, 4096], contiguity=[True, True, True], dtype=DataType.BFloat16, is_cpu=False)
     T1 = fd.define_tensor(shape=[4096], contiguity=[True], dtype=DataType.BFloat16, is_cpu=False)
@@ -31,7 +32,7 @@ def define_rmsnorm(fd):
     T29 = fd.ops.cast(fd.ops.mul(fd.ops.mul(T2, T26), T8), dtype=DataType.BFloat16)
     fd.add_output(T21)
     fd.add_output(T29)
-'''
+"""
 """The seed's RMSNorm fusion, as source so that scripts written by the scenarios can embed it."""
 
 
@@ -57,7 +58,9 @@ def capture_live(out: Path, run: Callable[[], object], protocol: TimingProtocol 
     """Record ``run()`` with ``fusiondiff.capture`` into ``out/live.json``."""
     from fusiondiff.live import capture
 
-    with capture(out / "live.json", protocol=protocol, source=source or f"zoo {out.name}: live side") as cap:
+    with capture(
+        out / "live.json", options=RecordingOptions(protocol=protocol), source=source or f"zoo {out.name}: live side"
+    ) as cap:
         run()
     assert cap.path is not None
     return cap.path
@@ -69,7 +72,7 @@ def replay_text(out: Path, script: str, protocol: TimingProtocol = PROTOCOL) -> 
 
     path = out / "reconstructed.py"
     path.write_text(script)
-    return replay_script(str(path), output=str(out / "replay.json"), protocol=protocol)
+    return replay_script(str(path), output=str(out / "replay.json"), options=RecordingOptions(protocol=protocol))
 
 
 def nvfuser_repro_of_live(out: Path) -> str:
@@ -88,7 +91,7 @@ def replay_fusiondiff_repro(out: Path, protocol: TimingProtocol = PROTOCOL) -> P
     from fusiondiff.replay.runner import replay_script
 
     script = write_repros(out / "live.json", out / "reconstructed.py")[0]
-    return replay_script(str(script), output=str(out / "replay.json"), protocol=protocol)
+    return replay_script(str(script), output=str(out / "replay.json"), options=RecordingOptions(protocol=protocol))
 
 
 def scenario_main(live: Callable[[Path], object], reconstructed: Callable[[Path], object]) -> None:

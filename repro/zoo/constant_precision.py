@@ -9,8 +9,8 @@ STORY = "the region multiplies by 0.1234567891; nvFuser prints it as 0.123457 in
 
 
 def live(out: Path) -> None:
-    import torch
     import thunder
+    import torch
 
     jfn = thunder.jit(lambda a: (a * 0.1234567891).sum(-1))
     a = torch.randn(1024, 4096, device="cuda")

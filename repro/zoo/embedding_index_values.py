@@ -7,7 +7,7 @@ from repro.zoo.common import build, capture_live, replay_text, scenario_main
 CAUSE = "index_value_range"
 STORY = "live token ids lie in [0, 255) (255 hot rows); the hand-written repro draws ids over all 128256 rows"
 
-DEFINITION = '''
+DEFINITION = """
 def define_embedding(fd):
     T0 = fd.define_tensor(shape=[4, 1024], contiguity=[True, True], dtype=DataType.Int, is_cpu=False)
     T1 = fd.define_tensor(shape=[128256, 4096], contiguity=[True, True], dtype=DataType.BFloat16, is_cpu=False)
@@ -16,7 +16,7 @@ def define_embedding(fd):
     T4 = fd.ops.index_select(T1, T3, dim=0)
     T5 = fd.ops.cast(T4, dtype=DataType.Float)
     fd.add_output(fd.ops.cast(fd.ops.mul(T5, T5), dtype=DataType.BFloat16))
-'''
+"""
 
 
 def live(out: Path) -> None:
@@ -29,7 +29,9 @@ def live(out: Path) -> None:
 
 
 def reconstructed(out: Path) -> None:
-    replay_text(out, f'''import torch
+    replay_text(
+        out,
+        f"""import torch
 from nvfuser_direct import FusionDefinition, DataType
 {DEFINITION}
 with FusionDefinition() as fd:
@@ -39,7 +41,8 @@ inputs = [
     torch.randn(128256, 4096, dtype=torch.bfloat16, device="cuda:0"),
 ]
 fd.execute(inputs)
-''')
+""",
+    )
 
 
 if __name__ == "__main__":

@@ -3,7 +3,15 @@
 import dataclasses
 from pathlib import Path
 
-from repro.zoo.common import PROTOCOL, RMSNORM, build, capture_live, replay_fusiondiff_repro, rmsnorm_inputs, scenario_main
+from repro.zoo.common import (
+    PROTOCOL,
+    RMSNORM,
+    build,
+    capture_live,
+    replay_fusiondiff_repro,
+    rmsnorm_inputs,
+    scenario_main,
+)
 
 CAUSE = "l2_mode"
 STORY = "live samples ran back to back (32 MiB of inputs stay in the 60 MiB L2); the replay flushed L2 before each"

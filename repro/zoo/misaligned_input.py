@@ -2,7 +2,15 @@
 
 from pathlib import Path
 
-from repro.zoo.common import RMSNORM, build, capture_live, nvfuser_repro_of_live, replay_text, rmsnorm_inputs, scenario_main
+from repro.zoo.common import (
+    RMSNORM,
+    build,
+    capture_live,
+    nvfuser_repro_of_live,
+    replay_text,
+    rmsnorm_inputs,
+    scenario_main,
+)
 
 CAUSE = "storage_offset"
 STORY = "the live activation is a view at storage offset 1; nvFuser's repro makes a fresh, aligned tensor"

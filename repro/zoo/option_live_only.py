@@ -2,7 +2,15 @@
 
 from pathlib import Path
 
-from repro.zoo.common import RMSNORM, build, capture_live, nvfuser_repro_of_live, replay_text, rmsnorm_inputs, scenario_main
+from repro.zoo.common import (
+    RMSNORM,
+    build,
+    capture_live,
+    nvfuser_repro_of_live,
+    replay_text,
+    rmsnorm_inputs,
+    scenario_main,
+)
 
 CAUSE = "options"
 STORY = "the live execute passed _disable_options=['kernel_reuse']; nvFuser's repro calls fd.execute(inputs)"

@@ -1,7 +1,7 @@
 """Run every zoo scenario (each in its own process), diff its two sides, and print the table.
 
-    python -m repro.zoo.run_zoo OUTDIR        (on a GPU machine with Thunder and nvFuser)
-    python -m repro.zoo.run_zoo --recorded    (diff the pairs recorded under tests/data/zoo)
+python -m repro.zoo.run_zoo OUTDIR        (on a GPU machine with Thunder and nvFuser)
+python -m repro.zoo.run_zoo --recorded    (diff the pairs recorded under tests/data/zoo)
 """
 
 from __future__ import annotations
@@ -54,7 +54,6 @@ def planted_cause(scenario: str) -> str | None:
 def diagnose(scenario: str, directory: Path) -> ZooResult:
     """Diff a scenario's recorded sides and report what fusiondiff names first."""
     from fusiondiff.diff import diff_files
-
     from fusiondiff.store import load_capture
 
     result = diff_files(directory / "live.json", directory / "replay.json")
@@ -74,7 +73,9 @@ def record(scenario: str, outdir: Path, timeout_s: float = 300.0) -> str | None:
     """Record one scenario in a fresh process; returns an error line or None."""
     proc = subprocess.run(
         [sys.executable, "-m", f"repro.zoo.{scenario}", str(outdir / scenario)],
-        capture_output=True, text=True, timeout=timeout_s,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
     )
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]

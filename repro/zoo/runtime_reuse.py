@@ -7,11 +7,11 @@ from repro.zoo.common import build, capture_live, replay_fusiondiff_repro, scena
 CAUSE = "runtime_reuse"
 STORY = "live: the fusion ran on [64, 128] before [4096, 4096], so nvFuser's cache holds another runtime; the repro starts fresh"
 
-DEFINITION = '''
+DEFINITION = """
 def define_rowsum(fd):
     T0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float, is_cpu=False)
     fd.add_output(fd.ops.sum(fd.ops.mul(T0, T0), dims=[1]))
-'''
+"""
 
 
 def live(out: Path) -> None:

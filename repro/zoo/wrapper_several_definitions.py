@@ -11,8 +11,8 @@ _state: dict[str, object] = {}
 
 
 def live(out: Path) -> None:
-    import torch
     import thunder
+    import torch
 
     jfn = thunder.jit(lambda a: (a.float() * a.float()).sum(-1))
     a = torch.randn(1024, 4096, dtype=torch.bfloat16, device="cuda")

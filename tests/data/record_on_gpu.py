@@ -37,6 +37,7 @@ def main(outdir: Path) -> None:
     from fusiondiff.errors import FusionDiffError
     from fusiondiff.live import capture
     from fusiondiff.model import Capture, TimingProtocol
+    from fusiondiff.options import RecordingOptions
     from fusiondiff.replay.repro import write_repros
     from fusiondiff.replay.runner import replay_script
     from fusiondiff.seed import build_seed_model
@@ -54,12 +55,12 @@ def main(outdir: Path) -> None:
     log(f"seed model compiled in {time.perf_counter() - t:.1f} s")
     log("BENCH " + report(measure_capture(compiled, idx)))
 
-    with capture(seed_dir / "live_forward.json", protocol=protocol, progress=log,
+    with capture(seed_dir / "live_forward.json", options=RecordingOptions(protocol=protocol), progress=log,
                  source="seed model forward (litgpt Llama-3-8B, n_layer=3, block 1024, batch 4, bf16, thunderfx)") as cap:
         compiled(idx)
     live = cap.capture
 
-    with capture(protocol=protocol, source="seed model training step (forward + loss.backward())") as train:
+    with capture(options=RecordingOptions(protocol=protocol), source="seed model training step (forward + loss.backward())") as train:
         compiled(idx).float().sum().backward()
     model.zero_grad(set_to_none=True)
     backward = [f for f in train.capture.fusions if f.trace == "backward"]
@@ -74,7 +75,7 @@ def main(outdir: Path) -> None:
     replays = []
     log("fusion      live_us  replay_us  diff_%  same_kernels")
     for fusion, script in zip(live.fusions, sorted(scripts, key=lambda p: int(p.stem.rsplit("nvFusion", 1)[1]))):
-        path = replay_script(str(script), output=str(scratch / f"replay_{fusion.name}.json"), protocol=protocol)
+        path = replay_script(str(script), output=str(scratch / f"replay_{fusion.name}.json"), options=RecordingOptions(protocol=protocol))
         replay = load_capture(path)
         replays.append(replay)
         r = replay.fusions[0]
@@ -89,23 +90,23 @@ def main(outdir: Path) -> None:
     )
     save_capture(merged, seed_dir / "replay_forward.json")
 
-    replay_script(str(HERE / "seed" / "legacy_repro.py"), output=str(seed_dir / "replay_legacy_seed.json"), protocol=protocol)
+    replay_script(str(HERE / "seed" / "legacy_repro.py"), output=str(seed_dir / "replay_legacy_seed.json"), options=RecordingOptions(protocol=protocol))
     nvf0 = scratch / "nvfuser_repro_nvFusion0.py"
     nvf0.write_text(live.fusions[0].repro_script or "")
     try:
-        replay_script(str(nvf0), output=str(seed_dir / "replay_nvfuser_repro_nvFusion0.json"), protocol=protocol)
+        replay_script(str(nvf0), output=str(seed_dir / "replay_nvfuser_repro_nvFusion0.json"), options=RecordingOptions(protocol=protocol))
     except FusionDiffError as exc:
         log(f"nvFuser's own repro of nvFusion0 failed to replay: {exc}")
 
-    with capture(offset_dir / "live.json", protocol=protocol, source="seed RMSNorm, input at storage offset 1") as off:
+    with capture(offset_dir / "live.json", options=RecordingOptions(protocol=protocol), source="seed RMSNorm, input at storage offset 1") as off:
         import runpy
 
         runpy.run_path(str(HERE / "offset_rmsnorm.py"), run_name="__main__")
     nvf_script = scratch / "offset_nvfuser_repro.py"
     nvf_script.write_text(off.capture.fusions[0].repro_script or "")
-    replay_script(str(nvf_script), output=str(offset_dir / "replay_nvfuser.json"), protocol=protocol)
+    replay_script(str(nvf_script), output=str(offset_dir / "replay_nvfuser.json"), options=RecordingOptions(protocol=protocol))
     ours = write_repros(offset_dir / "live.json", scratch / "offset_fusiondiff_repro.py")[0]
-    replay_script(str(ours), output=str(offset_dir / "replay_fusiondiff.json"), protocol=protocol)
+    replay_script(str(ours), output=str(offset_dir / "replay_fusiondiff.json"), options=RecordingOptions(protocol=protocol))
     for name in ("live", "replay_nvfuser", "replay_fusiondiff"):
         c = load_capture(offset_dir / f"{name}.json")
         f = c.fusions[0]

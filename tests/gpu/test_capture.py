@@ -10,6 +10,7 @@ import pytest
 
 from fusiondiff.errors import CaptureError
 from fusiondiff.model import TimingProtocol
+from fusiondiff.options import RecordingOptions
 
 pytestmark = pytest.mark.gpu
 
@@ -21,15 +22,17 @@ def test_forward_captures_all_13_fusions(seed_model, tmp_path):
     from fusiondiff.store import load_capture
 
     _, compiled, idx = seed_model
-    with capture(tmp_path / "live.json", protocol=TimingProtocol(samples=10)) as cap:
+    with capture(tmp_path / "live.json", options=RecordingOptions(protocol=TimingProtocol(samples=10))) as cap:
         compiled(idx)
     loaded = load_capture(cap.path)
     assert loaded == cap.capture
     names = [f.name for f in loaded.fusions]
     assert names == [f"nvFusion{i}" for i in range(13)]
     for f in loaded.fusions:
-        print(f"{f.name}: {len(f.kernels)} kernel(s) {[k.normalized_name for k in f.kernels]} "
-              f"{f.timing.median_ns / 1000:.2f} us, segments {f.segmentation.schedulers}")
+        print(
+            f"{f.name}: {len(f.kernels)} kernel(s) {[k.normalized_name for k in f.kernels]} "
+            f"{f.timing.median_ns / 1000:.2f} us, segments {f.segmentation.schedulers}"
+        )
         assert f.trace == "forward"
         assert len(f.kernels) in (1, 3)
         assert f.timing.count == 10 and f.timing.median_ns > 0
@@ -55,7 +58,7 @@ def test_capture_leaves_outputs_bitwise_identical_and_memory_released(seed_model
     torch.cuda.synchronize()
     before = torch.cuda.memory_allocated()
     torch.manual_seed(1)
-    with capture(protocol=TimingProtocol(samples=10)) as cap:
+    with capture(options=RecordingOptions(protocol=TimingProtocol(samples=10))) as cap:
         captured = compiled(idx).detach().clone()
     torch.cuda.synchronize()
     assert torch.equal(reference, captured)
@@ -72,7 +75,7 @@ def test_training_step_captures_backward_fusions(seed_model):
     from fusiondiff.live import capture
 
     model, compiled, idx = seed_model
-    with capture(protocol=TimingProtocol(samples=10)) as cap:
+    with capture(options=RecordingOptions(protocol=TimingProtocol(samples=10))) as cap:
         loss = compiled(idx).float().sum()
         loss.backward()
     model.zero_grad(set_to_none=True)
@@ -110,7 +113,7 @@ def test_cupti_held_by_python_profiler_is_detected_not_recorded_as_zero(tmp_path
         with PythonProfiler():
             fd.execute([x])
         try:
-            with capture({str(tmp_path / 'c.json')!r}):
+            with capture({str(tmp_path / "c.json")!r}):
                 fd.execute([x])
         except ProfilerError as exc:
             print("REFUSED:", exc)

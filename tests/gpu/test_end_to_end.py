@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from fusiondiff.model import TimingProtocol
+from fusiondiff.options import RecordingOptions
 
 pytestmark = pytest.mark.gpu
 
@@ -52,7 +53,10 @@ THUNDER_SCRIPT = textwrap.dedent(
 def fusiondiff(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     """Run ``python -m fusiondiff ARGS`` and echo what it printed (the test log is the evidence)."""
     result = subprocess.run(
-        [sys.executable, "-m", "fusiondiff", *args], capture_output=True, text=True, timeout=timeout,
+        [sys.executable, "-m", "fusiondiff", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         env={**os.environ, **(env or {})},
     )
     print(f"$ fusiondiff {' '.join(args)}  -> exit {result.returncode}")
@@ -128,8 +132,16 @@ def test_replay_with_the_exact_live_inputs(live_capture):
     live = load_capture(work / "live.json")
     nvfuser_repro = work / "nvfuser_repro.py"
     nvfuser_repro.write_text(live.fusions[0].repro_script)
-    result = fusiondiff("replay", str(nvfuser_repro), "--inputs", str(work / "live.json"), "--save-inputs", *QUICK,
-                        "-o", str(work / "replay_inputs.json"))
+    result = fusiondiff(
+        "replay",
+        str(nvfuser_repro),
+        "--inputs",
+        str(work / "live.json"),
+        "--save-inputs",
+        *QUICK,
+        "-o",
+        str(work / "replay_inputs.json"),
+    )
     assert result.returncode == 0
     replay = load_capture(work / "replay_inputs.json")
     print("replay --inputs:", _kernels(replay), f"{replay.fusions[0].timing.median_ns / 1000:.2f} us")
@@ -147,19 +159,27 @@ def test_repro_with_exact_inputs_runs_without_fusiondiff_and_replays_like_live(l
     assert "load_file" in text and "live.tensors.safetensors" in text
     # runnable where fusiondiff is not installed
     blocked = "import runpy, sys; sys.modules['fusiondiff'] = None; runpy.run_path(sys.argv[1], run_name='__main__')"
-    alone = subprocess.run([sys.executable, "-c", blocked, str(work / "ours.py")], capture_output=True, text=True,
-                           timeout=300, cwd=work)
+    alone = subprocess.run(
+        [sys.executable, "-c", blocked, str(work / "ours.py")], capture_output=True, text=True, timeout=300, cwd=work
+    )
     print(alone.stdout[-1000:], alone.stderr[-2000:])
     assert alone.returncode == 0
     result = fusiondiff("replay", str(work / "ours.py"), "--save-inputs", *QUICK, "-o", str(work / "replay_ours.json"))
     assert result.returncode == 0
     live, ours = load_capture(work / "live.json"), load_capture(work / "replay_ours.json")
-    print("fusiondiff repro replay:", _kernels(ours), f"{ours.fusions[0].timing.median_ns / 1000:.2f} us",
-          f"live {live.fusions[0].timing.median_ns / 1000:.2f} us")
+    print(
+        "fusiondiff repro replay:",
+        _kernels(ours),
+        f"{ours.fusions[0].timing.median_ns / 1000:.2f} us",
+        f"live {live.fusions[0].timing.median_ns / 1000:.2f} us",
+    )
     _assert_same_tensors(_inputs_of(work / "live.json"), _inputs_of(work / "replay_ours.json"))
     assert _kernels(ours) == _kernels(live)
     diff = fusiondiff("diff", str(work / "live.json"), str(work / "replay_ours.json"))
-    assert diff.returncode == 0 and "same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical" in diff.stdout
+    assert (
+        diff.returncode == 0
+        and "same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical" in diff.stdout
+    )
 
 
 def test_fusion_writing_into_its_input_is_timed_on_copies_and_saved_as_it_was_read(tmp_path):
@@ -175,7 +195,10 @@ def test_fusion_writing_into_its_input_is_timed_on_copies_and_saved_as_it_was_re
 
     jitted = thunder.jit(bump)
     x = torch.zeros(1024, 1024, device="cuda")
-    with capture(tmp_path / "inplace.json", protocol=TimingProtocol(warmup=3, samples=10), save_inputs=True) as cap:
+    with capture(
+        tmp_path / "inplace.json",
+        options=RecordingOptions(protocol=TimingProtocol(warmup=3, samples=10), save_inputs=True),
+    ) as cap:
         y = jitted(x)
     torch.cuda.synchronize()
     for f in cap.capture.fusions:
@@ -197,8 +220,13 @@ def test_fusion_writing_into_its_input_is_timed_on_copies_and_saved_as_it_was_re
 
     script = write_repros(cap.path, tmp_path / "inplace_repro.py", fusion=fusion.name)[0]
     assert "fd.add_output(tv2, tv0)" in script.read_text()
-    replay = load_capture(replay_script(str(script), output=str(tmp_path / "replay.json"),
-                                        protocol=TimingProtocol(warmup=3, samples=10)))
+    replay = load_capture(
+        replay_script(
+            str(script),
+            output=str(tmp_path / "replay.json"),
+            options=RecordingOptions(protocol=TimingProtocol(warmup=3, samples=10)),
+        )
+    )
     print("in-place repro replay:", _kernels(replay), "live:", _launches(fusion.kernels))
     assert _kernels(replay) == _launches(fusion.kernels)
 
@@ -217,14 +245,20 @@ def test_thunder_without_the_nvfuser_executor_is_a_clear_error(tmp_path):
     assert not (tmp_path / "none.json").exists()
 
 
-def _capture_fails(tmp_path: Path, code_prefix: str = "", env: dict[str, str] | None = None,
-                   extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+def _capture_fails(
+    tmp_path: Path, code_prefix: str = "", env: dict[str, str] | None = None, extra: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
     script = tmp_path / "thunder_script.py"
     script.write_text(THUNDER_SCRIPT)
     out = tmp_path / "c.json"
     launcher = code_prefix + "import sys; from fusiondiff.cli import main; sys.exit(main(sys.argv[1:]))"
-    result = subprocess.run([sys.executable, "-c", launcher, "capture", str(script), "0", *extra, "-o", str(out)],
-                            capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+    result = subprocess.run(
+        [sys.executable, "-c", launcher, "capture", str(script), "0", *extra, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
     print(f"exit {result.returncode}: {result.stderr.strip()}")
     assert result.returncode == 2
     # Thunder may warn on import; fusiondiff itself says one line
@@ -240,7 +274,9 @@ def test_no_cuda_device_is_a_one_line_error(tmp_path):
 
 
 def test_nvfuser_not_installed_is_a_one_line_error(tmp_path):
-    result = _capture_fails(tmp_path, "import sys; sys.modules['nvfuser_direct'] = None; sys.modules['nvfuser'] = None; ")
+    result = _capture_fails(
+        tmp_path, "import sys; sys.modules['nvfuser_direct'] = None; sys.modules['nvfuser'] = None; "
+    )
     assert "nvFuser" in result.stderr
 
 
@@ -256,4 +292,7 @@ def test_demo_runs_live_on_the_gpu(tmp_path):
     assert result.returncode == 0
     assert "live demo not possible" not in result.stderr
     assert (tmp_path / "demo" / "live.json").exists() and (tmp_path / "demo" / "replay.json").exists()
-    assert "same speed: the 1 matched fusion(s) SAME within noise" in result.stdout and "(B replays 1 of A's fusions" in result.stdout
+    assert (
+        "same speed: the 1 matched fusion(s) SAME within noise" in result.stdout
+        and "(B replays 1 of A's fusions" in result.stdout
+    )

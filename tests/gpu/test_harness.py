@@ -12,7 +12,13 @@ def define_seed_rmsnorm(fd) -> None:
     """The seed issue's saved repro definition, with only the import changed to nvfuser_direct."""
     from nvfuser_direct import DataType
 
-    T0 = fd.define_tensor(shape=[4, 1024, 4096], contiguity=[True, True, True], dtype=DataType.BFloat16, is_cpu=False, stride_order=[2, 1, 0])
+    T0 = fd.define_tensor(
+        shape=[4, 1024, 4096],
+        contiguity=[True, True, True],
+        dtype=DataType.BFloat16,
+        is_cpu=False,
+        stride_order=[2, 1, 0],
+    )
     T1 = fd.define_tensor(shape=[4096], contiguity=[True], dtype=DataType.BFloat16, is_cpu=False, stride_order=[0])
     T2 = fd.ops.cast(T0, dtype=DataType.Float)
     T3 = fd.ops.cast(T1, dtype=DataType.Float)
@@ -50,4 +56,6 @@ def test_seed_rmsnorm_matches_torch():
     ref_y = (xf * ref_rstd * w.float()).to(torch.bfloat16)
     torch.testing.assert_close(rstd, ref_rstd, rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(y, ref_y, rtol=1.6e-2, atol=1e-2)
-    print(f"seed RMSNorm on {torch.cuda.get_device_name(0)}: max |y - ref| = {(y.float() - ref_y.float()).abs().max().item():.3g}")
+    print(
+        f"seed RMSNorm on {torch.cuda.get_device_name(0)}: max |y - ref| = {(y.float() - ref_y.float()).abs().max().item():.3g}"
+    )

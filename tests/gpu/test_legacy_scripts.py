@@ -27,6 +27,7 @@ DRIVER = """
 import json, sys
 from fusiondiff.errors import FusionDiffError
 from fusiondiff.model import TimingProtocol
+from fusiondiff.options import RecordingOptions
 from fusiondiff.replay.runner import replay_script
 from fusiondiff.store import load_capture
 
@@ -35,7 +36,7 @@ results = {}
 for i, script in enumerate(scripts):
     try:
         capture = load_capture(replay_script(
-            script, output=f"{out}/{i}.json", protocol=TimingProtocol(warmup=2, samples=5), in_process=True
+            script, output=f"{out}/{i}.json", options=RecordingOptions(protocol=TimingProtocol(warmup=2, samples=5)), in_process=True
         ))
         results[script] = {"kernels": [
             [k.normalized_name, k.launch.grid, k.launch.block, k.launch.shared_mem_bytes, k.launch.registers_per_thread]

@@ -12,6 +12,8 @@ import pytest
 
 from fusiondiff.errors import ReplayError
 from fusiondiff.model import TimingProtocol
+from fusiondiff.options import RecordingOptions
+
 from .test_harness import define_seed_rmsnorm
 
 pytestmark = pytest.mark.gpu
@@ -41,14 +43,20 @@ def _script(offset: int) -> str:
 
 
 def _kernels(capture):
-    return [(k.normalized_name, k.launch.block, k.launch.registers_per_thread) for f in capture.fusions for k in f.kernels]
+    return [
+        (k.normalized_name, k.launch.block, k.launch.registers_per_thread) for f in capture.fusions for k in f.kernels
+    ]
 
 
 def test_seed_legacy_script_replays(tmp_path):
     from fusiondiff.replay.runner import replay_script
     from fusiondiff.store import load_capture
 
-    path = replay_script(str(DATA / "seed" / "legacy_repro.py"), output=str(tmp_path / "r.json"), protocol=QUICK)
+    path = replay_script(
+        str(DATA / "seed" / "legacy_repro.py"),
+        output=str(tmp_path / "r.json"),
+        options=RecordingOptions(protocol=QUICK),
+    )
     capture = load_capture(path)
     print("legacy seed replay:", _kernels(capture), capture.fusions[0].timing.median_ns / 1000, "us")
     assert len(capture.fusions) == 1
@@ -63,14 +71,20 @@ def test_storage_offset_survives_fusiondiff_repro_but_not_nvfusers(tmp_path):
 
     script = tmp_path / "offset.py"
     script.write_text(_script(1))
-    live = load_capture(replay_script(str(script), output=str(tmp_path / "live.json"), protocol=QUICK))
+    live = load_capture(
+        replay_script(str(script), output=str(tmp_path / "live.json"), options=RecordingOptions(protocol=QUICK))
+    )
     assert live.fusions[0].inputs[0].alignment_bytes == 2 and live.fusions[0].inputs[0].storage_offset == 1
 
     nvf_script = tmp_path / "nvfuser_repro.py"
     nvf_script.write_text(live.fusions[0].repro_script)
-    nvf = load_capture(replay_script(str(nvf_script), output=str(tmp_path / "nvf.json"), protocol=QUICK))
+    nvf = load_capture(
+        replay_script(str(nvf_script), output=str(tmp_path / "nvf.json"), options=RecordingOptions(protocol=QUICK))
+    )
     ours_script = write_repros(tmp_path / "live.json", tmp_path / "ours.py")[0]
-    ours = load_capture(replay_script(str(ours_script), output=str(tmp_path / "ours.json"), protocol=QUICK))
+    ours = load_capture(
+        replay_script(str(ours_script), output=str(tmp_path / "ours.json"), options=RecordingOptions(protocol=QUICK))
+    )
     print("live", _kernels(live), "\nnvFuser repro", _kernels(nvf), "\nfusiondiff repro", _kernels(ours))
     assert nvf.fusions[0].inputs[0].storage_offset == 0
     assert _kernels(nvf) != _kernels(live)
@@ -84,11 +98,16 @@ def test_inputs_from_capture_replace_the_scripts(tmp_path):
 
     live_script = tmp_path / "live.py"
     live_script.write_text(_script(1))
-    replay_script(str(live_script), output=str(tmp_path / "live.json"), protocol=QUICK)
+    replay_script(str(live_script), output=str(tmp_path / "live.json"), options=RecordingOptions(protocol=QUICK))
     aligned = tmp_path / "aligned.py"
     aligned.write_text(_script(0))
-    path = replay_script(str(aligned), output=str(tmp_path / "r.json"), protocol=QUICK,
-                         inputs_capture=str(tmp_path / "live.json"), in_process=True)
+    path = replay_script(
+        str(aligned),
+        output=str(tmp_path / "r.json"),
+        options=RecordingOptions(protocol=QUICK),
+        inputs_capture=str(tmp_path / "live.json"),
+        in_process=True,
+    )
     capture = load_capture(path)
     assert capture.fusions[0].inputs[0].storage_offset == 1
     assert any("inputs replaced" in w for w in capture.warnings)
@@ -101,7 +120,7 @@ def test_script_that_raises_keeps_what_ran_before(tmp_path):
     script = tmp_path / "raises.py"
     script.write_text(_script(0) + "\nraise RuntimeError('boom')\n")
     with pytest.raises(ReplayError, match="RuntimeError: boom.*1 fusion"):
-        replay_script(str(script), output=str(tmp_path / "r.json"), protocol=QUICK)
+        replay_script(str(script), output=str(tmp_path / "r.json"), options=RecordingOptions(protocol=QUICK))
     assert len(load_capture(tmp_path / "r.json").fusions) == 1
 
 
@@ -124,7 +143,9 @@ def test_script_that_hangs_is_stopped_and_its_group_is_gone(tmp_path):
     )
     start = time.monotonic()
     with pytest.raises(ReplayError, match="timeout"):
-        replay_script(str(script), output=str(tmp_path / "r.json"), protocol=QUICK, timeout_s=45)
+        replay_script(
+            str(script), output=str(tmp_path / "r.json"), options=RecordingOptions(protocol=QUICK), timeout_s=45
+        )
     print(f"hang stopped after {time.monotonic() - start:.1f} s")
     assert len(load_capture(tmp_path / "r.json").fusions) == 1
     grandchild = int(pidfile.read_text())
@@ -146,5 +167,5 @@ def test_bad_scripts_are_one_line_errors(tmp_path, content, message):
     script = tmp_path / "bad.py"
     script.write_text(content)
     with pytest.raises(ReplayError, match=message):
-        replay_script(str(script), output=str(tmp_path / "r.json"), protocol=QUICK)
+        replay_script(str(script), output=str(tmp_path / "r.json"), options=RecordingOptions(protocol=QUICK))
     assert not (tmp_path / "r.json").exists()

@@ -102,7 +102,8 @@ def kernel(
         normalized_name=normalized,
         scheduler=parsed_scheduler,
         group_id=parsed_group,
-        launch=launch or LaunchConfig(grid=(4096, 1, 1), block=(128, 1, 1), shared_mem_bytes=0, registers_per_thread=40),
+        launch=launch
+        or LaunchConfig(grid=(4096, 1, 1), block=(128, 1, 1), shared_mem_bytes=0, registers_per_thread=40),
         timing=timing or Timing(samples_ns=samples(median_ns, n=n, seed=seed)),
         order=group_id if order is None else order,
         source_hash=source_hash,

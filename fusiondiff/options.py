@@ -1,0 +1,34 @@
+"""What a recording is asked to do, in one record: the CLI builds it, live capture and the replay
+take it, the replay runner hands it to its child process as JSON (with the records' codec), and
+the recorder reads it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fusiondiff.model import TimingProtocol, _decode_record, to_jsonable
+
+
+@dataclass(frozen=True)
+class RecordingOptions:
+    """The options of ``fusiondiff capture`` and ``fusiondiff replay`` that decide what is recorded."""
+
+    protocol: TimingProtocol = field(default_factory=TimingProtocol)
+    """How the samples are taken (warm-ups, samples, L2 mode); stored with the capture."""
+    only: tuple[str, ...] = ()
+    """Record only the fusions of these names (``nvFusion0``); empty: every fusion."""
+    save_inputs: bool = False
+    """Save each fusion's exact inputs (whole storages) in a safetensors file beside the capture."""
+    cuda_source: bool = False
+    """Record the CUDA source of each kernel, not only its hash."""
+
+    def to_jsonable(self) -> Any:
+        """The options as JSON-ready data (:func:`fusiondiff.model.to_jsonable`)."""
+        return to_jsonable(self)
+
+    @classmethod
+    def from_jsonable(cls, data: Any, where: str = "options") -> RecordingOptions:
+        """The options back from :meth:`to_jsonable`'s data, decoded and checked like a capture's records."""
+        options: RecordingOptions = _decode_record(cls, data, where)
+        return options
