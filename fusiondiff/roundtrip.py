@@ -413,7 +413,9 @@ class _Work:
             for d in group:
                 if d.index in kept:
                     self.replayed += 1
-                elif len(group) > 1 and not self.stopping.is_set():
+                elif len(group) > 1 and kept and not self.stopping.is_set():
+                    # part of the batch ran (a lost CUDA context stops the rest): the rest alone;
+                    # a batch that recorded nothing failed for a reason a retry would meet again
                     retry.append(d)  # counted when it has run alone
                 else:
                     self.failures[d.index] = message or "the replay recorded no fusion for this script"
@@ -454,7 +456,7 @@ class _Work:
         left = max(self.total - done, 0)
         eta = "" if done == 0 or left == 0 else f", about {_duration(elapsed / done * left)} left"
         failed = f" ({len(self.failures)} failed)" if self.failures else ""
-        self.progress(f"fusiondiff roundtrip: {done}/{self.total} replayed{failed}, {_duration(elapsed)} elapsed{eta}")
+        self.progress(f"fusiondiff roundtrip: {done}/{self.total} done{failed}, {_duration(elapsed)} elapsed{eta}")
 
 
 def _moved_log(f: FusionRecord, output: Path, replays_dir: Path) -> Any:

@@ -108,7 +108,7 @@ def test_round_trip_writes_merged_replay_diff_and_summary(live: Path, tmp_path: 
     text = rt.render_summary(result)
     assert "isolation: a fresh process per fusion" in text
     assert "13 live fusion record(s), 11 distinct" in text
-    assert any("11/11 replayed" in line for line in lines)
+    assert any("11/11 done" in line for line in lines)
     assert next(r for r in result.rows if r.index == 9).note == "replay of #6"
     assert any("left" in line for line in lines[1:-1])  # an ETA while work remains
 
@@ -220,4 +220,4 @@ def test_cli_roundtrip(
     assert code == 0, err
     assert "a fresh process per batch of 6 fusions" in out
     assert "... 10 more fusion(s) not shown" in out
-    assert "fusiondiff roundtrip: 11/11 replayed" in err
+    assert "fusiondiff roundtrip: 11/11 done" in err
