@@ -227,6 +227,8 @@ def roundtrip(
     the merged capture and diff are written of it, and the result says ``interrupted``."""
     from fusiondiff.store import load_capture
 
+    if batch < 1:
+        raise FusionDiffError("--batch needs a number of scripts per process, 1 or more")
     live = Path(live)
     directory = Path(directory)
     progress = progress or silent
@@ -262,6 +264,10 @@ def roundtrip(
         _stop_replays(token)
         work.join()
         progress("fusiondiff roundtrip: interrupted; the replays that finished are kept, a rerun resumes")
+    except BaseException:  # SIGTERM (the command line's Terminated), an internal error: no orphans
+        work.stop()
+        _stop_replays(token)
+        raise
     not_replayed.update(work.failures)
     return _finish(
         capture, live, directory, distinct, isolation, devices, work.replayed, resumed, not_replayed, interrupted

@@ -221,3 +221,21 @@ def test_cli_roundtrip(
     assert "a fresh process per batch of 6 fusions" in out
     assert "... 10 more fusion(s) not shown" in out
     assert "fusiondiff roundtrip: 11/11 done" in err
+
+
+def test_ctrl_c_keeps_what_finished_and_a_rerun_resumes(live: Path, tmp_path: Path) -> None:
+    capture = load_capture(live)
+    fake = FakeReplay(capture)
+
+    def interrupted_on_the_third(scripts, output, device):
+        if len(fake.calls) == 2:
+            raise KeyboardInterrupt  # reaches the main thread as Ctrl-C would
+        fake(scripts, output, device)
+
+    result = rt.roundtrip(live, tmp_path / "rt", replay=interrupted_on_the_third, devices=[None])
+    assert result.interrupted and result.replayed_now == 2
+    assert len(load_capture(tmp_path / "rt" / "replay.json").fusions) == 2
+    assert "interrupted: rerun to resume" in rt.render_summary(result)
+    again = FakeReplay(capture)
+    result = rt.roundtrip(live, tmp_path / "rt", replay=again, devices=[None])
+    assert result.resumed == 2 and len(again.calls) == 9 and not result.interrupted
