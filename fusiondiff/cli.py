@@ -38,8 +38,10 @@ Explain why the same nvFuser fusion runs at different speeds in two places: live
 Thunder session, and reconstructed, from its repro script in a fresh process.
 
   fusiondiff capture train.py -o live.json      record every nvFusion a script runs
-  fusiondiff replay repro.py -o replay.json     record the fusion a repro script builds
+  fusiondiff replay repro.py -o replay.json     record the fusions repro scripts build
   fusiondiff diff live.json replay.json         say whether they differ, and why
+  fusiondiff roundtrip live.json -o DIR         repro + fresh-process replay of every distinct
+                                                fusion of a session, one diff, a summary
   fusiondiff show live.json                     summarise one capture
   fusiondiff report live.json replay.json -o report.html
                                                 the diff as Markdown, HTML or Perfetto trace
