@@ -88,78 +88,75 @@ def index_uses(definition: str) -> list[IndexUse]:
 
 def index_out_of_range(ctx: RuleContext) -> Iterator[Finding]:
     """The failing side's index values fall outside the rows of the tensor they index."""
-    for pair in ctx.pairs:
-        for side in pair.failed:
-            failing, other = _sides(ctx, pair, side)
-            lines = []
-            for use in index_uses(failing.definition):
-                meta = _input(failing, use.index_input)
-                if meta is None or meta.min_value is None or meta.max_value is None:
-                    continue
-                table = _input(failing, use.table_input) if use.table_input is not None else None
-                rows = table.shape[use.dim] if table is not None and use.dim < len(table.shape) else None
-                low, high = meta.min_value, meta.max_value
-                if low >= 0 and (rows is None or high < rows):
-                    continue
-                bound = f"[0, {rows})" if rows is not None else "[0, rows)"
-                what = f"dim {use.dim} of input {use.table_input} ({rows} rows)" if rows is not None else "its table"
-                lines.append(
-                    f"{side}'s index input {use.index_input} of {use.op} holds [{_int(low)}, {_int(high)}], "
-                    f"outside {bound} of {what}"
-                )
-                peer = _input(other, use.index_input)
-                if peer is not None and peer.min_value is not None:
-                    lines.append(f"{_other(side)} held [{_int(peer.min_value)}, {_int(peer.max_value)}] there")
-            if lines:
-                lines.append(
-                    "an out-of-bounds gather reads past the table: CUDA's illegal address. Replay with the "
-                    "live inputs (`fusiondiff replay SCRIPT --inputs LIVE.json`) or a repro written by "
-                    "`fusiondiff repro`, which keeps the recorded index range"
-                )
-                title = f"{pair.label}: {side}'s index values fall outside the table they index"
-                yield make_finding("index_out_of_range", "failure", title, lines, [pair.label], 0.0)
+    for pair, side, failing, other in _failed_sides(ctx):
+        lines = []
+        for use in index_uses(failing.definition):
+            meta = _input(failing, use.index_input)
+            if meta is None or meta.min_value is None or meta.max_value is None:
+                continue
+            table = _input(failing, use.table_input) if use.table_input is not None else None
+            rows = table.shape[use.dim] if table is not None and use.dim < len(table.shape) else None
+            low, high = meta.min_value, meta.max_value
+            if low >= 0 and (rows is None or high < rows):
+                continue
+            bound = f"[0, {rows})" if rows is not None else "[0, rows)"
+            what = f"dim {use.dim} of input {use.table_input} ({rows} rows)" if rows is not None else "its table"
+            lines.append(
+                f"{side}'s index input {use.index_input} of {use.op} holds [{_int(low)}, {_int(high)}], "
+                f"outside {bound} of {what}"
+            )
+            peer = _input(other, use.index_input)
+            if peer is not None and peer.min_value is not None:
+                lines.append(f"{_other(side)} held [{_int(peer.min_value)}, {_int(peer.max_value)}] there")
+        if lines:
+            lines.append(
+                "an out-of-bounds gather reads past the table: CUDA's illegal address. Replay with the "
+                "live inputs (`fusiondiff replay SCRIPT --inputs LIVE.json`) or a repro written by "
+                "`fusiondiff repro`, which keeps the recorded index range"
+            )
+            title = f"{pair.label}: {side}'s index values fall outside the table they index"
+            yield make_finding("index_out_of_range", "failure", title, lines, [pair.label], 0.0)
 
 
 def view_past_storage(ctx: RuleContext) -> Iterator[Finding]:
     """A failing side's strided input reaches past the end of its storage."""
-    for pair in ctx.pairs:
-        for side in pair.failed:
-            failing, _ = _sides(ctx, pair, side)
-            lines = []
-            for meta in failing.inputs:
-                needed = view_extent(meta)
-                if meta.kind == "tensor" and meta.storage_numel and needed > meta.storage_numel:
-                    lines.append(
-                        f"{side}'s input {meta.index} ({meta.dtype} {list(meta.shape)} stride {list(meta.stride)}, "
-                        f"offset {meta.storage_offset}) reaches element {needed - 1} of a storage of "
-                        f"{meta.storage_numel}"
-                    )
-            if lines:
-                title = f"{pair.label}: a view of {side} reaches past its storage"
-                yield make_finding("view_past_storage", "failure", title, lines, [pair.label], 0.0)
+    for pair, side, failing, _ in _failed_sides(ctx):
+        lines = []
+        for meta in failing.inputs:
+            needed = view_extent(meta)
+            if meta.kind == "tensor" and meta.storage_numel and needed > meta.storage_numel:
+                lines.append(
+                    f"{side}'s input {meta.index} ({meta.dtype} {list(meta.shape)} stride {list(meta.stride)}, "
+                    f"offset {meta.storage_offset}) reaches element {needed - 1} of a storage of "
+                    f"{meta.storage_numel}"
+                )
+        if lines:
+            title = f"{pair.label}: a view of {side} reaches past its storage"
+            yield make_finding("view_past_storage", "failure", title, lines, [pair.label], 0.0)
 
 
 def failed_execution(ctx: RuleContext) -> Iterator[Finding]:
     """The failure itself: which side, what kind, its message, where the full log is."""
+    for pair, side, failing, _ in _failed_sides(ctx):
+        failure = failing.failure
+        assert failure is not None
+        lines = [f"{failure.kind.replace('_', ' ')}: {failure.message}"]
+        if failure.log_file:
+            lines.append(f"full output (C++ stack) in {failure.log_file}, beside {side}'s capture")
+        inputs = sorted({c.path for c in pair.changes if c.category == "inputs"})
+        if inputs:
+            lines.append(f"inputs that differ between the sides: {show(inputs[:8])}")
+        lines.append(f"{side} recorded its inputs but has no kernels or samples for this fusion")
+        title = f"{pair.label} failed in {side}"
+        yield make_finding("failed_execution", "failure", title, lines, [pair.label], 0.0)
+
+
+def _failed_sides(ctx: RuleContext) -> Iterator[tuple[FusionPair, str, FusionRecord, FusionRecord]]:
+    """Each pair and side whose execution failed, with the failing record and the other side's."""
     for pair in ctx.pairs:
         for side in pair.failed:
-            failing, _ = _sides(ctx, pair, side)
-            failure = failing.failure
-            assert failure is not None
-            lines = [f"{failure.kind.replace('_', ' ')}: {failure.message}"]
-            if failure.log_file:
-                lines.append(f"full output (C++ stack) in {failure.log_file}, beside {side}'s capture")
-            inputs = sorted({c.path for c in pair.changes if c.category == "inputs"})
-            if inputs:
-                lines.append(f"inputs that differ between the sides: {show(inputs[:8])}")
-            lines.append(f"{side} recorded its inputs but has no kernels or samples for this fusion")
-            title = f"{pair.label} failed in {side}"
-            yield make_finding("failed_execution", "failure", title, lines, [pair.label], 0.0)
-
-
-def _sides(ctx: RuleContext, pair: FusionPair, side: str) -> tuple[FusionRecord, FusionRecord]:
-    a, b = ctx.fusion_a(pair), ctx.fusion_b(pair)
-    return (a, b) if side == "A" else (b, a)
+            a, b = ctx.fusion_a(pair), ctx.fusion_b(pair)
+            yield (pair, side, a, b) if side == "A" else (pair, side, b, a)
 
 
 def _other(side: str) -> str:
