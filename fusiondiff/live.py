@@ -1,7 +1,8 @@
 """Live capture inside a Thunder session.
 
 ``with fusiondiff.capture("live.json"):`` records every nvFusion executed in the block, forward
-and backward. Thunder runs each nvFusion through a ``FusionDefinitionWrapper``
+and backward. Under torchrun each rank writes its own file (``live.rank0.json``, ``live.rank1.json``:
+:mod:`fusiondiff.distributed`). Thunder runs each nvFusion through a ``FusionDefinitionWrapper``
 (thunder/executors/nvfuserex_impl.py) that picks a FusionDefinition from its cache and calls
 ``fd.execute(args, _enable_options=..., _disable_options=...)``. fusiondiff wraps that call only to
 learn the region's name and pass, and intercepts the execute itself with the shared
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from fusiondiff.distributed import rank_from_env, rank_path
 from fusiondiff.errors import CaptureError, FusionDiffError
 from fusiondiff.model import Capture
 from fusiondiff.options import RecordingOptions
@@ -148,7 +150,8 @@ def capture(
     progress: Progress | None = None,
     source: str = "session",
 ) -> Iterator[LiveCapture]:
-    """Record every nvFusion executed inside the block; write ``output`` (JSON) when it ends.
+    """Record every nvFusion executed inside the block; write ``output`` (JSON) when it ends
+    (under torchrun, this rank's file: :func:`output_path`).
 
     The session computes exactly what it would without the capture: fusions are timed afterwards on
     copies of their inputs. No profiler is left running. Raises :class:`CaptureError` when no
@@ -187,8 +190,16 @@ def capture(
             raise CaptureError(f"no nvFusion was executed inside the capture block{hint}") from None
         raise
     if output is not None:
-        handle.capture = write_capture(handle.capture, output, recorder.tensors or None)
-        handle.path = Path(output)
+        path = output_path(output)
+        handle.capture = write_capture(handle.capture, path, recorder.tensors or None)
+        handle.path = path
+
+
+def output_path(output: str | os.PathLike[str]) -> Path:
+    """Where this process writes ``output``: the path itself, or under torchrun (a world of two or
+    more) this rank's own file, ``live.rank1.json``, so no rank overwrites another's."""
+    info = rank_from_env()
+    return Path(output) if info is None else rank_path(output, info.rank)
 
 
 def capture_script(

@@ -286,6 +286,18 @@ class Environment:
     """Every ``NVFUSER_*`` environment variable of the recording process."""
     recorded_at: str | None = None
     """ISO 8601 time of recording."""
+    rank: int | None = None
+    """Global rank under torchrun (``RANK``); ``None`` for a single-process capture."""
+    local_rank: int | None = None
+    """Rank on its host (``LOCAL_RANK``); ``None`` for a single-process capture."""
+    world_size: int | None = None
+    """Processes in the session (``WORLD_SIZE``); ``None`` for a single-process capture."""
+    cuda_device_index: int | None = None
+    """The recording process's current CUDA device (``torch.cuda.current_device()``): where its
+    environment's GPU fields were read. Each fusion's own device is ``FusionRecord.device_index``."""
+    distributed_backend: str | None = None
+    """The default process group's backend (``nccl``, ``gloo``) when the session had initialised
+    one when recording started; ``None`` otherwise."""
 
 
 @dataclass(frozen=True)

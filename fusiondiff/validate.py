@@ -93,6 +93,10 @@ FIELD_RULES: dict[tuple[type, str], Rule] = {
     (Environment, "sm_clock_mhz"): _count,
     (Environment, "max_sm_clock_mhz"): _count,
     (Environment, "memory_clock_mhz"): _count,
+    (Environment, "rank"): _count,
+    (Environment, "local_rank"): _count,
+    (Environment, "world_size"): _positive,
+    (Environment, "cuda_device_index"): _count,
 }
 """Per record and field, the rule each value must pass (each element, for a tuple)."""
 

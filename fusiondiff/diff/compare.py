@@ -11,7 +11,8 @@ out, and why:
   they describe how a fusion was reached or are large derived text (``source_hash`` stands for
   the source);
 - tensor keys, storage sizes and devices of inputs: file bookkeeping, not what nvFuser sees;
-- hostname, recording time and fusiondiff version of the environment;
+- hostname, recording time and fusiondiff version of the environment, and a rank's place in a
+  torchrun session (rank, local rank, world size, current device, process group backend);
 - a property unknown on one side (``None``: a cluster Kineto does not report, a source hash that
   was not read) is not a difference.
 
@@ -57,7 +58,20 @@ LAUNCH_FIELDS = (
 )
 
 CLOCK_FIELDS = ("sm_clock_mhz", "max_sm_clock_mhz", "memory_clock_mhz")
-_ENVIRONMENT_IGNORED = ("hostname", "recorded_at", "fusiondiff_version", "nvfuser_env")
+_ENVIRONMENT_IGNORED = (
+    "hostname",
+    "recorded_at",
+    "fusiondiff_version",
+    "nvfuser_env",
+    # A process's place in a torchrun session: two ranks of one session always differ in these,
+    # and so may a live rank and its single-process replay. They say where a capture ran, not
+    # what nvFuser ran; another GPU model still shows in gpu_name, clocks in CLOCK_FIELDS.
+    "rank",
+    "local_rank",
+    "world_size",
+    "cuda_device_index",
+    "distributed_backend",
+)
 
 _input_values = operator.attrgetter(*INPUT_FIELDS)
 

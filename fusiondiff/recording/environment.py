@@ -11,6 +11,7 @@ import socket
 import sys
 from typing import Any
 
+from fusiondiff.distributed import process_group_backend, rank_from_env
 from fusiondiff.model import Environment
 
 
@@ -57,14 +58,43 @@ def sm_clock_mhz(device_index: int = 0) -> int | None:
         return None
 
 
-def collect_environment(device_index: int = 0) -> Environment:
-    """Read the recording process's environment (needs torch; the GPU fields need CUDA)."""
+def rank_fields() -> dict[str, object]:
+    """Rank, local rank, world size and the process group's backend under torchrun; empty for a
+    single-process session."""
+    info = rank_from_env()
+    if info is None:
+        return {}
+    return {
+        "rank": info.rank,
+        "local_rank": info.local_rank,
+        "world_size": info.world_size,
+        "distributed_backend": process_group_backend(),
+    }
+
+
+def current_device_index() -> int:
+    """The process's current CUDA device: under torchrun each rank sets its own
+    (``torch.cuda.set_device(LOCAL_RANK)``), so device 0 would describe another rank's GPU."""
+    import torch
+
+    try:
+        return int(torch.cuda.current_device())
+    except Exception:  # noqa: BLE001 - no CUDA context yet is not a reason to fail
+        return 0
+
+
+def collect_environment(device_index: int | None = None) -> Environment:
+    """Read the recording process's environment (needs torch; the GPU fields need CUDA), for
+    ``device_index`` (default: the current CUDA device)."""
     import torch
 
     from fusiondiff import __version__
 
-    fields: dict[str, object] = {}
+    fields: dict[str, object] = rank_fields()
     if torch.cuda.is_available():
+        if device_index is None:
+            device_index = current_device_index()
+        fields["cuda_device_index"] = device_index
         props = torch.cuda.get_device_properties(device_index)
         fields.update(
             gpu_name=props.name,
@@ -72,7 +102,9 @@ def collect_environment(device_index: int = 0) -> Environment:
             sm_count=props.multi_processor_count,
             l2_bytes=props.L2_cache_size,
         )
-    nvml = _nvml(device_index)
+    # NVML numbers devices ignoring CUDA_VISIBLE_DEVICES: where a launcher narrowed it, this index
+    # can name another GPU's clocks (not corrected here)
+    nvml = _nvml(device_index or 0)
     if nvml is not None:
         pynvml, handle = nvml
         try:

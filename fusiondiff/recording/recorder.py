@@ -34,7 +34,7 @@ from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress, silent
 from fusiondiff.recording import inputs as input_tools
 from fusiondiff.recording import nvfuser_adapter as nvf
-from fusiondiff.recording.environment import collect_environment, sm_clock_mhz
+from fusiondiff.recording.environment import collect_environment, current_device_index, sm_clock_mhz
 from fusiondiff.recording.kineto import KinetoSource, profiler_active
 from fusiondiff.recording.seed_method import METHOD as SEED_METHOD
 from fusiondiff.recording.seed_method import SeedMethodSource
@@ -482,13 +482,15 @@ class Recorder:
 
 
 def _device_index(device: Any, inputs: Sequence[Any]) -> int:
-    if isinstance(device, int):
+    """The CUDA device a fusion ran on: its first CUDA input's, else the ``device`` it was given,
+    else the process's current device. Never a blind 0: under torchrun rank 1 runs on ``cuda:1``."""
+    for value in inputs:
+        dev: Any = getattr(value, "device", None)
+        if getattr(dev, "type", None) == "cuda" and isinstance(getattr(dev, "index", None), int):
+            return int(dev.index)
+    if isinstance(device, int) and not isinstance(device, bool):
         return device
     index = getattr(device, "index", None)
     if isinstance(index, int):
         return index
-    for value in inputs:
-        dev: Any = getattr(value, "device", None)
-        if getattr(dev, "type", None) == "cuda":
-            return dev.index or 0
-    return 0
+    return current_device_index()

@@ -1,0 +1,147 @@
+"""Under torchrun every rank writes its own capture and records its place (CPU: the launcher's
+environment variables are set with monkeypatch, no process group is started)."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from pathlib import Path
+
+import pytest
+
+from fusiondiff.distributed import RankInfo, process_group_backend, rank_from_env, rank_of_path, rank_path
+from fusiondiff.model import Environment
+from fusiondiff.store import load_capture, write_capture
+
+DATA = Path(__file__).parent / "data"
+PYTHIA = DATA / "fidelity" / "pythia" / "live.json"
+
+
+@pytest.fixture
+def torchrun(monkeypatch):
+    """Sets the variables torchrun gives one rank."""
+
+    def _set(rank: int, world: int, local: int | None = None) -> None:
+        monkeypatch.setenv("RANK", str(rank))
+        monkeypatch.setenv("WORLD_SIZE", str(world))
+        monkeypatch.setenv("LOCAL_RANK", str(rank if local is None else local))
+
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    return _set
+
+
+def test_rank_read_from_torchrun_variables(torchrun):
+    assert rank_from_env() is None
+    torchrun(3, 4, local=1)
+    assert rank_from_env() == RankInfo(rank=3, local_rank=1, world_size=4)
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {"RANK": "0", "WORLD_SIZE": "1"},
+        {"RANK": "0"},
+        {"RANK": "x", "WORLD_SIZE": "2"},
+        {"RANK": "2", "WORLD_SIZE": "2"},
+    ],
+)
+def test_no_rank_for_a_world_of_one_or_unusable_variables(environ):
+    assert rank_from_env(environ) is None
+
+
+def test_rank_file_names():
+    assert rank_path("out/live.json", 1) == Path("out/live.rank1.json")
+    assert rank_path("live", 0) == Path("live.rank0.json")
+    assert rank_of_path("out/live.rank12.json") == 12
+    assert rank_of_path("live.json") is None
+
+
+def test_each_rank_writes_its_own_file_and_its_tensors_follow(torchrun, tmp_path):
+    torch = pytest.importorskip("torch")
+    from fusiondiff.live import output_path
+
+    capture = load_capture(PYTHIA)
+    key = capture.fusions[0].inputs[0].tensor_key or "t0"
+    written = []
+    for rank in (0, 1):
+        torchrun(rank, 2)
+        path = output_path(tmp_path / "live.json")
+        written.append(path)
+        write_capture(capture, path, {key: torch.full((2,), float(rank))})
+    assert [p.name for p in written] == ["live.rank0.json", "live.rank1.json"]
+    assert not (tmp_path / "live.json").exists()
+    assert {p.name for p in tmp_path.iterdir()} == {
+        "live.rank0.json",
+        "live.rank1.json",
+        "live.rank0.tensors.safetensors",
+        "live.rank1.tensors.safetensors",
+    }
+    assert load_capture(written[1]).tensors_file == "live.rank1.tensors.safetensors"
+
+
+def test_single_process_output_path_is_unchanged(torchrun, tmp_path):
+    pytest.importorskip("torch")
+    from fusiondiff.live import output_path
+
+    assert output_path(tmp_path / "live.json") == tmp_path / "live.json"
+
+
+def test_environment_records_the_rank_and_old_files_load_without_it(torchrun, tmp_path):
+    pytest.importorskip("torch")
+    from fusiondiff.recording.environment import rank_fields
+
+    assert rank_fields() == {}
+    torchrun(1, 2)
+    fields = rank_fields()
+    # no process group was initialised in this process: the backend is unknown, never started
+    assert fields == {"rank": 1, "local_rank": 1, "world_size": 2, "distributed_backend": None}
+    old = load_capture(PYTHIA)
+    assert (old.environment.rank, old.environment.world_size, old.environment.cuda_device_index) == (None, None, None)
+    environment = dataclasses.replace(old.environment, cuda_device_index=1, **fields)  # type: ignore[arg-type]
+    path = write_capture(dataclasses.replace(old, environment=environment, tensors_file=None), tmp_path / "r1.json")
+    loaded = load_capture(tmp_path / "r1.json").environment
+    assert (loaded.rank, loaded.local_rank, loaded.world_size, loaded.cuda_device_index) == (1, 1, 2, 1)
+    assert path.environment == loaded
+
+
+def test_backend_read_only_when_torch_distributed_is_initialised(monkeypatch):
+    torch = pytest.importorskip("torch")
+    assert process_group_backend() is None  # not initialised: nothing is started to find out
+    monkeypatch.setattr(torch.distributed, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.distributed, "get_backend", lambda: "nccl")
+    assert process_group_backend() == "nccl"
+
+
+def test_fusion_device_comes_from_its_inputs():
+    torch = pytest.importorskip("torch")
+    from fusiondiff.recording.recorder import _device_index
+
+    on_cuda1 = types.SimpleNamespace(device=torch.device("cuda", 1))
+    scalar = 3
+    # Thunder may pass device=0 (or nothing) while rank 1's tensors live on cuda:1
+    assert _device_index(0, [scalar, on_cuda1]) == 1
+    assert _device_index(None, [on_cuda1]) == 1
+    assert _device_index(torch.device("cuda", 2), [scalar]) == 2
+
+
+def test_rank_fields_are_not_environment_differences():
+    from fusiondiff.diff.compare import compare_captures
+
+    capture = load_capture(PYTHIA)
+    ranked = [
+        dataclasses.replace(
+            capture,
+            environment=dataclasses.replace(
+                capture.environment,
+                rank=r,
+                local_rank=r,
+                world_size=2,
+                cuda_device_index=r,
+                distributed_backend="nccl" if r else "gloo",
+            ),
+        )
+        for r in (0, 1)
+    ]
+    assert compare_captures(*ranked) == ()
+    assert Environment().rank is None
