@@ -40,6 +40,7 @@ Thunder session, and reconstructed, from its repro script in a fresh process.
   fusiondiff capture train.py -o live.json      record every nvFusion a script runs
   fusiondiff replay repro.py -o replay.json     record the fusions repro scripts build
   fusiondiff diff live.json replay.json         say whether they differ, and why
+  fusiondiff ranks DIR                          the ranks of a torchrun capture against rank 0
   fusiondiff roundtrip live.json -o DIR         repro + fresh-process replay of every distinct
                                                 fusion of a session, one diff, a summary
   fusiondiff show live.json                     summarise one capture
@@ -165,6 +166,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(handler=_cmd_diff)
 
+    p = sub.add_parser(
+        "ranks",
+        help="compare the per-rank captures of one torchrun session, rank stragglers",
+        description="Diff each rank's capture (live.rank1.json, ...) against rank 0's: the same fusion across "
+        "ranks, one verdict line per rank, then the ranks slower than rank 0 ranked by their fusions' total time "
+        "gap per step, each with the top finding of its diff (another kernel variant, clocks, inputs, L2...). "
+        "A rank's own device (cuda:1 for rank 1) and its rank fields are not differences. Exit codes as `diff`: "
+        "0 when every rank runs its fusions like rank 0, 1 when a rank differs, 2 on error.",
+    )
+    p.add_argument(
+        "captures", nargs="+", metavar="DIR_OR_FILE", help="per-rank capture files, or a folder of NAME.rank<N>.json"
+    )
+    p.add_argument("--strict", action="store_true", help="exit 1 on any recorded property difference of a rank")
+    p.set_defaults(handler=_cmd_ranks)
+
     p = sub.add_parser("show", help="summarise one capture", description="Print a summary of a capture file.")
     p.add_argument("capture", help="capture file (.json)")
     p.add_argument(
@@ -284,9 +300,10 @@ def _cmd_capture(args: argparse.Namespace) -> int:
     _split_script_args(args)
     if not args.output:
         raise FusionDiffError("capture needs -o/--output FILE.json")
-    check_not_input(args.output, [args.script])
-    from fusiondiff.live import capture_script
+    from fusiondiff.distributed import rank_from_env
+    from fusiondiff.live import capture_script, output_path
 
+    check_not_input(output_path(args.output), [args.script])
     path = capture_script(
         args.script,
         args.args,
@@ -294,7 +311,10 @@ def _cmd_capture(args: argparse.Namespace) -> int:
         options=_recording_options(args),
         progress=_progress,
     )
-    print(f"wrote {printable(str(path))}", file=sys.stderr)
+    info = rank_from_env()
+    # every rank prints its own line: one "wrote live.json" per rank hid that only one file was left
+    where = "" if info is None else f" (rank {info.rank} of {info.world_size}; each rank writes its own file)"
+    print(f"wrote {printable(str(path))}{where}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -357,6 +377,15 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     _emit(record if args.format == "json" else render_diff_text(result))
     if unwritten is not None:
         raise unwritten
+    return result.exit_code(strict=args.strict)
+
+
+def _cmd_ranks(args: argparse.Namespace) -> int:
+    from fusiondiff.diff.ranks import diff_ranks, load_rank_captures
+    from fusiondiff.report.ranks_text import render_ranks_text
+
+    result = diff_ranks(load_rank_captures(args.captures))
+    _emit(render_ranks_text(result))
     return result.exit_code(strict=args.strict)
 
 

@@ -1,0 +1,209 @@
+"""The per-rank captures of one torchrun session, compared: the same fusion across ranks.
+
+The lowest rank (rank 0) is side A of an ordinary :func:`~fusiondiff.diff.diff`, each other rank
+side B of its own. A rank whose fusions take longer than rank 0's is a straggler; stragglers are
+ranked by their fusions' total time gap per step, each with the top finding of its diff.
+
+Every rank runs on its own GPU (``cuda:1`` for rank 1), so the device index of its fusions and
+inputs always differs from rank 0's: that is where the rank runs, not a difference. Before the
+diff, a rank's fusions on its own device are described as if on the reference rank's device
+(:func:`on_reference_device`); a fusion that ran on another device than its rank's own keeps its
+index, and the diff reports it. Two ranks recorded on one GPU of one host are reported as sharing it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fusiondiff.diff.core import diff
+from fusiondiff.diff.model import DiffResult
+from fusiondiff.distributed import rank_of_path
+from fusiondiff.errors import DiffError
+from fusiondiff.model import Capture, TensorMeta
+from fusiondiff.store import load_capture
+
+
+@dataclass(frozen=True)
+class RankCapture:
+    """One rank's capture and where it was read from."""
+
+    rank: int
+    """From the capture's environment, else from its file name (``live.rank1.json``)."""
+    path: str
+    capture: Capture
+
+
+@dataclass(frozen=True)
+class RankComparison:
+    """One rank (B) against the reference rank (A)."""
+
+    rank: int
+    path: str
+    result: DiffResult
+    gap_ns: float
+    """Per step: for the matched fusions whose speed differs (FASTER or SLOWER), B's median minus
+    A's, times B's call count, summed. Positive: this rank spends longer in its fusions."""
+    placement: tuple[str, ...] = ()
+    """Notes on where this rank ran (a GPU shared with another rank of its host)."""
+
+    @property
+    def is_straggler(self) -> bool:
+        return self.gap_ns > 0
+
+
+@dataclass(frozen=True)
+class RanksResult:
+    """Every rank compared with the reference rank."""
+
+    reference_rank: int
+    reference_path: str
+    comparisons: tuple[RankComparison, ...]
+    """In rank order."""
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def stragglers(self) -> tuple[RankComparison, ...]:
+        """Ranks slower than the reference, the largest total gap first."""
+        return tuple(sorted((c for c in self.comparisons if c.is_straggler), key=lambda c: (-c.gap_ns, c.rank)))
+
+    def exit_code(self, strict: bool = False) -> int:
+        """As ``fusiondiff diff``: 0 when every rank's diff exits 0, else 1."""
+        return max((c.result.exit_code(strict) for c in self.comparisons), default=0)
+
+
+def rank_capture_paths(items: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """The capture files named: a folder stands for its ``*.rank<N>.json`` files."""
+    paths: list[Path] = []
+    for item in items:
+        p = Path(item)
+        if p.is_dir():
+            found = sorted(q for q in p.iterdir() if rank_of_path(q) is not None and q.is_file())
+            if not found:
+                raise DiffError(f"{p}: no per-rank capture (NAME.rank<N>.json) in this folder")
+            paths += found
+        else:
+            paths.append(p)
+    return paths
+
+
+def load_rank_captures(items: Sequence[str | os.PathLike[str]]) -> list[RankCapture]:
+    """Load the per-rank captures named (files, or folders of ``*.rank<N>.json``), in rank order.
+    Raises :class:`DiffError` for fewer than two ranks, a rank found twice, or a file whose rank
+    is neither recorded nor in its name."""
+    captures = []
+    for path in rank_capture_paths(items):
+        capture = load_capture(path)
+        rank = capture.environment.rank
+        if rank is None:
+            rank = rank_of_path(path)
+        if rank is None:
+            raise DiffError(f"{path}: no rank recorded and none in its name (NAME.rank<N>.json)")
+        captures.append(RankCapture(rank=rank, path=str(path), capture=capture))
+    twice = sorted(r for r, n in Counter(c.rank for c in captures).items() if n > 1)
+    if twice:
+        names = ", ".join(c.path for c in captures if c.rank == twice[0])
+        raise DiffError(f"rank {twice[0]} is given twice ({names}): name each rank's capture once")
+    if len(captures) < 2:
+        raise DiffError("`fusiondiff ranks` needs the captures of two or more ranks")
+    return sorted(captures, key=lambda c: c.rank)
+
+
+def own_device(capture: Capture) -> int | None:
+    """The device a rank ran on: recorded in its environment, else its fusions' usual device."""
+    if capture.environment.cuda_device_index is not None:
+        return capture.environment.cuda_device_index
+    counts = Counter(f.device_index for f in capture.fusions)
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def _moved_input(meta: TensorMeta, old: str, new: str) -> TensorMeta:
+    return dataclasses.replace(meta, device=new) if meta.device == old else meta
+
+
+def on_reference_device(capture: Capture, device: int | None, reference: int | None) -> Capture:
+    """``capture`` with its fusions on ``device`` (the rank's own) described as on ``reference``
+    (the reference rank's own), inputs included; fusions on any other device are kept as they are."""
+    if device is None or reference is None or device == reference:
+        return capture
+    old, new = f"cuda:{device}", f"cuda:{reference}"
+    fusions = tuple(
+        dataclasses.replace(f, device_index=reference, inputs=tuple(_moved_input(t, old, new) for t in f.inputs))
+        if f.device_index == device
+        else f
+        for f in capture.fusions
+    )
+    return dataclasses.replace(capture, fusions=fusions)
+
+
+def _step_gap_ns(result: DiffResult, b: Capture) -> float:
+    total = 0.0
+    for pair in result.pairs:
+        gap = pair.timing.gap_ns
+        if pair.timing.verdict in ("FASTER", "SLOWER") and not math.isnan(gap):
+            total += gap * b.fusions[pair.index_b].call_count
+    return total
+
+
+def _placement(ranks: Sequence[RankCapture]) -> dict[int, list[str]]:
+    """Ranks of one host on one GPU: they share its SMs and memory bandwidth."""
+    notes: dict[int, list[str]] = {}
+    seen: dict[tuple[str | None, int | None], int] = {}
+    for rc in ranks:
+        if rc.capture.environment.rank is None:
+            continue  # not recorded under torchrun (a copied single-process capture): placement unknown
+        device = own_device(rc.capture)
+        where = (rc.capture.environment.hostname, device)
+        if device is not None and where in seen:
+            host = f" of {where[0]}" if where[0] else ""
+            notes.setdefault(rc.rank, []).append(f"shares cuda:{device}{host} with rank {seen[where]}")
+        seen.setdefault(where, rc.rank)
+    return notes
+
+
+def diff_ranks(ranks: Sequence[RankCapture]) -> RanksResult:
+    """Compare every rank with the lowest (rank 0): one :func:`diff` per rank."""
+    if len(ranks) < 2:
+        raise DiffError("`fusiondiff ranks` needs the captures of two or more ranks")
+    reference, *others = sorted(ranks, key=lambda r: r.rank)
+    warnings = []
+    if reference.rank != 0:
+        warnings.append(f"no capture of rank 0: rank {reference.rank} is the reference")
+    worlds = sorted({w for r in ranks if (w := r.capture.environment.world_size) is not None})
+    if len(worlds) > 1:
+        warnings.append(f"the captures record different world sizes ({worlds}): are they of one session?")
+    elif worlds and len(ranks) < worlds[0]:
+        warnings.append(f"{len(ranks)} of {worlds[0]} ranks given: the others are not compared")
+    placement = _placement(ranks)
+    reference_device = own_device(reference.capture)
+    comparisons = []
+    for rc in others:
+        b = on_reference_device(rc.capture, own_device(rc.capture), reference_device)
+        result = diff(
+            reference.capture,
+            b,
+            label_a=f"rank {reference.rank}",
+            label_b=f"rank {rc.rank}",
+            source_a=reference.path,
+            source_b=rc.path,
+        )
+        comparisons.append(
+            RankComparison(
+                rank=rc.rank,
+                path=rc.path,
+                result=result,
+                gap_ns=_step_gap_ns(result, b),
+                placement=tuple(placement.get(rc.rank, ())),
+            )
+        )
+    return RanksResult(
+        reference_rank=reference.rank,
+        reference_path=reference.path,
+        comparisons=tuple(comparisons),
+        warnings=tuple(warnings),
+    )

@@ -1,0 +1,53 @@
+"""The terminal summary of ``fusiondiff ranks``: one verdict line per rank, then the stragglers."""
+
+from __future__ import annotations
+
+from fusiondiff.diff.model import Finding
+from fusiondiff.diff.ranks import RankComparison, RanksResult
+from fusiondiff.escape import printable
+from fusiondiff.report.diff_text import explains_text, verdict_line
+from fusiondiff.units import us
+
+
+def _top_finding(comparison: RankComparison) -> str:
+    findings: tuple[Finding, ...] = comparison.result.findings
+    if not findings:
+        return "no recorded property differs (unexplained)"
+    f = findings[0]
+    evidence = f"; {f.evidence[0]}" if f.evidence else ""
+    return f"[{f.rule}, {f.role}] {f.title} ({explains_text(f)}){evidence}"
+
+
+def _signed_us(ns: float) -> str:
+    return f"{'+' if ns >= 0 else '-'}{us(abs(ns))} us"
+
+
+def render_ranks_text(result: RanksResult) -> str:
+    """Per rank the verdict of its diff against the reference rank (B is that rank); then the
+    stragglers, the largest total fusion time gap per step first, each with its top finding."""
+    ref = result.reference_rank
+    lines = ["fusiondiff ranks", f"  reference (A): rank {ref}: {result.reference_path}", ""]
+    lines.append(f"per rank, against rank {ref} (B is the rank)")
+    for c in result.comparisons:
+        lines.append(f"  rank {c.rank}: {verdict_line(c.result)}")
+        lines.append(f"    {c.path}; fusion time per step {_signed_us(c.gap_ns)} against rank {ref}")
+        lines += [f"    placement: {note}" for note in c.placement]
+    lines.append("")
+    stragglers = result.stragglers
+    if stragglers:
+        lines.append(f"stragglers, ranked by fusion time per step over rank {ref}")
+        for position, c in enumerate(stragglers, 1):
+            slower = sum(1 for p in c.result.pairs if p.timing.verdict == "SLOWER")
+            lines.append(f"  {position}. rank {c.rank}: {_signed_us(c.gap_ns)} per step, slower in {slower} fusion(s)")
+            lines.append(f"     top finding: {_top_finding(c)}")
+    elif result.comparisons and all(c.gap_ns < 0 for c in result.comparisons):
+        lines.append(f"no rank is slower than rank {ref}; every other rank is faster: rank {ref} is the straggler")
+    else:
+        lines.append(f"no straggler: no rank spends longer in its fusions than rank {ref}")
+    lines.append("")
+    warnings = list(result.warnings) + [f"rank {c.rank}: {w}" for c in result.comparisons for w in c.result.warnings]
+    if warnings:
+        lines.append("warnings")
+        lines += [f"  {w}" for w in warnings]
+        lines.append("")
+    return "\n".join(printable(line) for line in lines).rstrip("\n") + "\n"
