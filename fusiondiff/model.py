@@ -297,7 +297,7 @@ class Environment:
     environment's GPU fields were read. Each fusion's own device is ``FusionRecord.device_index``."""
     distributed_backend: str | None = None
     """The default process group's backend (``nccl``, ``gloo``) when the session had initialised
-    one when recording started; ``None`` otherwise."""
+    one by the end of recording; ``None`` otherwise."""
 
 
 @dataclass(frozen=True)

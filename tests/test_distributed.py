@@ -145,3 +145,32 @@ def test_rank_fields_are_not_environment_differences():
     ]
     assert compare_captures(*ranked) == ()
     assert Environment().rank is None
+
+
+def test_environment_is_read_again_for_the_device_the_rank_chose(monkeypatch, torchrun):
+    """A torchrun script calls ``torch.cuda.set_device(LOCAL_RANK)`` and starts its process group
+    after ``fusiondiff capture`` began recording: the capture describes the rank's GPU and backend."""
+    pytest.importorskip("torch")
+    from fusiondiff.recording import recorder as recorder_module
+
+    read_for = []
+
+    def read_environment(device_index=None):
+        read_for.append(device_index)
+        return Environment(cuda_device_index=device_index, rank=1, local_rank=1, world_size=2)
+
+    monkeypatch.setattr(recorder_module, "collect_environment", read_environment)
+    monkeypatch.setattr(recorder_module, "process_group_backend", lambda: "nccl")
+    recorder = recorder_module.Recorder("live")
+    recorder._environment = Environment(
+        cuda_device_index=0, rank=1, local_rank=1, world_size=2, recorded_at="2026-11-30T15:00:00+00:00"
+    )
+    fusions = [dataclasses.replace(f, device_index=1) for f in load_capture(PYTHIA).fusions]
+    settled = recorder._settled_environment(fusions)
+    assert read_for == [1]
+    assert (settled.cuda_device_index, settled.distributed_backend) == (1, "nccl")
+    assert settled.recorded_at == "2026-11-30T15:00:00+00:00"
+    # fusions on the device read at install: nothing read again but the backend
+    recorder._environment = dataclasses.replace(settled, distributed_backend=None)
+    assert recorder._settled_environment(fusions).distributed_backend == "nccl"
+    assert read_for == [1]

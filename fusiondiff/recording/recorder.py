@@ -16,11 +16,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from fusiondiff.definition import definition_hash, structural_hash
+from fusiondiff.distributed import process_group_backend
 from fusiondiff.errors import CaptureError, FusionDiffError, ProfilerError
 from fusiondiff.model import (
     Capture,
@@ -473,12 +475,30 @@ class Recorder:
             )
         return Capture(
             kind=self.kind,
-            environment=self._environment or Environment(),
+            environment=self._settled_environment(fusions),
             protocol=self.protocol,
             fusions=fusions,
             source=self.source,
             warnings=tuple(warnings),
         )
+
+    def _settled_environment(self, fusions: Sequence[FusionRecord]) -> Environment:
+        """The environment as it stands when recording ends. ``fusiondiff capture`` starts
+        recording before the script runs, and a torchrun script picks its GPU
+        (``torch.cuda.set_device(LOCAL_RANK)``) and starts its process group only then: read at
+        install, rank 1 would describe cuda:0 and no backend. So where the fusions ran on another
+        device than the one read at install, the environment is read again for theirs (its clocks
+        are then those of the end of recording), and the backend is read again."""
+        env = self._environment
+        if env is None:
+            return Environment()
+        devices = Counter(f.device_index for f in fusions)
+        device = devices.most_common(1)[0][0] if devices else None
+        if device is not None and env.cuda_device_index is not None and device != env.cuda_device_index:
+            env = dataclasses.replace(collect_environment(device), recorded_at=env.recorded_at)
+        if env.rank is not None and env.distributed_backend is None:
+            env = dataclasses.replace(env, distributed_backend=process_group_backend())
+        return env
 
 
 def _device_index(device: Any, inputs: Sequence[Any]) -> int:
