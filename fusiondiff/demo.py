@@ -81,7 +81,8 @@ def run_offline(out: Writer, progress: Progress) -> int:
     if seed_live.exists() and seed_replay.exists():
         result = diff_files(seed_live, seed_replay)
         out.write(
-            "\n== 3. nothing planted: the seed model on today's stack, every fusion live vs its fusiondiff repro\n"
+            "\n== 3. nothing planted: a training step of the seed model on today's stack (H200), every fusion live\n"
+            "   vs its fusiondiff repro replayed in a fresh process\n"
             f"  {load_capture(seed_live).source}\n"
             f"  verdict: {verdict_line(result)}\n"
         )

@@ -20,6 +20,6 @@ def test_offline_demo_says_what_was_planted_names_the_cause_then_shows_the_repro
     assert "(evidence for #1)" in first  # the variant is the offset's evidence, not a second gap
     assert "verdict: same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical" in second
     assert "finding" not in second
-    assert "verdict: same speed: all 13 matched fusion(s) SAME" in third
+    assert "verdict: same speed: all 26 matched fusion(s) SAME" in third and "recorded properties identical" in third
     assert "fusiondiff replay repros/ -o replay.json" in third
     assert any("NVIDIA H200" in line for line in progress)
