@@ -10,13 +10,16 @@ fusion was built twice (Thunder's live definition, then a script rebuilt from th
 
 :func:`canonical_definition` removes the first difference (for readable diffs);
 :func:`structural_hash` removes all three by hashing the definition as a graph from its outputs.
+:func:`definition_calls` reads a definition's ``fd`` calls for rules that look at its graph.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import re
+from dataclasses import dataclass
 
 _ASSIGNED = re.compile(r"^\s*(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
 _STATEMENT = re.compile(
@@ -127,3 +130,46 @@ def structural_hash(definition: str) -> str:
             else:
                 dtypes[target] = target_dtype
     return _digest("|".join(outputs))
+
+
+@dataclass(frozen=True)
+class DefinitionCall:
+    """One statement of a printed definition: ``targets = fd.<op>(...)``."""
+
+    targets: tuple[str, ...]
+    """The plain names assigned (none for ``fd.add_output(...)`` or a tuple unpacking)."""
+    op: str | None
+    """``ops.add`` for ``fd.ops.add``, ``define_tensor`` for ``fd.define_tensor``; None when the call
+    is not on ``fd``."""
+    call: ast.Call
+
+
+def definition_calls(definition: str) -> list[DefinitionCall]:
+    """The call statements of the first function a printed definition defines, in order; empty
+    when the text does not parse or defines no function."""
+    try:
+        module = ast.parse(definition)
+    except SyntaxError:
+        return []
+    function = next((n for n in module.body if isinstance(n, ast.FunctionDef)), None)
+    if function is None:
+        return []
+    calls = []
+    for stmt in function.body:
+        call = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
+        if isinstance(call, ast.Call):
+            names = stmt.targets if isinstance(stmt, ast.Assign) else []
+            targets = tuple(t.id for t in names if isinstance(t, ast.Name))
+            calls.append(DefinitionCall(targets, fd_op_name(call.func), call))
+    return calls
+
+
+def fd_op_name(func: ast.expr) -> str | None:
+    """``ops.add`` for ``fd.ops.add``, ``define_tensor`` for ``fd.define_tensor``, else None."""
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not (isinstance(func, ast.Name) and func.id == "fd"):
+        return None
+    return ".".join(reversed(parts))

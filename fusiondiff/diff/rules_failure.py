@@ -17,6 +17,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from fusiondiff.definition import definition_calls
 from fusiondiff.diff.context import RuleContext, make_finding, show
 from fusiondiff.diff.model import Finding, FusionPair
 from fusiondiff.model import FusionRecord, TensorMeta, view_extent
@@ -45,25 +46,17 @@ class IndexUse:
 def index_uses(definition: str) -> list[IndexUse]:
     """Where the definition's gathers take their indices from, traced back through view ops to
     the fusion's inputs."""
-    try:
-        module = ast.parse(definition)
-    except SyntaxError:
-        return []
-    function = next((n for n in module.body if isinstance(n, ast.FunctionDef)), None)
-    if function is None:
-        return []
     origin: dict[str, int] = {}
+    defined_inputs: set[str] = set()
     inputs = 0
     uses = []
-    for stmt in function.body:
-        call = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
-        if not isinstance(call, ast.Call):
-            continue
-        op = _op_name(call.func)
-        targets = [t.id for t in (stmt.targets if isinstance(stmt, ast.Assign) else []) if isinstance(t, ast.Name)]
+    for statement in definition_calls(definition):
+        op, call, targets = statement.op, statement.call, statement.targets
         if op == "define_tensor" or (op == "define_scalar" and _is_input_scalar(call)):
             if targets:
                 origin[targets[0]] = inputs
+                if op == "define_tensor":
+                    defined_inputs.add(targets[0])
             inputs += 1
         elif op in _VIEW_OPS and call.args and isinstance(call.args[0], ast.Name) and targets:
             if call.args[0].id in origin:
@@ -79,10 +72,10 @@ def index_uses(definition: str) -> list[IndexUse]:
             if index is None:
                 continue
             dim = _dim(call) if op != _EMBEDDING else 0
-            table_input = origin.get(table.id) if isinstance(table, ast.Name) else None
             # only an input used as it is has known rows (a reshaped table's rows are another size)
-            direct = isinstance(table, ast.Name) and _is_defined_input(function, table.id)
-            uses.append(IndexUse(index, table_input if direct else None, dim, op.removeprefix("ops.")))
+            direct = isinstance(table, ast.Name) and table.id in defined_inputs
+            table_input = origin.get(table.id) if direct and isinstance(table, ast.Name) else None
+            uses.append(IndexUse(index, table_input, dim, op.removeprefix("ops.")))
     return uses
 
 
@@ -173,14 +166,6 @@ def _int(value: float | None) -> str:
     return "?" if value is None else str(int(value))
 
 
-def _op_name(func: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    return ".".join(reversed(parts)) if isinstance(func, ast.Name) and func.id == "fd" else None
-
-
 def _is_input_scalar(call: ast.Call) -> bool:
     """``fd.define_scalar(None, ...)`` or ``fd.define_scalar(dtype=...)``: a symbolic scalar input."""
     first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "value"), None)
@@ -190,10 +175,3 @@ def _is_input_scalar(call: ast.Call) -> bool:
 def _dim(call: ast.Call) -> int:
     node = next((k.value for k in call.keywords if k.arg == "dim"), call.args[2] if len(call.args) > 2 else None)
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, int) else 0
-
-
-def _is_defined_input(function: ast.FunctionDef, name: str) -> bool:
-    for stmt in function.body:
-        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
-            return isinstance(stmt.value, ast.Call) and _op_name(stmt.value.func) == "define_tensor"
-    return False

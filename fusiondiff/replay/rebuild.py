@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypeGuard
 
+from fusiondiff.definition import definition_calls
 from fusiondiff.errors import ReplayError
 
 _FLOAT_LITERAL = re.compile(r"(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?")
@@ -106,23 +107,12 @@ def index_literals(definition: str) -> tuple[str, int]:
 
     Returns the new text and the number of literals changed.
     """
-    try:
-        module = ast.parse(definition)
-    except SyntaxError:
-        return definition, 0
-    function = next((n for n in module.body if isinstance(n, ast.FunctionDef)), None)
-    if function is None:
-        return definition, 0
     scalar_ops: dict[str, ast.Call] = {}
     extents: set[int] = set()
     index_names: set[str] = set()
     cast_literals: list[ast.Constant] = []
-    for stmt in function.body:
-        call = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
-        if not isinstance(call, ast.Call):
-            continue
-        op = _op_name(call.func)
-        target = stmt.targets[0].id if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) else None
+    for statement in definition_calls(definition):
+        op, call = statement.op, statement.call
         extents.update(_shape(call))
         if op == "ops.pad":
             widths = next((k.value for k in call.keywords if k.arg == "pad_widths"), None)
@@ -130,17 +120,17 @@ def index_literals(definition: str) -> tuple[str, int]:
                 widths = call.args[1]
             if isinstance(widths, (ast.List, ast.Tuple)):
                 index_names.update(e.id for e in widths.elts if isinstance(e, ast.Name))
-        elif target is not None and op is not None and op.startswith("ops."):
-            scalar_ops[target] = call
+        elif statement.targets and op is not None and op.startswith("ops."):
+            scalar_ops[statement.targets[0]] = call
             if op == "ops.cast" and _casts_to_float(call) and call.args and _is_int_literal(call.args[0]):
                 cast_literals.append(call.args[0])
     literals: list[ast.Constant] = []
     pending = list(index_names)
     while pending:  # the Index scalars' operands, back to the literals they came from
-        call = scalar_ops.get(pending.pop())
-        if call is None:
+        operation = scalar_ops.get(pending.pop())
+        if operation is None:
             continue
-        for arg in call.args:
+        for arg in operation.args:
             if _is_int_literal(arg):
                 literals.append(arg)
             elif isinstance(arg, ast.Name) and arg.id not in index_names:
@@ -168,17 +158,6 @@ def _apply(lines: list[str], edits: list[tuple[int, int, int, str]]) -> str:
         line = lines[row - 1]
         lines[row - 1] = line[:begin] + text + line[end:]
     return "".join(lines)
-
-
-def _op_name(func: ast.expr) -> str | None:
-    """``ops.add`` for ``fd.ops.add``, ``define_tensor`` for ``fd.define_tensor``."""
-    parts: list[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if not (isinstance(func, ast.Name) and func.id == "fd"):
-        return None
-    return ".".join(reversed(parts))
 
 
 def _is_int_literal(node: ast.expr) -> TypeGuard[ast.Constant]:
