@@ -144,6 +144,7 @@ def _fusion_pair(
     records = [(fa.kernels[i], fb.kernels[j]) for i, j in kernel_match.pairs]
     sides: tuple[tuple[Side, FusionRecord], ...] = (("A", fa), ("B", fb))
     failed = tuple(side for side, f in sides if f.failure is not None)
+    failure_kinds = tuple(f.failure.kind for _, f in sides if f.failure is not None)
     if failed:
         reason = f"{' and '.join(failed)}'s execution failed: no samples"
         timing = dataclasses.replace(timing, verdict="FAILED", reason=reason)
@@ -188,6 +189,7 @@ def _fusion_pair(
         if redefined
         else (),
         failed=failed,
+        failure_kinds=failure_kinds,
     )
 
 

@@ -136,6 +136,8 @@ class FusionPair:
     """Op-level diff of the printed definitions (``-`` lines from A, ``+`` lines from B)."""
     failed: tuple[Side, ...] = ()
     """Sides whose execution of the fusion failed (see ``FusionRecord.failure``): no timing there."""
+    failure_kinds: tuple[str, ...] = ()
+    """``FusionFailure.kind`` of each side in ``failed``, in the same order."""
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ def verdict_line(result: DiffResult) -> str:
     for side in ("B", "A"):
         failed = [p for p in result.failed if side in p.failed]
         if failed:
-            kinds = sorted({_failure_kind(result, p, side) for p in failed})
+            kinds = sorted({dict(zip(p.failed, p.failure_kinds))[side].replace("_", " ") for p in failed})
             parts.append(f"{side} crashed: {_names(failed)} failed ({', '.join(kinds)})")
     parts.append(_speed(result))
     if result.missing:
@@ -45,18 +45,6 @@ def verdict_line(result: DiffResult) -> str:
     if result.b_replays_subset:
         text += f" (B replays {len(result.pairs)} of A's fusions; {len(result.not_replayed)} not replayed)"
     return text
-
-
-def _failure_kind(result: DiffResult, pair: FusionPair, side: str) -> str:
-    finding = next(
-        (
-            f
-            for f in result.findings
-            if f.rule == "failed_execution" and pair.label in f.fusions and f.title.endswith(f"in {side}")
-        ),
-        None,
-    )
-    return finding.evidence[0].split(":", 1)[0] if finding else "failed"
 
 
 def _names(pairs: tuple[FusionPair, ...] | list[FusionPair], limit: int = 3) -> str:
