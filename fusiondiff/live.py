@@ -139,7 +139,9 @@ def _script_context(script: str, error: Callable[[], BaseException | None]) -> I
         failure = error()
         if failure is None:
             raise
-        raise FusionDiffError(f"{script} raised {type(failure).__name__}: {failure}; nothing was recorded") from None
+        raise FusionDiffError(
+            f"{script} raised {type(failure).__name__}: {exception_line(failure)}; nothing was recorded"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -239,7 +241,21 @@ def capture_script(
         raise CaptureError("nothing was written")
     if script_error is not None:
         raise FusionDiffError(
-            f"{script} raised {type(script_error).__name__}: {script_error}; "
+            f"{script} raised {type(script_error).__name__}: {exception_line(script_error)}; "
             f"the {handle.fusion_count} fusion(s) recorded before it were written to {handle.path}"
         )
+    untimed = handle.recorder.out_of_memory
+    if untimed:
+        raise FusionDiffError(
+            f"the GPU ran out of memory: {untimed} of {handle.fusion_count} fusion(s) were recorded without "
+            f"timing (fusiondiff times each on copies of its inputs); the capture is written to {handle.path}"
+        )
     return handle.path
+
+
+def exception_line(exc: BaseException, limit: int = 300) -> str:
+    """The first line of an exception's message, cut to ``limit`` characters: torch's out-of-memory
+    message alone is several hundred characters of advice."""
+    lines = str(exc).strip().splitlines()
+    line = lines[0] if lines else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."

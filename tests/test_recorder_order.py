@@ -22,7 +22,13 @@ class InPlaceFusion:
         return [inputs[0] * 2]
 
     def __str__(self) -> str:
-        return "def nvfuser_fusion(fd : FusionDefinition) -> None :\n    pass\n"
+        # printed as Thunder's in-place lowering prints it: the output aliases the input
+        return (
+            "def nvfuser_fusion(fd : FusionDefinition) -> None :\n"
+            "    tv0 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int, is_cpu=False)\n"
+            "    tv1 = fd.ops.add(tv0, 1)\n"
+            "    fd.add_output(tv1, tv0)\n"
+        )
 
     def repro_script_for(self, inputs) -> str:
         return "# repro\n"
@@ -127,3 +133,86 @@ def test_recording_failure_is_kept_and_the_execution_still_runs(install, monkeyp
     assert torch.all(x == 1) and torch.all(out == 2)
     assert recorder.fusion_count == 0
     assert [str(e) for e in recorder.errors] == ["recording failed: ValueError: cannot describe"]
+
+
+def test_no_memory_for_the_input_copies_keeps_the_record_untimed(install, monkeypatch):
+    from fusiondiff.recording import inputs as input_tools
+    from fusiondiff.recording.recorder import OUT_OF_MEMORY
+
+    def no_memory(value):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB.")
+
+    monkeypatch.setattr(input_tools, "faithful_copy", no_memory)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    recorder = install(InPlaceFusion)
+    x = torch.zeros(3, dtype=torch.int64)
+    (out,) = InPlaceFusion().execute([x])
+    assert torch.all(x == 1) and torch.all(out == 2), "the session's execution still runs"
+    assert recorder.errors == [] and recorder.out_of_memory == 1
+    capture = recorder.finish()
+    (fusion,) = capture.fusions
+    assert fusion.timing.count == 0 and OUT_OF_MEMORY in fusion.warnings
+    assert fusion.inputs[0].shape == (3,)
+    assert "1 fusion(s) not timed: the GPU ran out of memory" in capture.warnings
+
+
+def test_no_memory_while_timing_keeps_the_record_untimed(install, monkeypatch):
+    from fusiondiff.recording import recorder as recorder_module
+
+    def no_memory(self, pending, copies):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 120.00 MiB.")
+
+    monkeypatch.setattr(recorder_module.Recorder, "_time", no_memory)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    recorder = install(InPlaceFusion)
+    InPlaceFusion().execute([torch.zeros(3, dtype=torch.int64)])
+    capture = recorder.finish()  # deferred: timed here, out of memory here
+    assert capture.fusions[0].timing.count == 0
+    assert recorder.out_of_memory == 1 and recorder.errors == []
+
+
+def test_exception_line_is_the_first_line_cut_short():
+    from fusiondiff.live import exception_line
+
+    assert exception_line(RuntimeError("first\nsecond")) == "first"
+    assert exception_line(RuntimeError("x" * 400), limit=10) == "xxxxxxx..."
+    assert exception_line(RuntimeError("")) == ""
+
+
+class PureFusion(InPlaceFusion):
+    """Returns twice its input and writes nothing: its inputs are copied after it ran."""
+
+    def execute(self, inputs, **kwargs):
+        self.free_while_running = self.memory_free()
+        return [inputs[0] * 2]
+
+    def __str__(self) -> str:
+        return (
+            "def nvfuser_fusion(fd : FusionDefinition) -> None :\n"
+            "    tv0 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int, is_cpu=False)\n"
+            "    tv1 = fd.ops.mul(tv0, 2)\n"
+            "    fd.add_output(tv1)\n"
+        )
+
+
+def test_inputs_of_a_fusion_that_writes_nothing_are_copied_after_it_ran(install, monkeypatch):
+    from fusiondiff.recording import inputs as input_tools
+
+    copied = []
+    real_copy = input_tools.faithful_copy
+    monkeypatch.setattr(input_tools, "faithful_copy", lambda v: copied.append(v) or real_copy(v))
+    recorder = install(PureFusion)
+    fd = PureFusion()
+    fd.memory_free = lambda: list(copied)  # what fusiondiff had copied when the fusion ran
+    fd.execute([torch.arange(3)])
+    assert fd.free_while_running == [], "no copy was taken while the session's execution ran"
+    assert len(copied) == 1 and recorder.fusion_count == 1
+    assert torch.equal(recorder._pending[recorder._order[0]].copies[0], torch.arange(3))
+
+
+def test_aliased_output_is_detected_in_the_printed_definition():
+    from fusiondiff.recording.recorder import writes_into_inputs
+
+    assert writes_into_inputs(str(InPlaceFusion()))
+    assert not writes_into_inputs(str(PureFusion()))
+    assert writes_into_inputs("def f(fd):\n    fd.add_output(tv1, alias_input=tv0)\n")

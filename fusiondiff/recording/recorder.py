@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fusiondiff.definition import definition_hash, structural_hash
+from fusiondiff.definition import definition_calls, definition_hash, structural_hash
 from fusiondiff.distributed import process_group_backend
 from fusiondiff.errors import CaptureError, FusionDiffError, ProfilerError
 from fusiondiff.model import (
@@ -41,6 +41,9 @@ from fusiondiff.recording.kineto import KinetoSource, profiler_active
 from fusiondiff.recording.seed_method import METHOD as SEED_METHOD
 from fusiondiff.recording.seed_method import SeedMethodSource
 from fusiondiff.recording.timing import KernelSource, kernel_records, measure, noise_summary
+
+OUT_OF_MEMORY = "not timed: the GPU ran out of memory for fusiondiff's copies of its inputs and its L2 flush buffer"
+"""The warning on a record that could not be timed for want of GPU memory."""
 
 InputOverride = Callable[[str, Sequence[Any]], Sequence[Any] | None]
 """Given a definition's structural hash and the script's inputs, the inputs to use instead (or None)."""
@@ -69,6 +72,11 @@ class _Seen:
     metas: list[Any] = dataclasses.field(default_factory=list)
     saved: dict[str, Any] = dataclasses.field(default_factory=dict)
     copies: list[Any] | None = None
+    copy_after: bool = False
+    """The fusion does not write into its inputs: copy them after it ran, so the session's own
+    execution never shares the GPU's memory with fusiondiff's copies."""
+    untimed: str | None = None
+    """Why this new execution will be recorded without timing (no memory for its input copies)."""
 
 
 @dataclass
@@ -137,6 +145,8 @@ class Recorder:
         """Put before ``fusion<N>`` for unlabelled fusions (the script's name when several run)."""
         self.context_lost: str | None = None
         """Why the CUDA context can no longer be used (an illegal address): nothing more is timed."""
+        self.out_of_memory = 0
+        """How many records were kept untimed because the GPU had no memory to time them."""
 
     # ---------------------------------------------------------------- install / labels
 
@@ -276,12 +286,27 @@ class Recorder:
                     tensor_key = f"{index}/input{i}"
                     seen.saved[tensor_key] = input_tools.flat_storage(value).detach().to("cpu", copy=True)
                     seen.metas[i] = dataclasses.replace(seen.metas[i], tensor_key=tensor_key)
-        seen.copies = [input_tools.faithful_copy(v) for v in inputs]
+        text, *_ = self._definition(fd)
+        if writes_into_inputs(text):
+            self._copy_inputs(seen)
+        else:
+            seen.copy_after = True
         return seen
+
+    def _copy_inputs(self, seen: _Seen) -> None:
+        """Storage-faithful copies of a new execution's inputs, for timing; without the memory for
+        them, the record is kept untimed (the session's own execution is not touched)."""
+        try:
+            seen.copies = [input_tools.faithful_copy(v) for v in seen.inputs]
+        except Exception as exc:
+            if not is_out_of_memory(exc):
+                raise
+            seen.copies, seen.untimed = [], OUT_OF_MEMORY
+            _release_cached_memory()
 
     def _is_new(self, seen: _Seen) -> bool:
         """A first execution of its kind (not a repeat of a recorded one)."""
-        return seen.copies is not None and seen.key not in self._pending
+        return (seen.copies is not None or seen.copy_after) and seen.key not in self._pending
 
     def _failed(self, seen: _Seen, exc: BaseException) -> None:
         """The execution raised: keep its record, with its inputs and the failure, untimed. After an
@@ -292,8 +317,9 @@ class Recorder:
                 self.context_lost = f"{seen.label.name} hit an illegal memory access"
             pending = self._pending.get(seen.key)
             if pending is None:
-                if seen.copies is None:
+                if seen.copies is None and not seen.copy_after:
                     return
+                seen.copies = seen.copies or []  # a failed execution is not timed: nothing to copy
                 self._new_record(seen, time_now=False)
                 pending = self._pending[seen.key]
             pending.record = dataclasses.replace(pending.record, failure=pending.record.failure or failure)
@@ -305,9 +331,11 @@ class Recorder:
         if pending is not None:
             pending.calls += 1
             return
-        if seen.copies is None:
+        if seen.copies is None and not seen.copy_after:
             # a repeat when _before saw it, yet no longer pending: nothing to record it with
             return
+        if seen.copy_after:
+            self._copy_inputs(seen)
         self._new_record(seen, time_now=self.timing_mode == "inline" and not profiler_active())
 
     def _new_record(self, seen: _Seen, time_now: bool) -> None:
@@ -347,10 +375,32 @@ class Recorder:
         self._order.append(seen.key)
         copies, seen.copies, seen.inputs = seen.copies, None, []
         assert copies is not None  # a new execution (_is_new) always has its copies
-        if time_now:
-            self._time(pending, copies)
+        if seen.untimed is not None:
+            self._keep_untimed(pending, seen.untimed)
+        elif time_now:
+            self._time_if_memory(pending, copies)
         else:
             pending.copies = copies
+
+    def _keep_untimed(self, pending: _Pending, why: str) -> None:
+        pending.copies = None
+        pending.record = dataclasses.replace(pending.record, warnings=(*pending.record.warnings, why))
+        if why == OUT_OF_MEMORY:
+            self.out_of_memory += 1
+        self.progress(f"fusiondiff: {pending.record.name}: {why}")
+
+    def _time_if_memory(self, pending: _Pending, copies: list[Any]) -> None:
+        """Time ``pending``; if the GPU runs out of memory doing so, keep the record untimed (the
+        other records and the session are unharmed: the memory is given back)."""
+        try:
+            self._time(pending, copies)
+        except Exception as exc:
+            if not is_out_of_memory(exc):
+                raise
+            del copies
+            self._flush_buffer = None
+            _release_cached_memory()
+            self._keep_untimed(pending, OUT_OF_MEMORY)
 
     # ---------------------------------------------------------------- timing
 
@@ -446,7 +496,7 @@ class Recorder:
                         raise ProfilerError("a torch profiler is still running; fusiondiff cannot time inside it")
                     copies, pending.copies = pending.copies, None
                     try:
-                        self._time(pending, copies)
+                        self._time_if_memory(pending, copies)
                     except FusionDiffError as exc:
                         self.errors.append(exc)
                     except Exception as exc:  # noqa: BLE001 - a CUDA fault while timing: keep the records
@@ -468,6 +518,8 @@ class Recorder:
             dataclasses.replace(self._pending[k].record, call_count=self._pending[k].calls) for k in self._order
         )
         warnings = list(self.warnings)
+        if self.out_of_memory:
+            warnings.append(f"{self.out_of_memory} fusion(s) not timed: the GPU ran out of memory")
         if self.used_profiler:
             # about the session, not the measurement: said once, not stored in the capture
             self.progress(
@@ -514,3 +566,28 @@ def _device_index(device: Any, inputs: Sequence[Any]) -> int:
     if isinstance(index, int):
         return index
     return current_device_index()
+
+
+def writes_into_inputs(definition: str) -> bool:
+    """Whether a printed definition aliases an output to an input (``fd.add_output(out, input)``,
+    Thunder's lowering of an in-place op): such a fusion changes its inputs as it runs."""
+    return any(
+        call.op == "add_output"
+        and (len(call.call.args) >= 2 or any(k.arg == "alias_input" for k in call.call.keywords))
+        for call in definition_calls(definition)
+    )
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """A CUDA allocation failure: torch's, or nvFuser's own (a RuntimeError that says so)."""
+    import torch
+
+    if isinstance(exc, torch.OutOfMemoryError):
+        return True
+    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+
+
+def _release_cached_memory() -> None:
+    import torch
+
+    torch.cuda.empty_cache()

@@ -149,7 +149,7 @@ def run_replay(
     except CaptureError as exc:
         if failures and recorder.fusion_count == 0:
             return ReplayOutcome(status=failures[0][0], message=f"{failures[0][1]}; no fusion was executed before it")
-        if recorder.fusion_count == 0:
+        if recorder.fusion_count == 0 and not recorder.errors:
             return ReplayOutcome(
                 status="error", message="the script executed no fusion (no FusionDefinition.execute ran)"
             )
