@@ -415,6 +415,11 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
+def _cell(text: str) -> str:
+    """One table cell: no line breaks or pipes, at most 200 characters."""
+    return " ".join(text.split()).replace("|", "/")[:200]
+
+
 def _signed(value: float | None) -> str:
     return "-" if value is None else f"{value:+.2f}"
 
@@ -441,7 +446,7 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
             lines.append(
                 f"| {name} | {_us(r['live_median_ns'])} | {_pct(r['live_cv_pct'])} | {_us(r['replay_median_ns'])} "
                 f"| {_pct(r['replay_cv_pct'])} | {_signed(r['replay_vs_live_pct'])} "
-                f"| {cost[name]} | {'; '.join(r['errors'])} |"
+                f"| {cost[name]} | {_cell('; '.join(r['errors']))} |"
             )
         lines.append("")
     lines += [
@@ -456,7 +461,7 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
     ]
     for method, p in summary["planted"].items():
         if "error" in p:
-            lines.append(f"| {method} | {p['error']} | | | | | | | |")
+            lines.append(f"| {method} | {_cell(p['error'])} | | | | | | | |")
             continue
         lines.append(
             f"| {method} | {p['b_over_a']:.4f} | {p['slowdown_samples']} | {p['slowdown_repeats']} "

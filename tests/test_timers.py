@@ -226,6 +226,11 @@ def test_after_the_kineto_canary_went_missing_both_timers_are_refused():
         cupti_owner.claim("nvfuser", probe=no_subscriber)
 
 
+def test_the_cupti_probe_answers_without_a_gpu():
+    # no libcupti is loaded in a CPU-only process: the probe cannot tell, and says so
+    assert cupti_owner.cupti_has_subscriber() in (None, False, True)
+
+
 def test_unknown_timer_is_refused():
     with pytest.raises(ProfilerError, match="unknown timer"):
         cupti_owner.claim("nsight")

@@ -55,6 +55,10 @@ _lock = threading.Lock()
 _holder: str | None = None
 """The subscriber known to hold CUPTI in this process (fusiondiff's sources, or a watched torch profiler)."""
 _watching = False
+_last_probe: str | None = None
+"""What ``cuptiSubscribe`` answered the last probe (``CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED``)."""
+MULTIPLE_SUBSCRIBERS = 39
+"""``CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED`` (read from libcupti 13's result strings)."""
 
 Probe = Callable[[], bool | None]
 """Whether CUPTI has a subscriber now (``None``: cannot tell)."""
@@ -141,9 +145,12 @@ def _loaded_libcupti() -> str | None:
 
 
 def cupti_has_subscriber() -> bool | None:
-    """Ask CUPTI whether it already has a subscriber: ``cuptiSubscribe`` fails when it has (then we
-    hold nothing); when it succeeds we unsubscribe at once. ``None`` when no libcupti is loaded or
-    it cannot be called (then nothing in this process can have subscribed through it)."""
+    """Ask CUPTI whether it already has a subscriber: ``cuptiSubscribe`` fails with
+    ``CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED`` when it has (then we hold nothing); when it
+    succeeds we unsubscribe at once. Any other failure counts as held too (the refusal names it):
+    guessing wrong here means nvFuser exits the process. ``None`` when no libcupti is loaded or it
+    cannot be called (then nothing in this process can have subscribed through it)."""
+    global _last_probe
     path = _loaded_libcupti()
     if path is None:
         return None
@@ -160,8 +167,20 @@ def cupti_has_subscriber() -> bool | None:
     status = subscribe(ctypes.byref(handle), None, None)
     if status == 0:
         unsubscribe(handle)
+        _last_probe = "CUPTI_SUCCESS"
         return False
+    _last_probe = _result_name(lib, status)
     return True
+
+
+def _result_name(lib: Any, status: int) -> str:
+    name = ctypes.c_char_p()
+    try:
+        lib.cuptiGetResultString.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+        lib.cuptiGetResultString(status, ctypes.byref(name))
+    except (AttributeError, OSError):
+        return f"CUPTI error {status}"
+    return name.value.decode(errors="replace") if name.value else f"CUPTI error {status}"
 
 
 def claim(source: str, probe: Probe | None = cupti_has_subscriber) -> None:
@@ -186,10 +205,11 @@ def claim(source: str, probe: Probe | None = cupti_has_subscriber) -> None:
                 "process, or record with --timer kineto"
             )
         if known == OTHER or known is None and probe is not None and probe():
+            probed = f" (cuptiSubscribe: {_last_probe})" if known != OTHER and _last_probe else ""
             raise ProfilerError(
                 "CUPTI already has a subscriber in this process (torch.profiler, or a PythonProfiler run "
                 "outside fusiondiff): nvFuser's PythonProfiler could exit the process; run --timer nvfuser "
-                "in a fresh process"
+                f"in a fresh process{probed}"
             )
     elif known == NVFUSER_PROFILER:
         raise ProfilerError(
