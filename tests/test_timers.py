@@ -104,6 +104,7 @@ def test_profile_strings_parse_into_a_launch_config():
     )
     assert event.duration_ns == 17_420.0
     assert (event.scheduler, event.segment_id, event.stream) == ("inner_persistent", 0, 7)
+    assert sample_events([copy_profile(kernel_profile(scheduler="None"))])[0].scheduler is None
 
 
 def test_kernels_are_put_in_launch_order_by_correlation_id_and_empty_segments_dropped():

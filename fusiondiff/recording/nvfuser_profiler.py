@@ -106,7 +106,8 @@ def kernel_event(kp: CopiedProfile) -> KernelEvent:
             registers_per_thread=kp.registers,
         ),
         stream=kp.stream,
-        scheduler=kp.scheduler or None,
+        # a segment nvFuser did not name keeps SegmentProfiler's default, the string "None"
+        scheduler=None if kp.scheduler in ("", "None") else kp.scheduler,
         segment_id=kp.segment_id,
         input_bytes=kp.input_bytes,
         output_bytes=kp.output_bytes,
