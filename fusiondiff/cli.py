@@ -40,6 +40,8 @@ Thunder session, and reconstructed, from its repro script in a fresh process.
   fusiondiff capture train.py -o live.json      record every nvFusion a script runs
   fusiondiff replay repro.py -o replay.json     record the fusions repro scripts build
   fusiondiff diff live.json replay.json         say whether they differ, and why
+  fusiondiff timers kineto.json nvfuser.json    whether two timers' recordings of the same
+                                                fusions agree (replay --timer both writes them)
   fusiondiff ranks DIR                          the ranks of a torchrun capture against rank 0
   fusiondiff roundtrip live.json -o DIR         repro + fresh-process replay of every distinct
                                                 fusion of a session, one diff, a summary
@@ -65,6 +67,17 @@ def _add_protocol_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_timer_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--timer",
+        choices=("kineto", "nvfuser", "both"),
+        default="kineto",
+        help="kernel-record source: kineto (torch.profiler, default), nvfuser (nvFuser's PythonProfiler), "
+        "or both (replay only: one child process per timer, then `fusiondiff timers`; CUPTI takes one "
+        "subscriber per process)",
+    )
+
+
 def _add_capture_options(p: argparse.ArgumentParser) -> None:
     """The capture's own options: on its subcommand, and again to take them back from after SCRIPT."""
     p.add_argument("-o", "--output", help="capture file to write (.json); required")
@@ -72,6 +85,7 @@ def _add_capture_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
     p.add_argument("--cuda-source", action="store_true", help="also store the generated CUDA source text")
     _add_protocol_options(p)
+    _add_timer_option(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -119,7 +133,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
     p.add_argument("--cuda-source", action="store_true", help="also store the generated CUDA source text")
     _add_protocol_options(p)
+    _add_timer_option(p)
     p.set_defaults(handler=_cmd_replay)
+
+    p = sub.add_parser(
+        "timers",
+        help="whether two timers' recordings of the same fusions agree",
+        description="Pair the fusions of two captures of the same fusions taken with different timers "
+        "(`fusiondiff replay --timer both` writes OUTPUT and OUTPUT.nvfuser.json) and print, per fusion "
+        "and kernel, both medians side by side, with every disagreement: kernels only one timer saw, "
+        "launch configurations that differ, medians further apart than the tolerance. "
+        "Exit 1 when they disagree.",
+    )
+    p.add_argument("a", metavar="A", help="capture taken with one timer (.json)")
+    p.add_argument("b", metavar="B", help="capture of the same fusions taken with another timer (.json)")
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=5.0,
+        metavar="PCT",
+        help="medians further apart than this (percent of A's) disagree (default 5)",
+    )
+    p.set_defaults(handler=_cmd_timers)
 
     p = sub.add_parser(
         "repro",
@@ -271,8 +306,11 @@ def _recording_options(args: argparse.Namespace) -> RecordingOptions:
 
     if args.samples < 1 or args.warmup < 0:
         raise FusionDiffError("--samples must be at least 1 and --warmup at least 0")
+    timer = getattr(args, "timer", "kineto")
     return RecordingOptions(
-        protocol=TimingProtocol(warmup=args.warmup, samples=args.samples, l2_mode=args.l2),
+        protocol=TimingProtocol(
+            method=timer if timer != "both" else "kineto", warmup=args.warmup, samples=args.samples, l2_mode=args.l2
+        ),
         only=tuple(getattr(args, "only", None) or ()),
         save_inputs=args.save_inputs,
         cuda_source=args.cuda_source,
@@ -304,6 +342,12 @@ def _cmd_capture(args: argparse.Namespace) -> int:
     from fusiondiff.live import capture_script, output_path
 
     check_not_input(output_path(args.output), [args.script])
+    if args.timer == "both":
+        raise FusionDiffError(
+            "--timer both needs two processes (CUPTI takes one subscriber per process) and a live session "
+            "runs once: capture with --timer kineto, then `fusiondiff repro` and `fusiondiff replay "
+            "--timer both` on the repro scripts"
+        )
     path = capture_script(
         args.script,
         args.args,
@@ -322,19 +366,64 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from fusiondiff.store import check_not_input
 
     check_not_input(args.output, [*args.scripts, args.inputs])
+    from fusiondiff.options import TIMERS
     from fusiondiff.replay.runner import replay_scripts
 
-    path = replay_scripts(
-        args.scripts,
-        output=args.output,
-        options=_recording_options(args),
-        inputs_capture=args.inputs,
-        in_process=args.in_process,
-        timeout_s=args.timeout,
-        progress=_progress,
-    )
-    print(f"wrote {printable(str(path))}", file=sys.stderr)
-    return EXIT_OK
+    options = _recording_options(args)
+    if args.timer != "both":
+        path = replay_scripts(
+            args.scripts,
+            output=args.output,
+            options=options,
+            inputs_capture=args.inputs,
+            in_process=args.in_process,
+            timeout_s=args.timeout,
+            progress=_progress,
+        )
+        print(f"wrote {printable(str(path))}", file=sys.stderr)
+        return EXIT_OK
+    if args.in_process:
+        raise FusionDiffError("--timer both runs one child process per timer: it cannot run --in-process")
+    outputs = timer_outputs(args.output)
+    check_not_input(outputs["nvfuser"], [*args.scripts, args.inputs])
+    paths = []
+    for timer in TIMERS:
+        _progress(f"fusiondiff: replaying with --timer {timer} in its own process")
+        paths.append(
+            replay_scripts(
+                args.scripts,
+                output=outputs[timer],
+                options=options.with_timer(timer),
+                inputs_capture=args.inputs,
+                timeout_s=args.timeout,
+                progress=_progress,
+            )
+        )
+        print(f"wrote {printable(str(paths[-1]))}", file=sys.stderr)
+    return _print_timers(str(paths[0]), str(paths[1]), 5.0)
+
+
+def timer_outputs(output: str) -> dict[str, str]:
+    """Where ``replay --timer both`` writes each timer's capture: OUTPUT for kineto, OUTPUT with
+    ``.nvfuser.json`` for nvfuser."""
+    stem = output[: -len(".json")] if output.endswith(".json") else output
+    return {"kineto": output, "nvfuser": f"{stem}.nvfuser.json"}
+
+
+def _cmd_timers(args: argparse.Namespace) -> int:
+    if not 0 <= args.tolerance < 1000:
+        raise FusionDiffError("--tolerance is a percentage: at least 0")
+    return _print_timers(args.a, args.b, args.tolerance)
+
+
+def _print_timers(a: str, b: str, tolerance_pct: float) -> int:
+    from fusiondiff.store import load_capture
+    from fusiondiff.timers import reconcile, render_reconciliation
+
+    result = reconcile(load_capture(a), load_capture(b), tolerance_pct / 100)
+    # fusion and kernel names come from the captures: each line escaped
+    sys.stdout.write("".join(printable(line) + "\n" for line in render_reconciliation(result).splitlines()))
+    return EXIT_OK if result.agree else EXIT_DISCREPANCY
 
 
 def _cmd_repro(args: argparse.Namespace) -> int:

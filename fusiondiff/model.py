@@ -90,6 +90,10 @@ class Timing:
     """Raw per-sample device durations and the statistics derived from them."""
 
     samples_ns: tuple[float, ...]
+    timer: str = "kineto"
+    """The kernel-record source that measured these samples: ``kineto`` (torch.profiler over CUPTI),
+    ``nvfuser`` (nvFuser's ``PythonProfiler``) or ``seed-sum-of-all-events``. Files written before
+    the field existed were all measured through Kineto."""
 
     @property
     def count(self) -> int:
@@ -132,6 +136,24 @@ class Timing:
 
 
 @dataclass(frozen=True)
+class ReportedBandwidth:
+    """nvFuser's own byte counts and bandwidth for a kernel (``PythonProfiler``), kept as nvFuser
+    computed them: it counts every input tensor whole, so a gather that reads a few rows of a large
+    table is credited with the whole table. ``suspect`` says when a figure is wrong by construction."""
+
+    input_bytes: int
+    """Bytes of the segment's inputs as nvFuser counts them (whole tensors)."""
+    output_bytes: int
+    effective_gbs: float
+    """``(input_bytes + output_bytes) / time``, median over the samples, in GB/s (1e9 bytes)."""
+    percent_of_peak: float
+    """``effective_gbs`` as a percentage of the device's peak DRAM bandwidth (median over the samples)."""
+    suspect: str | None = None
+    """Why these figures are not what the kernel moved (above 100 % of peak, or a gathered-from
+    table counted whole); ``None`` when nothing is known to be wrong with them."""
+
+
+@dataclass(frozen=True)
 class KernelRecord:
     """One kernel launched by a fusion execution, with its times across the samples."""
 
@@ -149,6 +171,8 @@ class KernelRecord:
     source_hash: str | None = None
     """sha256 of the generated CUDA source, when it could be obtained."""
     stream: int | None = None
+    reported_bandwidth: ReportedBandwidth | None = None
+    """nvFuser's byte counts and bandwidth, when the ``nvfuser`` timer recorded the kernel."""
 
 
 @dataclass(frozen=True)
@@ -182,7 +206,8 @@ class TimingProtocol:
     numbers taken in different ways without saying so."""
 
     method: str = "kineto"
-    """Kernel-record source: ``kineto`` (torch.profiler / CUPTI) today."""
+    """Kernel-record source: ``kineto`` (torch.profiler / CUPTI), ``nvfuser`` (nvFuser's
+    ``PythonProfiler``, CUPTI too), or the seed issue's ``seed-sum-of-all-events``."""
     warmup: int = 5
     samples: int = 30
     l2_mode: L2Mode = "cold"

@@ -4,10 +4,14 @@ the recorder reads it."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from fusiondiff.model import TimingProtocol, _decode_record, to_jsonable
+
+TIMERS = ("kineto", "nvfuser")
+"""The kernel-record sources a user picks with ``--timer`` (``both`` runs each in its own process)."""
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,17 @@ class RecordingOptions:
     """Save each fusion's exact inputs (whole storages) in a safetensors file beside the capture."""
     cuda_source: bool = False
     """Record the CUDA source of each kernel, not only its hash."""
+
+    @property
+    def timer(self) -> str:
+        """The kernel-record source that measures (the protocol's method)."""
+        return self.protocol.method
+
+    def with_timer(self, timer: str) -> RecordingOptions:
+        """These options measured by ``timer`` (one of :data:`TIMERS`)."""
+        if timer not in TIMERS:
+            raise ValueError(f"timer must be one of {TIMERS}, not {timer!r}")
+        return dataclasses.replace(self, protocol=dataclasses.replace(self.protocol, method=timer))
 
     def to_jsonable(self) -> Any:
         """The options as JSON-ready data (:func:`fusiondiff.model.to_jsonable`)."""

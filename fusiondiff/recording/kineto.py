@@ -21,6 +21,7 @@ from typing import Any
 
 from fusiondiff.errors import ProfilerError
 from fusiondiff.model import LaunchConfig
+from fusiondiff.recording import cupti_owner
 from fusiondiff.recording.timing import KernelEvent, KernelSource, SampledRun
 
 SAMPLE_PREFIX = "fusiondiff/sample/"
@@ -136,6 +137,8 @@ class KinetoSource(KernelSource):
 
         if profiler_active():
             raise ProfilerError("a torch profiler is already running; fusiondiff cannot time inside it")
+        # refused before starting where nvFuser's profiler holds CUPTI; the canary still checks
+        cupti_owner.claim(self.name)
         activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
         with profile(activities=activities) as prof:
             with record_function(CANARY_RANGE):
@@ -155,4 +158,9 @@ class KinetoSource(KernelSource):
         finally:
             os.unlink(path)
         # launches are taken from the thread that opened the sample ranges (Kineto's tid)
-        return parse_trace(trace, count)
+        try:
+            return parse_trace(trace, count)
+        except ProfilerError as exc:
+            if str(exc) == CUPTI_MISSING:
+                cupti_owner.held_by_other()
+            raise

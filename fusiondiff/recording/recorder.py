@@ -34,10 +34,14 @@ from fusiondiff.model import (
 )
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress, silent
+from fusiondiff.recording import cupti_owner
 from fusiondiff.recording import inputs as input_tools
 from fusiondiff.recording import nvfuser_adapter as nvf
+from fusiondiff.recording.bandwidth import flag_bandwidth
 from fusiondiff.recording.environment import collect_environment, current_device_index, sm_clock_mhz
 from fusiondiff.recording.kineto import KinetoSource, profiler_active
+from fusiondiff.recording.nvfuser_profiler import NAME as NVFUSER_TIMER
+from fusiondiff.recording.nvfuser_profiler import NvfuserProfilerSource
 from fusiondiff.recording.seed_method import METHOD as SEED_METHOD
 from fusiondiff.recording.seed_method import SeedMethodSource
 from fusiondiff.recording.timing import KernelSource, kernel_records, measure, noise_summary
@@ -166,6 +170,8 @@ class Recorder:
         # kept after uninstall: deferred timing in finish() runs the original execute
         self._execute_untraced = fd_class.execute
         self._environment = collect_environment()
+        # from now on a torch profiler the session starts is known to hold CUPTI (cupti_owner)
+        cupti_owner.watch()
         # part of the protocol whether or not anything gets timed (a replay that crashes first);
         # every sample runs on storage-faithful copies of the inputs (see _before_locked)
         self.protocol = dataclasses.replace(self.protocol, flush_bytes=self._flush_bytes(), on_copies=True)
@@ -419,9 +425,13 @@ class Recorder:
         """The kernel-record source the protocol names."""
         if self.protocol.method == "kineto":
             return KinetoSource(self._canary)
+        if self.protocol.method == NVFUSER_TIMER:
+            return NvfuserProfilerSource()
         if self.protocol.method == SEED_METHOD:
             return SeedMethodSource()
-        raise CaptureError(f"unknown timing method {self.protocol.method!r}: use 'kineto' or {SEED_METHOD!r}")
+        raise CaptureError(
+            f"unknown timing method {self.protocol.method!r}: use 'kineto', {NVFUSER_TIMER!r} or {SEED_METHOD!r}"
+        )
 
     def _time(self, pending: _Pending, copies: list[Any]) -> None:
         import torch
@@ -441,28 +451,31 @@ class Recorder:
         self._local.timing = True
         try:
             clock_before = sm_clock_mhz(record.device_index)
+            source = self._kernel_source()
             self.used_profiler = True
-            run = measure(run_once, self.protocol, self._kernel_source(), self._flush_l2, torch.cuda.synchronize)
+            run = measure(run_once, self.protocol, source, self._flush_l2, torch.cuda.synchronize)
             clock_after = sm_clock_mhz(record.device_index)
             ir = nvf.scheduled_ir(fd)
             sources, source_warning = nvf.cuda_sources(fd, copies, record.device_index)
         finally:
             self._local.timing = False
             torch.cuda.set_rng_state_all(rng_states)
-        kernels, timing, warnings = kernel_records(run, nvf.source_hashes(sources))
+        kernels, timing, warnings = kernel_records(run, nvf.source_hashes(sources), timer=source.name)
         if source_warning:
             warnings.append(source_warning)
         if not kernels:
             warnings.append("the fusion launched no kernels (expression-evaluator segments only)")
         segmentation = nvf.parse_segmentation(ir, [k.name for k in kernels])
-        pending.record = dataclasses.replace(
-            record,
-            kernels=kernels,
-            timing=timing,
-            segmentation=segmentation,
-            cuda_sources=sources if self.cuda_source else {},
-            sm_clock_mhz=tuple(c for c in (clock_before, clock_after) if c is not None),
-            warnings=record.warnings + tuple(warnings),
+        pending.record = flag_bandwidth(
+            dataclasses.replace(
+                record,
+                kernels=kernels,
+                timing=timing,
+                segmentation=segmentation,
+                cuda_sources=sources if self.cuda_source else {},
+                sm_clock_mhz=tuple(c for c in (clock_before, clock_after) if c is not None),
+                warnings=record.warnings + tuple(warnings),
+            )
         )
         pending.copies = None
         where = f" [{record.trace}]" if record.trace else ""
@@ -522,9 +535,14 @@ class Recorder:
             warnings.append(f"{self.out_of_memory} fusion(s) not timed: the GPU ran out of memory")
         if self.used_profiler:
             # about the session, not the measurement: said once, not stored in the capture
-            self.progress(
-                "fusiondiff: torch.profiler (CUPTI) was used in this process: nvFuser's PythonProfiler cannot run in it afterwards"
-            )
+            if self.protocol.method == NVFUSER_TIMER:
+                self.progress(
+                    "fusiondiff: nvFuser's PythonProfiler (CUPTI) was used in this process: torch.profiler sees no kernel events in it afterwards"
+                )
+            else:
+                self.progress(
+                    "fusiondiff: torch.profiler (CUPTI) was used in this process: nvFuser's PythonProfiler cannot run in it afterwards"
+                )
         return Capture(
             kind=self.kind,
             environment=self._settled_environment(fusions),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fusiondiff.model import LaunchConfig, TimingProtocol
+from fusiondiff.recording import cupti_owner
 from fusiondiff.recording.timing import KernelEvent, KernelSource, SampledRun
 
 METHOD = "seed-sum-of-all-events"
@@ -28,6 +29,7 @@ class SeedMethodSource(KernelSource):
     def sample(self, run_once: Callable[[], object], before_sample: Callable[[], None], count: int) -> SampledRun:
         from torch.profiler import ProfilerActivity, profile
 
+        cupti_owner.claim(self.name)
         samples, totals, warnings = [], [], []
         for _ in range(count):
             before_sample()

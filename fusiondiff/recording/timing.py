@@ -7,7 +7,8 @@ Both sides must be measured the same way, or the comparison is meaningless. The 
    size is written and the device synchronized, so no input or intermediate is served from L2
    (the live side's inputs were usually just written by the previous op, the repro's were not:
    flushing takes that difference out); in ``warm`` mode only a synchronize;
-3. per-kernel device durations come from a kernel-record source (CUPTI via Kineto today), one list
+3. per-kernel device durations come from a kernel-record source (CUPTI via Kineto, or via nvFuser's
+   ``PythonProfiler``: ``--timer``), one list
    of kernel events per sample; a fusion's sample time is the sum of its kernels' durations, never
    the sum of every profiler event (that is what misled the seed issue).
 
@@ -23,7 +24,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from fusiondiff.errors import ProfilerError
-from fusiondiff.model import KernelRecord, LaunchConfig, Timing, TimingProtocol, parse_kernel_name
+from fusiondiff.model import (
+    KernelRecord,
+    LaunchConfig,
+    ReportedBandwidth,
+    Timing,
+    TimingProtocol,
+    parse_kernel_name,
+)
 
 
 @dataclass(frozen=True)
@@ -35,6 +43,15 @@ class KernelEvent:
     duration_ns: float
     launch: LaunchConfig
     stream: int | None = None
+    scheduler: str | None = None
+    """The scheduler as the source reports it (nvFuser's profiler does); else read from the name."""
+    segment_id: int | None = None
+    """The segment (group) that launched it, where the source reports it; else read from the name."""
+    input_bytes: int | None = None
+    """nvFuser's byte counts and bandwidth (``nvfuser`` source only; see ``ReportedBandwidth``)."""
+    output_bytes: int | None = None
+    effective_bandwidth_gbs: float | None = None
+    percentage_peak_bandwidth: float | None = None
 
 
 @dataclass(frozen=True)
@@ -80,10 +97,31 @@ def measure(
     return run
 
 
+def _reported_bandwidth(events: Sequence[KernelEvent]) -> ReportedBandwidth | None:
+    """nvFuser's figures for one kernel across the samples (medians), when the source gave them."""
+    if any(
+        e.input_bytes is None
+        or e.output_bytes is None
+        or e.effective_bandwidth_gbs is None
+        or e.percentage_peak_bandwidth is None
+        for e in events
+    ):
+        return None
+    first = events[0]
+    assert first.input_bytes is not None and first.output_bytes is not None
+    return ReportedBandwidth(
+        input_bytes=first.input_bytes,
+        output_bytes=first.output_bytes,
+        effective_gbs=statistics.median(e.effective_bandwidth_gbs or 0.0 for e in events),
+        percent_of_peak=statistics.median(e.percentage_peak_bandwidth or 0.0 for e in events),
+    )
+
+
 def kernel_records(
-    run: SampledRun, source_hashes: dict[str, str] | None = None
+    run: SampledRun, source_hashes: dict[str, str] | None = None, timer: str = "kineto"
 ) -> tuple[tuple[KernelRecord, ...], Timing, list[str]]:
-    """Group a sampled run's kernels into per-kernel records (by launch position) and a fusion timing.
+    """Group a sampled run's kernels into per-kernel records (by launch position) and a fusion timing,
+    each timing named after ``timer``, the source that measured it.
 
     Returns ``(kernels, fusion_timing, warnings)``. Samples normally launch the same kernels; when
     they do not (a runtime recompiled mid-run), kernels are grouped by position and a warning says so.
@@ -105,19 +143,20 @@ def kernel_records(
             KernelRecord(
                 name=first.name.split("(", 1)[0].removeprefix("nvf::"),
                 normalized_name=normalized,
-                scheduler=scheduler,
-                group_id=group,
+                scheduler=scheduler if scheduler is not None else first.scheduler,
+                group_id=group if group is not None else first.segment_id,
                 launch=first.launch,
-                timing=Timing(samples_ns=tuple(e.duration_ns for e in events)),
+                timing=Timing(samples_ns=tuple(e.duration_ns for e in events), timer=timer),
                 order=position,
                 source_hash=(source_hashes or {}).get(first.name.split("(", 1)[0].removeprefix("nvf::")),
                 stream=first.stream,
+                reported_bandwidth=_reported_bandwidth(events),
             )
         )
     if run.fusion_samples_ns is not None:
-        fusion = Timing(samples_ns=run.fusion_samples_ns)
+        fusion = Timing(samples_ns=run.fusion_samples_ns, timer=timer)
     else:
-        fusion = Timing(samples_ns=tuple(float(sum(e.duration_ns for e in s)) for s in run.samples))
+        fusion = Timing(samples_ns=tuple(float(sum(e.duration_ns for e in s)) for s in run.samples), timer=timer)
     return tuple(kernels), fusion, warnings
 
 

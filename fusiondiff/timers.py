@@ -1,0 +1,209 @@
+"""Reconciling two recordings of the same fusions taken with different timers (``--timer both``).
+
+CUPTI takes one subscriber per process, so Kineto and nvFuser's ``PythonProfiler`` never measure in
+the same process: each timer records its own capture (``fusiondiff replay --timer both`` runs the
+replay twice, in two child processes), and this module says whether the two agree: the same kernels
+(by normalized name, in launch order), the same launch configurations, and medians within a
+tolerance. Every disagreement is listed; nothing is averaged away. No torch needed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+from fusiondiff.diff.match import match_kernels
+from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig
+
+DEFAULT_TOLERANCE = 0.05
+"""Relative difference of two medians still called agreement (5 %)."""
+
+_LAUNCH_FIELDS = (
+    "grid",
+    "block",
+    "cluster",
+    "shared_mem_bytes",
+    "dynamic_smem_bytes",
+    "static_smem_bytes",
+    "registers_per_thread",
+)
+
+
+@dataclass(frozen=True)
+class KernelAgreement:
+    """One kernel as both timers saw it."""
+
+    name: str
+    """Normalized kernel name (``nvfuser_inner_persistent_g0``)."""
+    median_a_ns: float
+    median_b_ns: float
+    launch_differences: tuple[str, ...]
+    """``block: [128, 1, 1] vs [256, 1, 1]``; fields one timer does not report are not compared."""
+
+    @property
+    def ratio(self) -> float:
+        return self.median_b_ns / self.median_a_ns if self.median_a_ns else float("nan")
+
+
+@dataclass(frozen=True)
+class FusionAgreement:
+    """One fusion recorded by both timers."""
+
+    name: str
+    median_a_ns: float
+    median_b_ns: float
+    kernels: tuple[KernelAgreement, ...]
+    only_a: tuple[str, ...]
+    """Kernels only timer A saw (normalized names)."""
+    only_b: tuple[str, ...]
+    disagreements: tuple[str, ...]
+    """One line per disagreement; empty when the timers agree on this fusion."""
+
+    @property
+    def ratio(self) -> float:
+        return self.median_b_ns / self.median_a_ns if self.median_a_ns else float("nan")
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    """Two timers' recordings of the same fusions, side by side."""
+
+    timer_a: str
+    timer_b: str
+    tolerance: float
+    fusions: tuple[FusionAgreement, ...]
+    unmatched_a: tuple[str, ...]
+    """Fusions only A recorded (names)."""
+    unmatched_b: tuple[str, ...]
+
+    @property
+    def agree(self) -> bool:
+        return not self.unmatched_a and not self.unmatched_b and not any(f.disagreements for f in self.fusions)
+
+
+def _key(f: FusionRecord) -> Hashable:
+    return (f.structure_hash, f.input_signature)
+
+
+def _timer_of(capture: Capture) -> str:
+    timers = {f.timing.timer for f in capture.fusions if f.timing.count}
+    return timers.pop() if len(timers) == 1 else capture.protocol.method
+
+
+def launch_differences(a: LaunchConfig, b: LaunchConfig) -> tuple[str, ...]:
+    """Launch fields that differ where both timers report them."""
+    lines = []
+    for name in _LAUNCH_FIELDS:
+        va, vb = getattr(a, name), getattr(b, name)
+        if va is not None and vb is not None and va != vb:
+            lines.append(f"{name}: {_show(va)} vs {_show(vb)}")
+    return tuple(lines)
+
+
+def _show(value: object) -> str:
+    return f"[{', '.join(str(v) for v in value)}]" if isinstance(value, tuple) else str(value)
+
+
+def _relative(a: float, b: float) -> float:
+    return abs(b - a) / a if a else (0.0 if a == b else float("inf"))
+
+
+def reconcile_fusion(a: FusionRecord, b: FusionRecord, tolerance: float = DEFAULT_TOLERANCE) -> FusionAgreement:
+    """Compare one fusion's two recordings: kernels, launch configurations, medians."""
+    match = match_kernels(a.kernels, b.kernels)
+    kernels: list[KernelAgreement] = []
+    lines: list[str] = []
+    for i, j in match.pairs:
+        ka, kb = a.kernels[i], b.kernels[j]
+        kernels.append(_kernel(ka, kb))
+        for diff in kernels[-1].launch_differences:
+            lines.append(f"{ka.normalized_name} {diff}")
+        if _relative(ka.timing.median_ns, kb.timing.median_ns) > tolerance:
+            lines.append(
+                f"{ka.normalized_name} medians {ka.timing.median_ns / 1000:.2f} vs {kb.timing.median_ns / 1000:.2f} us, "
+                f"more than {tolerance * 100:g} % apart"
+            )
+    only_a = tuple(a.kernels[i].normalized_name for i in match.only_a)
+    only_b = tuple(b.kernels[j].normalized_name for j in match.only_b)
+    lines += [f"{name} only in A" for name in only_a] + [f"{name} only in B" for name in only_b]
+    failure = a.failure or b.failure
+    if failure is not None:
+        lines.append(f"failed on one side: {failure.message}")
+    elif _relative(a.timing.median_ns, b.timing.median_ns) > tolerance:
+        lines.append(
+            f"fusion medians {a.timing.median_ns / 1000:.2f} vs {b.timing.median_ns / 1000:.2f} us, "
+            f"more than {tolerance * 100:g} % apart"
+        )
+    return FusionAgreement(
+        name=a.name,
+        median_a_ns=a.timing.median_ns,
+        median_b_ns=b.timing.median_ns,
+        kernels=tuple(kernels),
+        only_a=only_a,
+        only_b=only_b,
+        disagreements=tuple(lines),
+    )
+
+
+def _kernel(ka: KernelRecord, kb: KernelRecord) -> KernelAgreement:
+    return KernelAgreement(
+        name=ka.normalized_name,
+        median_a_ns=ka.timing.median_ns,
+        median_b_ns=kb.timing.median_ns,
+        launch_differences=launch_differences(ka.launch, kb.launch),
+    )
+
+
+def reconcile(a: Capture, b: Capture, tolerance: float = DEFAULT_TOLERANCE) -> Reconciliation:
+    """Pair the fusions of two recordings (same definition structure and input signature, in
+    order) and compare each pair; fusions without a partner are listed."""
+    if tolerance < 0:
+        raise ValueError("tolerance must not be negative")
+    waiting: dict[Hashable, list[FusionRecord]] = defaultdict(list)
+    for f in b.fusions:
+        waiting[_key(f)].append(f)
+    fusions, unmatched_a = [], []
+    for f in a.fusions:
+        partners = waiting.get(_key(f))
+        if partners:
+            fusions.append(reconcile_fusion(f, partners.pop(0), tolerance))
+        else:
+            unmatched_a.append(f.name)
+    unmatched_b = [f.name for left in waiting.values() for f in left]
+    return Reconciliation(
+        timer_a=_timer_of(a),
+        timer_b=_timer_of(b),
+        tolerance=tolerance,
+        fusions=tuple(fusions),
+        unmatched_a=tuple(unmatched_a),
+        unmatched_b=tuple(unmatched_b),
+    )
+
+
+def render_reconciliation(result: Reconciliation) -> str:
+    """A plain-text table: per fusion and kernel the two medians (us), their ratio, and what disagrees."""
+    header = f"{'fusion / kernel':<44} {result.timer_a + ' us':>14} {result.timer_b + ' us':>14} {'B/A':>7}  agreement"
+    lines = [
+        f"timer A: {result.timer_a}, timer B: {result.timer_b}; medians within {result.tolerance * 100:g} % agree",
+        header,
+    ]
+    for f in result.fusions:
+        verdict = "ok" if not f.disagreements else f"{len(f.disagreements)} disagreement(s)"
+        lines.append(
+            f"{f.name:<44} {f.median_a_ns / 1000:>14.2f} {f.median_b_ns / 1000:>14.2f} {f.ratio:>7.3f}  {verdict}"
+        )
+        for k in f.kernels:
+            lines.append(f"  {k.name:<42} {k.median_a_ns / 1000:>14.2f} {k.median_b_ns / 1000:>14.2f} {k.ratio:>7.3f}")
+        lines += [f"    ! {line}" for line in f.disagreements]
+    lines += [f"{name}: only in A" for name in result.unmatched_a]
+    lines += [f"{name}: only in B" for name in result.unmatched_b]
+    disagreeing = sum(1 for f in result.fusions if f.disagreements)
+    unmatched = len(result.unmatched_a) + len(result.unmatched_b)
+    if result.agree:
+        lines.append(f"the timers agree on all {len(result.fusions)} fusion(s)")
+    else:
+        lines.append(
+            f"the timers disagree: {disagreeing} of {len(result.fusions)} paired fusion(s), {unmatched} unpaired"
+        )
+    return "\n".join(lines) + "\n"
