@@ -114,6 +114,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--in-process", action="store_true", help="run in this process (a control for process effects)")
     p.add_argument(
+        "--device",
+        type=int,
+        metavar="N",
+        help="replay on CUDA device N (every cuda:K the scripts pin is moved there); by default an ordinal "
+        "this machine lacks is moved to the current device, with a warning",
+    )
+    p.add_argument(
         "--timeout", type=float, default=900.0, help="seconds before the child process is stopped (default 900)"
     )
     p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
@@ -332,6 +339,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         in_process=args.in_process,
         timeout_s=args.timeout,
         progress=_progress,
+        device=args.device,
     )
     print(f"wrote {printable(str(path))}", file=sys.stderr)
     return EXIT_OK
