@@ -49,6 +49,9 @@ def arguments(description: str, orders: tuple[str, ...]) -> argparse.ArgumentPar
         help="on rank R, the token ids (an input of the first nvFusion, the embedding's) are a view at "
         "storage offset 1 of a larger buffer; under DDP the embedding table too (2-byte aligned bf16)",
     )
+    parser.add_argument(
+        "--destroy-group", action="store_true", help="destroy the process group at the end of the script"
+    )
     return parser
 
 
@@ -63,13 +66,17 @@ def start() -> Rank:
     return Rank(rank, local_rank, world, device)
 
 
-def finish(r: Rank) -> None:
-    """Every rank reaches the end before the group goes (NCCL's own teardown is the part of the stack
-    seen to crash at exit; the capture is written after the script returns, before exit)."""
+def finish(r: Rank, destroy: bool) -> None:
+    """Every rank reaches the end together, with nothing left in flight. The group is left to the
+    interpreter's exit unless ``destroy`` (``--destroy-group``): runs of this stack under torchrun
+    have been seen to die with SIGSEGV in its teardown, and fusiondiff writes the capture after the
+    script returns, so a crash inside the script's own teardown would lose it; at exit it cannot."""
     torch.cuda.synchronize()
     dist.barrier()
-    dist.destroy_process_group()
-    say(r.rank, "process group destroyed; the script is done")
+    torch.cuda.synchronize()
+    if destroy:
+        dist.destroy_process_group()
+    say(r.rank, f"the script is done (process group {'destroyed' if destroy else 'left to the exit'})")
 
 
 def build_model(args: argparse.Namespace, r: Rank) -> Any:

@@ -44,7 +44,7 @@ def main() -> None:
     idx = tokens(args, model, r)
     train(step_model, wrapped.parameters(), idx, r, args.steps)
     report_thunderfx(compiled, r)
-    finish(r)
+    finish(r, args.destroy_group)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ def main() -> None:
     train(step_model, model.parameters(), idx, r, args.steps)
     for compiled in report_from:
         report_thunderfx(compiled, r)
-    finish(r)
+    finish(r, args.destroy_group)
 
 
 if __name__ == "__main__":

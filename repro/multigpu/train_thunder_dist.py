@@ -37,7 +37,7 @@ def main() -> None:
     say(
         r.rank, f"thunder.distributed.{args.mode}: nvFusions in the last traces: {forward} forward, {backward} backward"
     )
-    finish(r)
+    finish(r, args.destroy_group)
 
 
 if __name__ == "__main__":
