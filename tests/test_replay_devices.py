@@ -172,3 +172,19 @@ def test_a_script_failure_keeps_its_traceback_in_the_log_beside_the_capture(tmp_
     assert "Traceback (most recent call last)" in text and "ValueError: planted" in text
     assert f'File "{script}", line 2, in f' in text
     assert "the script's own code failed at line 2: ValueError: planted" in text
+
+
+def test_the_command_line_passes_device(tmp_path, monkeypatch):
+    from fusiondiff.cli import main
+
+    seen = {}
+
+    def fake_replay_scripts(scripts, **kwargs):  # noqa: ANN001, ANN003
+        seen.update(kwargs)
+        return tmp_path / "out.json"
+
+    monkeypatch.setattr(runner, "replay_scripts", fake_replay_scripts)
+    script = tmp_path / "s.py"
+    script.write_text("x = 1\n")
+    assert main(["replay", str(script), "-o", str(tmp_path / "out.json"), "--device", "1"]) == 0
+    assert seen["device"] == 1
