@@ -128,6 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--in-process", action="store_true", help="run in this process (a control for process effects)")
     p.add_argument(
+        "--device",
+        type=int,
+        metavar="N",
+        help="replay on CUDA device N (every cuda:K the scripts pin is moved there); by default an ordinal "
+        "this machine lacks is moved to the current device, with a warning",
+    )
+    p.add_argument(
         "--timeout", type=float, default=900.0, help="seconds before the child process is stopped (default 900)"
     )
     p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
@@ -264,13 +271,26 @@ def build_parser() -> argparse.ArgumentParser:
         "explains, with the step's totals. Progress and an ETA go to stderr. Exit 0: every fusion replayed at "
         "its live speed; 1: a speed differs, a replay failed or is missing; 2: error.",
     )
-    p.add_argument("live", help="live capture (.json)")
+    p.add_argument(
+        "live",
+        nargs="+",
+        metavar="LIVE",
+        help="live capture (.json), or the per-rank captures of one torchrun session (files, or a folder of "
+        "NAME.rank<N>.json): a fusion every rank ran alike is replayed once, and each rank gets a summary row",
+    )
     p.add_argument(
         "-o",
         "--output",
         required=True,
         metavar="DIR",
         help="directory for the scripts, replays, merged replay and diff",
+    )
+    p.add_argument(
+        "--device",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="replay on these GPUs only (indices among the visible ones; default: every visible GPU)",
     )
     g = p.add_mutually_exclusive_group()
     g.add_argument(
@@ -379,6 +399,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             in_process=args.in_process,
             timeout_s=args.timeout,
             progress=_progress,
+            device=args.device,
         )
         print(f"wrote {printable(str(path))}", file=sys.stderr)
         return EXIT_OK
@@ -397,6 +418,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                 inputs_capture=args.inputs,
                 timeout_s=args.timeout,
                 progress=_progress,
+                device=args.device,
             )
         )
         print(f"wrote {printable(str(paths[-1]))}", file=sys.stderr)
@@ -535,13 +557,14 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_roundtrip(args: argparse.Namespace) -> int:
-    from fusiondiff.roundtrip import render_summary, roundtrip
+    from fusiondiff.roundtrip import choose_devices, render_summary, roundtrip, visible_devices
 
     if args.top is not None and args.top < 1:
         raise FusionDiffError("--top needs a number of fusions, 1 or more")
     result = roundtrip(
         args.live,
         args.output,
+        devices=None if args.device is None else choose_devices(args.device, visible_devices()),
         batch=args.batch if args.batch is not None else 1,
         options=_recording_options(args),
         timeout_s=args.timeout,

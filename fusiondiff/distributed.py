@@ -5,18 +5,25 @@ through ``RANK``, ``LOCAL_RANK`` and ``WORLD_SIZE``. Every rank runs the same sc
 ``-o live.json``, so each must write a file of its own (``live.rank0.json``, ``live.rank1.json``...):
 one shared path would keep whichever rank wrote last, and lose the others without a word.
 
-Nothing here imports torch: the names are read from the environment, and the process group is
-read only where torch is already loaded (:func:`process_group_backend`).
+Nothing here imports torch at import time: the names are read from the environment, and the
+process group is read only where torch is already loaded (:func:`process_group_backend`).
+
+Under a process group two more things matter while recording: NCCL's kernels may run in a profiled
+window (:func:`is_communication_kernel`, :func:`communication_apart` keep them out of a fusion's
+kernels and time), and a fusion must not wait for the whole device after it ran
+(:func:`synchronize_own_work`), since NCCL's streams wait on the other ranks.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import statistics
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 
 @dataclass(frozen=True)
@@ -83,3 +90,70 @@ def process_group_backend() -> str | None:
     except Exception:  # noqa: BLE001 - the backend is evidence, never a reason to fail a capture
         return None
     return None
+
+
+# --------------------------------------------------------------------------------------------
+# Communication kernels: NCCL's collectives, kept apart from fusion time
+
+_COMMUNICATION_KERNEL = re.compile(r"^(?:void\s+)?(?:\w+::)*(?:ncclDevKernel|ncclKernel|nvshmem)")
+"""NCCL's kernels (``ncclKernel_*`` before NCCL 2.19, ``ncclDevKernel_*`` since) and NVSHMEM's."""
+
+
+def is_communication_kernel(name: str) -> bool:
+    """Whether a kernel is a collective's (``ncclDevKernel_AllReduce_Sum_bf16_RING_LL(...)``), not
+    a fusion's: under DDP or FSDP such kernels can run inside a profiled window."""
+    return _COMMUNICATION_KERNEL.match(name) is not None
+
+
+class _Kernel(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def duration_ns(self) -> float: ...
+
+
+K = TypeVar("K", bound=_Kernel)
+
+
+def communication_apart(samples: Sequence[Sequence[K]]) -> tuple[tuple[tuple[K, ...], ...], str | None]:
+    """Each sample's kernels without the communication kernels, and one line saying which were
+    kept apart (``None`` when there were none). A collective's kernel is never a fusion's kernel
+    and never part of its time: it waits on the other ranks, so its duration is theirs as much as ours."""
+    kept: list[tuple[K, ...]] = []
+    apart: dict[str, list[float]] = {}
+    for sample in samples:
+        kept.append(tuple(k for k in sample if not is_communication_kernel(k.name)))
+        for k in sample:
+            if is_communication_kernel(k.name):
+                apart.setdefault(k.name.split("(", 1)[0], []).append(k.duration_ns)
+    if not apart:
+        return tuple(kept), None
+    parts = [
+        f"{name} x{len(durations)} (median {statistics.median(durations) / 1000:.2f} us)"
+        for name, durations in sorted(apart.items())
+    ]
+    return tuple(kept), (
+        "communication kernels ran in the sampled window, recorded here and kept apart from the "
+        f"fusion's kernels and time: {', '.join(parts)}"
+    )
+
+
+def synchronize_own_work() -> None:
+    """Wait for the work this thread queued on the GPU, and no more.
+
+    Under an initialised process group, NCCL's streams hold collectives that finish only when the
+    other ranks reach them: a device-wide ``torch.cuda.synchronize()`` after a fusion would wait on
+    the other ranks. The fusion ran on this thread's current stream, so waiting for that stream is
+    enough to surface its faults (an illegal address is reported by any later CUDA call on the
+    context). Outside a process group, the whole device as before.
+    """
+    import torch
+
+    _synchronize(torch.cuda, grouped=process_group_backend() is not None)
+
+
+def _synchronize(cuda: Any, grouped: bool) -> None:
+    if grouped:
+        cuda.current_stream().synchronize()
+    else:
+        cuda.synchronize()

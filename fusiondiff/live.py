@@ -12,6 +12,7 @@ learn the region's name and pass, and intercepts the execute itself with the sha
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import runpy
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from fusiondiff.distributed import rank_from_env, rank_path
+from fusiondiff.distributed import RankInfo, process_group_backend, rank_from_env, rank_path
 from fusiondiff.errors import CaptureError, FusionDiffError
 from fusiondiff.model import Capture
 from fusiondiff.options import RecordingOptions
@@ -102,13 +103,28 @@ def _in_backward() -> bool:
     return torch._C._current_graph_task_id() != -1
 
 
+@dataclasses.dataclass
+class _Seen:
+    """What the session showed while it ran, beside the fusions themselves."""
+
+    regions: int = 0
+    """Calls of Thunder's nvFusion regions (``FusionDefinitionWrapper``): none means Thunder ran no
+    nvFusion at all, as opposed to nvFusions run through a path the recorder does not intercept."""
+    backend: str | None = None
+    """The process group's backend, read while the session had one (a script may destroy its group
+    before the block ends)."""
+
+
 @contextlib.contextmanager
-def _label_thunder_regions(recorder: Recorder, wrapper_class: Any) -> Iterator[None]:
+def _label_thunder_regions(recorder: Recorder, wrapper_class: Any, seen: _Seen) -> Iterator[None]:
     original = wrapper_class.__call__
     constants: dict[int, tuple[Any, tuple[str, ...]]] = {}
 
     @functools.wraps(original)
     def call(self: Any, *args: Any) -> Any:
+        seen.regions += 1
+        if seen.backend is None:
+            seen.backend = process_group_backend()
         name, _, ops = str(self.name).partition(":")
         cached = constants.get(id(self))
         if cached is None or cached[0] is not self:
@@ -151,6 +167,7 @@ def capture(
     options: RecordingOptions | None = None,
     progress: Progress | None = None,
     source: str = "session",
+    timing: str | None = None,
 ) -> Iterator[LiveCapture]:
     """Record every nvFusion executed inside the block; write ``output`` (JSON) when it ends
     (under torchrun, this rank's file: :func:`output_path`).
@@ -158,10 +175,15 @@ def capture(
     The session computes exactly what it would without the capture: fusions are timed afterwards on
     copies of their inputs. No profiler is left running. Raises :class:`CaptureError` when no
     nvFusion ran (module not compiled by Thunder, or nvFuser not used) and writes nothing then.
+
+    ``timing``: ``"inline"`` times each new fusion right after it ran; ``"deferred"`` keeps copies
+    of its inputs and times every fusion when the block ends. Default: :func:`timing_mode`.
     """
     options = options or RecordingOptions()
-    recorder = Recorder("live", options, timing="inline", progress=progress, source=source)
+    timing = timing or timing_mode(rank_from_env())
+    recorder = Recorder("live", options, timing=timing, progress=progress, source=source)
     handle = LiveCapture(recorder)
+    seen = _Seen()
     # install first: it checks nvFuser and the GPU, and without a GPU Thunder's executor import
     # fails with a misleading error
     recorder.install()
@@ -171,7 +193,7 @@ def capture(
             recorder.warnings.append("Thunder is not installed: fusions are named by execution order")
             yield handle
         else:
-            with _label_thunder_regions(recorder, wrapper_class):
+            with _label_thunder_regions(recorder, wrapper_class, seen):
                 yield handle
     finally:
         recorder.uninstall()
@@ -184,17 +206,51 @@ def capture(
                 f"these did: {', '.join(sorted(recorder.names_seen))}"
             ) from None
         if recorder.fusion_count == 0:
-            hint = (
-                "; is the module compiled with thunder.jit or thunderfx, with the nvFuser executor?"
-                if wrapper_class is not None
-                else "; Thunder is not installed, and no FusionDefinition.execute ran"
-            )
-            raise CaptureError(f"no nvFusion was executed inside the capture block{hint}") from None
+            raise CaptureError(
+                f"no nvFusion was executed inside the capture block{_why_none(wrapper_class, seen)}"
+            ) from None
         raise
+    environment = handle.capture.environment
+    if environment.rank is not None and environment.distributed_backend is None and seen.backend is not None:
+        handle.capture = dataclasses.replace(
+            handle.capture, environment=dataclasses.replace(environment, distributed_backend=seen.backend)
+        )
     if output is not None:
         path = output_path(output)
         handle.capture = write_capture(handle.capture, path, recorder.tensors or None)
         handle.path = path
+
+
+def _why_none(wrapper_class: Any, seen: _Seen) -> str:
+    """The hint of the empty capture's error: what the session did run."""
+    if wrapper_class is None:
+        return "; Thunder is not installed, and no FusionDefinition.execute ran"
+    if seen.regions:
+        return (
+            f"; Thunder called {seen.regions} nvFusion region(s), but no FusionDefinition.execute reached "
+            "the recorder: they ran through a path it does not intercept"
+        )
+    return (
+        "; Thunder ran no nvFusion region: is the module compiled with thunder.jit or thunderfx, with the "
+        "nvFuser executor? (under thunderfx, regions Thunder does not take go to inductor or eager)"
+    )
+
+
+def timing_mode(rank: RankInfo | None) -> str:
+    """When a live capture times its fusions: right after each one ran (``inline``), or, for a rank
+    of a multi-process session, when the capture block ends (``deferred``).
+
+    A rank's timing must not wait on its collectives. Inline, it would: torch.profiler synchronizes
+    the whole device when its window closes (``torch.autograd.profiler.profile.__exit__``), and the
+    device holds NCCL's kernels still waiting for the other ranks (DDP's gradient all-reduce launched
+    during backward, FSDP's prefetched all-gather); a rank timing a fusion the others do not (an
+    input at another offset) would hold them all, and a collective spinning on SMs during a sample
+    would be timed as the fusion's. Deferred, the session runs at its own pace, and when the block
+    ends every collective this rank launched has been launched by the others too (they run the
+    same program): the first synchronize drains them, and nothing communicates while the samples
+    run. The price is memory: a copy of each distinct fusion's inputs is kept until the end.
+    """
+    return "inline" if rank is None else "deferred"
 
 
 def output_path(output: str | os.PathLike[str]) -> Path:

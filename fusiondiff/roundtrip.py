@@ -20,6 +20,13 @@ layers). The round trip:
    against the replay of its distinct fusion, ranked by the time nothing recorded explains, and the
    step's totals.
 
+A torchrun session leaves one live capture per rank (``live.rank0.json``, ``live.rank1.json``).
+Given several (or a folder of them), the round trip takes every rank's fusions together: each
+rank's fusions are first described on the reference rank's device (rank 1's ``cuda:1`` is where
+rank 1 runs, not a property), so a fusion that every rank ran alike is one distinct fusion,
+replayed once, while one that a rank ran differently (an input at another offset) is its own.
+Each live record keeps its rank, and the summary has a row per rank.
+
 The replay itself is a parameter (``replay``), so everything but the GPU work is tested with
 recorded replays.
 """
@@ -84,6 +91,10 @@ class FusionRow:
     unexplained_ns: float
     """The part of ``|replay - live|`` (per call) that no cause or setup finding explains; 0 for SAME."""
     note: str = ""
+    rank: int | None = None
+    """The rank that recorded it, in a round trip of several ranks' captures."""
+    rank_index: int | None = None
+    """Its position in its rank's own capture (``#N`` of ``fusiondiff show live.rank1.json``)."""
 
     @property
     def gap_ns(self) -> float:
@@ -113,6 +124,36 @@ class RoundTripResult:
     exit_code: int
     """The diff's exit code (0 all SAME and nothing explains time, 1 otherwise), 2 without a diff."""
     interrupted: bool = False
+    sources: tuple[LiveSource, ...] = ()
+    """The live captures taken: one, or one per rank."""
+
+    @property
+    def rank_rows(self) -> tuple[RankRow, ...]:
+        """One summary row per rank (empty for a single capture without a rank)."""
+        if len(self.sources) < 2:
+            return ()
+        rep_rank = {r.index: r.rank for r in self.rows}
+        rows = []
+        for source in self.sources:
+            mine = [r for r in self.rows if r.rank == source.rank]
+            verdicts: dict[str, int] = {}
+            for r in mine:
+                verdicts[r.verdict] = verdicts.get(r.verdict, 0) + 1
+            both = [r for r in mine if not math.isnan(r.live_median_ns) and not math.isnan(r.replay_median_ns)]
+            rows.append(
+                RankRow(
+                    rank=source.rank,
+                    path=str(source.path),
+                    records=len(mine),
+                    replayed_here=sum(1 for r in mine if r.replayed_as == r.index),
+                    replayed_from_other_rank=sum(1 for r in mine if rep_rank.get(r.replayed_as) != source.rank),
+                    live_total_ns=sum(r.live_median_ns * r.call_count for r in both),
+                    replay_total_ns=sum(r.replay_median_ns * r.call_count for r in both),
+                    unexplained_ns=sum(r.unexplained_ns * r.call_count for r in mine),
+                    verdicts=tuple(sorted(verdicts.items())),
+                )
+            )
+        return tuple(rows)
 
     @property
     def live_total_ns(self) -> float:
@@ -130,26 +171,123 @@ class RoundTripResult:
         )
 
 
+@dataclass(frozen=True)
+class LiveSource:
+    """One live capture of the round trip: a single session's, or one rank's."""
+
+    rank: int | None
+    """From the capture's environment, else from its name (``live.rank1.json``); None for a plain capture."""
+    path: Path
+    capture: Capture
+    first: int
+    """Position of its first fusion among every source's fusions taken together."""
+
+
+@dataclass(frozen=True)
+class RankRow:
+    """One rank's part of a round trip of several ranks' captures."""
+
+    rank: int | None
+    path: str
+    records: int
+    replayed_here: int
+    """Its records whose own repro was replayed (the first of their kind across ranks)."""
+    replayed_from_other_rank: int
+    """Its records compared with the replay of another rank's record of the same fusion."""
+    live_total_ns: float
+    """Median x calls over its records that have both a live and a replayed time."""
+    replay_total_ns: float
+    unexplained_ns: float
+    """Per step: unexplained time per call x calls, summed."""
+    verdicts: tuple[tuple[str, int], ...]
+
+
 # --------------------------------------------------------------------------------------------
-# Which fusions, which GPUs
+# Which captures, which fusions, which GPUs
 
 
-def distinct_fusions(capture: Capture) -> list[DistinctFusion]:
-    """Each distinct fusion of ``capture`` once, first occurrence first (see the module docstring)."""
+def load_live_sources(items: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[LiveSource]:
+    """The live captures named: one file, or the per-rank files of one torchrun session (files, or
+    a folder of ``NAME.rank<N>.json``), in rank order. Raises :class:`FusionDiffError` for a capture
+    that is not live or holds no fusions, and for a rank given twice."""
+    from fusiondiff.diff.ranks import rank_capture_paths
+    from fusiondiff.distributed import rank_of_path
+    from fusiondiff.store import load_capture
+
+    named = [items] if isinstance(items, (str, os.PathLike)) else list(items)
+    paths = rank_capture_paths(named)
+    loaded = []
+    for path in paths:
+        capture = load_capture(path)
+        if capture.kind != "live":
+            raise FusionDiffError(f"{path} is a {capture.kind} capture: the round trip starts from a live one")
+        if not capture.fusions:
+            raise FusionDiffError(f"{path} holds no fusions: nothing to replay")
+        rank = capture.environment.rank if capture.environment.rank is not None else rank_of_path(path)
+        loaded.append((rank, path, capture))
+    if len(loaded) > 1:
+        if any(rank is None for rank, _, _ in loaded):
+            nameless = next(p for r, p, _ in loaded if r is None)
+            raise FusionDiffError(
+                f"{nameless}: no rank recorded and none in its name (NAME.rank<N>.json); several captures "
+                "are taken as the ranks of one torchrun session"
+            )
+        ranks = [rank for rank, _, _ in loaded if rank is not None]
+        twice = sorted({r for r in ranks if ranks.count(r) > 1})
+        if twice:
+            raise FusionDiffError(f"rank {twice[0]} is given twice: name each rank's capture once")
+        loaded.sort(key=lambda item: item[0] if item[0] is not None else -1)
+    sources, first = [], 0
+    for rank, path, capture in loaded:
+        sources.append(LiveSource(rank=rank, path=Path(path), capture=capture, first=first))
+        first += len(capture.fusions)
+    return sources
+
+
+def combine_ranks(sources: Sequence[LiveSource]) -> Capture:
+    """Every source's fusions in one capture, in rank order: the first source's environment, and
+    each rank's fusions on its own device described as on the first rank's
+    (:func:`fusiondiff.diff.ranks.on_reference_device`), so the same fusion on two ranks is one."""
+    from fusiondiff.diff.ranks import on_reference_device, own_device
+
+    if len(sources) == 1:
+        return sources[0].capture
+    reference = own_device(sources[0].capture)
+    fusions = tuple(
+        f for s in sources for f in on_reference_device(s.capture, own_device(s.capture), reference).fusions
+    )
+    warnings = tuple(dict.fromkeys(w for s in sources for w in s.capture.warnings))
+    label = " + ".join(s.path.name for s in sources)
+    return dataclasses.replace(sources[0].capture, fusions=fusions, warnings=warnings, source=label)
+
+
+def _source_of(sources: Sequence[LiveSource], index: int) -> LiveSource:
+    return next(s for s in reversed(sources) if s.first <= index)
+
+
+def distinct_fusions(capture: Capture, ranks: Sequence[int | None] | None = None) -> list[DistinctFusion]:
+    """Each distinct fusion of ``capture`` once, first occurrence first (see the module docstring);
+    ``ranks`` gives each fusion's rank in a capture of several ranks (:func:`combine_ranks`)."""
     groups: dict[Any, list[int]] = {}
     for i, f in enumerate(capture.fusions):
         key = (f.structure_hash, f.input_signature, f.enable_options, f.disable_options)
         groups.setdefault(key, []).append(i)
     return [
-        DistinctFusion(index=members[0], members=tuple(members), stem=_stem(members[0], capture.fusions[members[0]]))
+        DistinctFusion(
+            index=members[0],
+            members=tuple(members),
+            stem=_stem(members[0], capture.fusions[members[0]], None if ranks is None else ranks[members[0]]),
+        )
         for members in groups.values()
     ]
 
 
-def _stem(index: int, f: FusionRecord) -> str:
-    """``<position>_<trace>_<name>``: unique by its position, sorted like the capture, and a file
-    name whatever the capture's names hold."""
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{f.trace or 'script'}_{f.name}")[:60]
+def _stem(index: int, f: FusionRecord, rank: int | None = None) -> str:
+    """``<position>_<trace>_<name>`` (``<position>_rank<N>_<trace>_<name>`` for one of several
+    ranks): unique by its position, sorted like the capture, and a file name whatever the
+    capture's names hold."""
+    where = "" if rank is None else f"rank{rank}_"
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{where}{f.trace or 'script'}_{f.name}")[:60]
     return f"{index:04d}_{name}"
 
 
@@ -173,6 +311,20 @@ def visible_devices() -> list[str | None]:
     except Exception:  # noqa: BLE001 - no torch, no driver: one worker on the default device
         count = 0
     return [str(i) for i in range(count)] or [None]
+
+
+def choose_devices(indices: Sequence[int], visible: Sequence[str | None]) -> list[str | None]:
+    """The GPUs ``--device`` names, as indices among the visible ones (``--device 1`` with
+    ``CUDA_VISIBLE_DEVICES=2,3`` is GPU 3). Raises :class:`FusionDiffError` for one not visible."""
+    usable = [d for d in visible if d is not None]
+    chosen: list[str | None] = []
+    for index in indices:
+        if not 0 <= index < len(usable):
+            have = "no GPU is visible" if not usable else f"the visible GPUs are 0-{len(usable) - 1}"
+            raise FusionDiffError(f"--device {index}: {have}")
+        if usable[index] not in chosen:
+            chosen.append(usable[index])
+    return chosen
 
 
 def batches(items: Sequence[DistinctFusion], size: int) -> list[list[DistinctFusion]]:
@@ -210,7 +362,7 @@ def replay_in_child(
 
 
 def roundtrip(
-    live: str | os.PathLike[str],
+    live: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     directory: str | os.PathLike[str],
     *,
     batch: int = 1,
@@ -221,35 +373,33 @@ def roundtrip(
     progress: Progress | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> RoundTripResult:
-    """Round trip of every distinct fusion of the live capture ``live`` into ``directory``; see
-    the module docstring. ``devices`` defaults to :func:`visible_devices`, ``replay`` to
-    :func:`replay_in_child`. On Ctrl-C, the replays running are stopped, what finished is kept,
-    the merged capture and diff are written of it, and the result says ``interrupted``."""
-    from fusiondiff.store import load_capture
-
+    """Round trip of every distinct fusion of the live capture ``live`` (or of the per-rank captures
+    of one torchrun session: several files, or a folder of ``NAME.rank<N>.json``) into
+    ``directory``; see the module docstring. ``devices`` defaults to :func:`visible_devices`,
+    ``replay`` to :func:`replay_in_child`. On Ctrl-C, the replays running are stopped, what finished
+    is kept, the merged capture and diff are written of it, and the result says ``interrupted``."""
     if batch < 1:
         raise FusionDiffError("--batch needs a number of scripts per process, 1 or more")
-    live = Path(live)
     directory = Path(directory)
     progress = progress or silent
-    capture = load_capture(live)
-    if capture.kind != "live":
-        raise FusionDiffError(f"{live} is a {capture.kind} capture: the round trip starts from a live one")
-    if not capture.fusions:
-        raise FusionDiffError(f"{live} holds no fusions: nothing to replay")
+    sources = load_live_sources(live)
+    capture = combine_ranks(sources)
+    several = len(sources) > 1
+    ranks = [_source_of(sources, i).rank for i in range(len(capture.fusions))] if several else None
     devices = tuple(devices) if devices is not None else tuple(visible_devices())
     token = f"{os.getpid()}-{time.time_ns()}"
     replay = replay or replay_in_child(options, timeout_s, token)
     isolation = isolation_words(batch)
-    distinct = distinct_fusions(capture)
+    distinct = distinct_fusions(capture, ranks)
     scripts_dir, replays_dir, logs_dir = directory / "scripts", directory / "replays", directory / "logs"
 
     not_replayed: dict[int, str] = {}
-    scripts = _write_scripts(capture, live, distinct, scripts_dir, not_replayed)
+    scripts = _write_scripts(capture, sources, distinct, scripts_dir, not_replayed)
     pending = [d for d in distinct if d.index not in not_replayed and not _valid_replay(replays_dir / f"{d.stem}.json")]
     resumed = sum(1 for d in distinct if d.index not in not_replayed) - len(pending)
+    across = f" across {len(sources)} ranks" if several else ""
     progress(
-        f"fusiondiff roundtrip: {len(capture.fusions)} live fusion record(s), {len(distinct)} distinct; "
+        f"fusiondiff roundtrip: {len(capture.fusions)} live fusion record(s), {len(distinct)} distinct{across}; "
         f"{resumed} already replayed, {len(pending)} to replay on {len(devices)} worker(s) "
         f"({_device_words(devices)}), {isolation}"
     )
@@ -270,7 +420,7 @@ def roundtrip(
         raise
     not_replayed.update(work.failures)
     return _finish(
-        capture, live, directory, distinct, isolation, devices, work.replayed, resumed, not_replayed, interrupted
+        capture, sources, directory, distinct, isolation, devices, work.replayed, resumed, not_replayed, interrupted
     )
 
 
@@ -281,20 +431,29 @@ def _device_words(devices: Sequence[str | None]) -> str:
 
 
 def _write_scripts(
-    capture: Capture, live: Path, distinct: Sequence[DistinctFusion], scripts_dir: Path, not_replayed: dict[int, str]
+    capture: Capture,
+    sources: Sequence[LiveSource],
+    distinct: Sequence[DistinctFusion],
+    scripts_dir: Path,
+    not_replayed: dict[int, str],
 ) -> dict[int, Path]:
     """Each distinct fusion's faithful repro, ``DIR/scripts/<stem>.py`` (rewritten every run, so
-    the scripts are always this fusiondiff's)."""
+    the scripts are always this fusiondiff's); its saved tensors are those of the rank that
+    recorded it."""
     from fusiondiff.replay.repro import render_repro
     from fusiondiff.store import write_text
 
-    tensors = _saved_tensors(capture, live)
+    tensors_of = {s.path: _saved_tensors(s.capture, s.path) for s in sources}
     written = {}
     for d in distinct:
+        source = _source_of(sources, d.index)
+        tensors = tensors_of[source.path]
         path = scripts_dir / f"{d.stem}.py"
         tensors_file = os.path.relpath(tensors.resolve(), scripts_dir.resolve()) if tensors is not None else None
         try:
-            text = render_repro(capture.fusions[d.index], capture.environment, tensors_file, capture_name=live.name)
+            text = render_repro(
+                capture.fusions[d.index], source.capture.environment, tensors_file, capture_name=source.path.name
+            )
         except ReplayError as exc:
             not_replayed[d.index] = f"no repro could be written: {exc}"
             continue
@@ -534,7 +693,7 @@ def merge_replays(paths: Sequence[Path], source: str) -> Capture | None:
 
 def _finish(
     capture: Capture,
-    live: Path,
+    sources: Sequence[LiveSource],
     directory: Path,
     distinct: Sequence[DistinctFusion],
     isolation: str,
@@ -544,15 +703,19 @@ def _finish(
     not_replayed: dict[int, str],
     interrupted: bool,
 ) -> RoundTripResult:
+    from fusiondiff.diff.ranks import on_reference_device, own_device
     from fusiondiff.store import check_not_input, save_capture, write_text
 
+    lives = [s.path for s in sources]
+    label = " + ".join(p.name for p in lives)
+    several = len(sources) > 1
     replays_dir = directory / "replays"
     have = [d for d in distinct if d.index not in not_replayed and _valid_replay(replays_dir / f"{d.stem}.json")]
     for d in distinct:
         if d.index not in not_replayed and d not in have:
             not_replayed[d.index] = "not replayed (interrupted)" if interrupted else "no valid replay capture"
     merged = merge_replays(
-        [replays_dir / f"{d.stem}.json" for d in have], f"roundtrip of {live.name}: {len(have)} script(s)"
+        [replays_dir / f"{d.stem}.json" for d in have], f"roundtrip of {label}: {len(have)} script(s)"
     )
     replay_path = diff_path = None
     result = None
@@ -560,25 +723,41 @@ def _finish(
     rep_of_stem = {d.stem: d.index for d in have}
     if merged is not None:
         replay_path = directory / "replay.json"
-        check_not_input(replay_path, [live])
+        check_not_input(replay_path, lives)
         save_capture(merged, replay_path)
-        # A holds the distinct live fusions that have a replay: the others are in the summary
-        subset = dataclasses.replace(capture, fusions=tuple(capture.fusions[d.index] for d in have))
+        # A holds the distinct live fusions that have a replay: the others are in the summary. Of
+        # several ranks, each named with its rank (two ranks' nvFusion2 may both be there).
+        subset = dataclasses.replace(
+            capture,
+            fusions=tuple(
+                dataclasses.replace(capture.fusions[d.index], name=f"rank{_source_of(sources, d.index).rank}:{f.name}")
+                if several
+                else f
+                for d in have
+                for f in (capture.fusions[d.index],)
+            ),
+        )
+        # the replay ran on the worker's GPU (cuda:0 of its CUDA_VISIBLE_DEVICES): the device the
+        # live rank ran on is where it ran, not a property of the fusion
+        compared = on_reference_device(merged, own_device(merged), own_device(subset))
         from fusiondiff.diff.core import describe_source, diff
         from fusiondiff.report.interface import DiffReport
         from fusiondiff.report.paths import display_paths
         from fusiondiff.report.record import dumps_diff_record
 
         result = diff(
-            subset, merged, source_a=describe_source(live, capture), source_b=describe_source(replay_path, merged)
+            subset,
+            compared,
+            source_a=describe_source(label if several else lives[0], capture),
+            source_b=describe_source(replay_path, merged),
         )
         diff_path = directory / "diff.json"
-        check_not_input(diff_path, [live])
-        path_a, path_b = display_paths([live, replay_path])
-        write_text(diff_path, dumps_diff_record(DiffReport(result, subset, merged, path_a, path_b)))
-    rows = _rows(capture, distinct, have, result, merged, rep_of_stem, not_replayed)
+        check_not_input(diff_path, lives)
+        path_a, path_b = display_paths([lives[0], replay_path])
+        write_text(diff_path, dumps_diff_record(DiffReport(result, subset, compared, path_a, path_b)))
+    rows = _rows(capture, distinct, have, result, merged, rep_of_stem, not_replayed, sources)
     return RoundTripResult(
-        live=str(live),
+        live=label if several else str(lives[0]),
         directory=directory,
         isolation=isolation,
         devices=tuple(devices),
@@ -591,6 +770,7 @@ def _finish(
         diff_path=diff_path,
         exit_code=2 if result is None else max(result.exit_code(), 1 if not_replayed else 0),
         interrupted=interrupted,
+        sources=tuple(sources),
     )
 
 
@@ -602,8 +782,21 @@ def _rows(
     merged: Capture | None,
     rep_of_stem: dict[str, int],
     not_replayed: dict[int, str],
+    sources: Sequence[LiveSource] = (),
 ) -> list[FusionRow]:
     """Every live fusion against the replay of its distinct fusion (see :class:`FusionRow`)."""
+    several = len(sources) > 1
+
+    def where(index: int) -> tuple[int | None, int | None]:
+        if not several:
+            return None, None
+        source = _source_of(sources, index)
+        return source.rank, index - source.first
+
+    def ref(index: int) -> str:
+        rank, position = where(index)
+        return f"#{index}" if rank is None else f"rank {rank} #{position}"
+
     # the pair of each replayed distinct fusion: A of the diff lists ``have`` in order
     pair_of: dict[int, Any] = {}
     explained: dict[str, float] = {}
@@ -626,14 +819,26 @@ def _rows(
         rep = rep_of[i]
         pair = pair_of.get(rep)
         live_ns = f.timing.median_ns
-        note = "" if rep == i else f"replay of #{rep}"
+        note = "" if rep == i else f"replay of {ref(rep)}"
         if rep in crossed:
-            note = _join(note, f"paired by the diff with the replay of #{crossed[rep]}")
+            note = _join(note, f"paired by the diff with the replay of {ref(crossed[rep])}")
+        rank, position = where(i)
         if pair is None:
             why = not_replayed.get(rep, "its replay matched no live fusion")
             rows.append(
                 FusionRow(
-                    i, f.name, f.trace, f.call_count, rep, live_ns, math.nan, "NOT REPLAYED", 0.0, _join(note, why)
+                    i,
+                    f.name,
+                    f.trace,
+                    f.call_count,
+                    rep,
+                    live_ns,
+                    math.nan,
+                    "NOT REPLAYED",
+                    0.0,
+                    _join(note, why),
+                    rank,
+                    position,
                 )
             )
             continue
@@ -642,7 +847,20 @@ def _rows(
             failure = merged.fusions[pair.index_b].failure
             why = f"replay failed: {failure.kind.replace('_', ' ')}: {failure.message}" if failure else "replay failed"
             rows.append(
-                FusionRow(i, f.name, f.trace, f.call_count, rep, live_ns, math.nan, "FAILED", 0.0, _join(note, why))
+                FusionRow(
+                    i,
+                    f.name,
+                    f.trace,
+                    f.call_count,
+                    rep,
+                    live_ns,
+                    math.nan,
+                    "FAILED",
+                    0.0,
+                    _join(note, why),
+                    rank,
+                    position,
+                )
             )
             continue
         t = pair.timing
@@ -656,7 +874,11 @@ def _rows(
         else:  # the same fraction of this record's own gap to the shared replay
             own_gap = abs(replay_ns - live_ns)
             unexplained = 0.0 if not gap or math.isnan(own_gap) else own_gap * unexplained_rep / gap
-        rows.append(FusionRow(i, f.name, f.trace, f.call_count, rep, live_ns, replay_ns, t.verdict, unexplained, note))
+        rows.append(
+            FusionRow(
+                i, f.name, f.trace, f.call_count, rep, live_ns, replay_ns, t.verdict, unexplained, note, rank, position
+            )
+        )
     rows.sort(key=lambda r: (-r.unexplained_ns, -(abs(r.gap_ns) if not math.isnan(r.gap_ns) else -1.0), r.index))
     return rows
 
@@ -691,8 +913,10 @@ def render_summary(result: RoundTripResult, top: int | None = None) -> str:
     for r in shown:
         label = f"{r.name} [{r.trace}]" if r.trace else r.name
         gap = "-" if math.isnan(r.gap_ns) else f"{r.gap_ns / 1000:+.2f}"
+        # of several ranks: r1#3 is fusion #3 of rank 1's own capture
+        position = f"#{r.index}" if r.rank is None else f"r{r.rank}#{r.rank_index}"
         line = (
-            f"  {'#' + str(r.index):>5} {label[:36]:<36} {r.call_count:>5} {_us(r.live_median_ns):>10} "
+            f"  {position:>5} {label[:36]:<36} {r.call_count:>5} {_us(r.live_median_ns):>10} "
             f"{_us(r.replay_median_ns):>10} {gap:>9} {_us(r.unexplained_ns):>10}  {r.verdict}"
         )
         lines.append(line + (f"  ({r.note})" if r.note else ""))
@@ -711,6 +935,21 @@ def render_summary(result: RoundTripResult, top: int | None = None) -> str:
     for r in result.rows:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
     lines.append("  verdicts: " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())))
+    if result.rank_rows:
+        lines += [
+            "",
+            "per rank (median x calls over its records with a replay; a fusion every rank ran alike is replayed once):",
+            f"  {'rank':>4} {'records':>7} {'own':>4} {'shared':>6} {'live us':>10} {'replay us':>10} "
+            f"{'unexpl. us':>10}  verdicts   file",
+        ]
+        for row in result.rank_rows:
+            verdicts = ", ".join(f"{v} {n}" for v, n in row.verdicts)
+            lines.append(
+                f"  {row.rank if row.rank is not None else '-':>4} {row.records:>7} {row.replayed_here:>4} "
+                f"{row.replayed_from_other_rank:>6} {_us(row.live_total_ns):>10} {_us(row.replay_total_ns):>10} "
+                f"{_us(row.unexplained_ns):>10}  {verdicts}   {row.path}"
+            )
+        lines.append("  own: records replayed from their own repro; shared: compared with another rank's replay")
     from fusiondiff.escape import printable
 
     return "\n".join(printable(line) for line in lines) + "\n"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fusiondiff.definition import definition_calls, definition_hash, structural_hash
-from fusiondiff.distributed import process_group_backend
+from fusiondiff.distributed import process_group_backend, synchronize_own_work
 from fusiondiff.errors import CaptureError, FusionDiffError, ProfilerError
 from fusiondiff.model import (
     Capture,
@@ -188,7 +188,7 @@ class Recorder:
                 if seen is not None and recorder._is_new(seen):
                     # kernels run asynchronously: a fault (an out-of-bounds gather) surfaces at the
                     # next CUDA call, so make it surface here, on the fusion that caused it
-                    torch.cuda.synchronize()
+                    synchronize_own_work()  # its stream only: NCCL's wait on the other ranks
             except BaseException as exc:
                 if seen is not None:
                     recorder._failed(seen, exc)

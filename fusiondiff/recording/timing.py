@@ -23,6 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from fusiondiff.distributed import communication_apart
 from fusiondiff.errors import ProfilerError
 from fusiondiff.model import (
     KernelRecord,
@@ -127,13 +128,15 @@ def kernel_records(
     they do not (a runtime recompiled mid-run), kernels are grouped by position and a warning says so.
     """
     warnings: list[str] = list(run.warnings)
-    counts = {len(s) for s in run.samples}
+    samples, communication = communication_apart(run.samples)  # NCCL's kernels are never a fusion's
+    warnings += [communication] if communication else []
+    counts = {len(s) for s in samples}
     if len(counts) > 1:
         warnings.append(f"samples launched different numbers of kernels: {sorted(counts)}")
     width = max(counts) if counts else 0
     kernels = []
     for position in range(width):
-        events = [s[position] for s in run.samples if len(s) > position]
+        events = [s[position] for s in samples if len(s) > position]
         first = events[0]
         names = {e.name for e in events}
         if len(names) > 1:
@@ -156,7 +159,7 @@ def kernel_records(
     if run.fusion_samples_ns is not None:
         fusion = Timing(samples_ns=run.fusion_samples_ns, timer=timer)
     else:
-        fusion = Timing(samples_ns=tuple(float(sum(e.duration_ns for e in s)) for s in run.samples), timer=timer)
+        fusion = Timing(samples_ns=tuple(float(sum(e.duration_ns for e in s)) for s in samples), timer=timer)
     return tuple(kernels), fusion, warnings
 
 

@@ -87,19 +87,26 @@ def run_replay(
     progress: Progress | None = None,
     kind_note: str = "",
     log_file: str | None = None,
+    device: int | None = None,
 ) -> ReplayOutcome:
     """Run ``scripts`` one after the other with the recorder installed, time their fusions, write
     ``output``. A fusion that fails is kept with its inputs and the failure; the capture is written
-    all the same, so the differ can say why."""
+    all the same, so the differ can say why. ``device`` (``--device``) is the GPU to replay on;
+    without it, a CUDA ordinal a script pins that this machine lacks is moved to the current
+    device (:mod:`fusiondiff.replay.devices`), with a warning."""
     from fusiondiff.replay.legacy import translate_legacy
     from fusiondiff.replay.script_env import script_nvfuser_env
 
     scripts = [scripts] if isinstance(scripts, str) else list(scripts)
+    count, current = _cuda_devices(device)
     programs = []
+    device_warnings: list[str] = []
     environment: dict[str, tuple[str, str]] = {}
     for script in scripts:
         translation = translate_legacy(read_script(script), filename=script)
-        programs.append((script, translation, compile(translation.source, script, "exec")))
+        source, moved = _on_existing_device(translation.source, script, count, device, current)
+        device_warnings += moved
+        programs.append((script, translation, compile(source, script, "exec")))
         for name, value in script_nvfuser_env(translation.source, filename=script).items():
             first = environment.setdefault(name, (value, script))
             if first[0] != value:
@@ -119,6 +126,10 @@ def run_replay(
         log_file=log_file,
     )
     failures: list[tuple[str, str]] = []
+    for line in device_warnings:
+        recorder.warnings.append(line)
+        if progress is not None:
+            progress(f"fusiondiff: warning: {line}")
     recorder.install()
     try:
         for position, (script, translation, code) in enumerate(programs):
@@ -148,7 +159,10 @@ def run_replay(
         capture = recorder.finish()
     except CaptureError as exc:
         if failures and recorder.fusion_count == 0:
-            return ReplayOutcome(status=failures[0][0], message=f"{failures[0][1]}; no fusion was executed before it")
+            return ReplayOutcome(
+                status=failures[0][0],
+                message=f"{failures[0][1]}; no fusion was executed before it{_traceback_in(log_file, failures[0][0])}",
+            )
         if recorder.fusion_count == 0 and not recorder.errors:
             return ReplayOutcome(
                 status="error", message="the script executed no fusion (no FusionDefinition.execute ran)"
@@ -175,7 +189,10 @@ def run_replay(
     if failures:
         return ReplayOutcome(
             status=failures[0][0],
-            message=f"{failures[0][1]}; the {len(capture.fusions)} fusion(s) executed were written to {path}",
+            message=(
+                f"{failures[0][1]}; the {len(capture.fusions)} fusion(s) executed were written to {path}"
+                + _traceback_in(log_file, failures[0][0])
+            ),
             fusions=count,
             written=written,
         )
@@ -191,6 +208,36 @@ def run_replay(
             written=written,
         )
     return ReplayOutcome(status="ok", fusions=count, written=written)
+
+
+def _traceback_in(log_file: str | None, status: str) -> str:
+    """Where the script's own traceback went (the child's output is kept in a log beside the capture)."""
+    if status != "script_error" or not log_file:
+        return ""
+    return f" (its traceback is in {log_file} beside the capture)"
+
+
+def _cuda_devices(chosen: int | None) -> tuple[int, int]:
+    """(visible CUDA devices, the device the replay runs on); with ``chosen``, that one is made
+    current first, so a script's unpinned ``"cuda"`` lands there too."""
+    import torch
+
+    count = torch.cuda.device_count()
+    if chosen is not None and 0 <= chosen < count:
+        torch.cuda.set_device(chosen)
+    current = torch.cuda.current_device() if count else 0
+    return count, current
+
+
+def _on_existing_device(
+    source: str, script: str, count: int, chosen: int | None, current: int
+) -> tuple[str, list[str]]:
+    """The script with its pinned CUDA ordinals moved where :func:`device_mapping` says, and one
+    warning line per ordinal moved."""
+    from fusiondiff.replay.devices import device_mapping, mapping_warnings, pinned_ordinals, remap_devices
+
+    mapping = device_mapping(pinned_ordinals(source, script), count, chosen, current)
+    return remap_devices(source, mapping, script), mapping_warnings(script, mapping, count, chosen)
 
 
 def _run_one(script: str, code: Any) -> tuple[str, str] | None:
@@ -251,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             inputs_capture=params.get("inputs"),
             progress=progress,
             log_file=params.get("log"),
+            device=params.get("device"),
         )
     except ReplayTimeout:
         outcome = ReplayOutcome(status="timeout", message="stopped at the timeout while timing")

@@ -160,12 +160,18 @@ def replay_scripts(
     timeout_s: float = 900.0,
     progress: Progress | None = None,
     child_env: Mapping[str, str] | None = None,
+    device: int | None = None,
 ) -> Path:
     """Replay ``scripts`` (one after the other, in one fresh process) and write one capture to
     ``output``; the process's whole output goes to :func:`log_path_for` ``(output)``. Raises
     :class:`ReplayError` on failure, after keeping whatever was recorded (a fusion that failed is in
     the capture with its failure). ``child_env`` is added to the child's environment (the round
-    trip gives each worker its GPU with ``CUDA_VISIBLE_DEVICES``); not with ``in_process``."""
+    trip gives each worker its GPU with ``CUDA_VISIBLE_DEVICES``); not with ``in_process``.
+    ``device`` is the GPU (index among those visible) to replay on; a CUDA ordinal a script pins
+    that the machine lacks is replayed on the current device either way
+    (:mod:`fusiondiff.replay.devices`)."""
+    if device is not None and device < 0:
+        raise ReplayError(f"--device {device}: a device index is 0 or more")
     progress = progress or silent
     options = options or RecordingOptions()
     scripts = expand_scripts(scripts)
@@ -177,7 +183,13 @@ def replay_scripts(
         load_capture(inputs_capture)  # a bad --inputs file fails before the script runs
     if in_process:
         outcome = run_replay(
-            scripts, output, options, inputs_capture=inputs_capture, progress=progress, kind_note=" (in-process)"
+            scripts,
+            output,
+            options,
+            inputs_capture=inputs_capture,
+            progress=progress,
+            kind_note=" (in-process)",
+            device=device,
         )
     else:
         params = {
@@ -185,6 +197,7 @@ def replay_scripts(
             "output": output,
             "options": options.to_jsonable(),
             "inputs": inputs_capture,
+            "device": device,
         }
         outcome = _run_child(params, timeout_s, progress, log_path_for(output), child_env=child_env)
     if outcome.status != "ok":
