@@ -28,3 +28,11 @@ class DiffError(FusionDiffError):
 class OutputError(FusionDiffError):
     """A result could not be written (a read-only or missing directory, a full disk, a file-size
     limit, stdout closed), or would be written over one of the command's inputs."""
+
+
+def exception_line(exc: BaseException, limit: int = 300) -> str:
+    """The first line of an exception's message, cut to ``limit`` characters: torch's out-of-memory
+    message alone is several hundred characters of advice."""
+    lines = str(exc).strip().splitlines()
+    line = lines[0] if lines else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."

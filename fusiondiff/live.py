@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fusiondiff.distributed import RankInfo, process_group_backend, rank_from_env, rank_path
-from fusiondiff.errors import CaptureError, FusionDiffError
+from fusiondiff.errors import CaptureError, FusionDiffError, exception_line
 from fusiondiff.model import Capture
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
@@ -308,10 +308,3 @@ def capture_script(
         )
     return handle.path
 
-
-def exception_line(exc: BaseException, limit: int = 300) -> str:
-    """The first line of an exception's message, cut to ``limit`` characters: torch's out-of-memory
-    message alone is several hundred characters of advice."""
-    lines = str(exc).strip().splitlines()
-    line = lines[0] if lines else ""
-    return line if len(line) <= limit else line[: limit - 3] + "..."

@@ -172,7 +172,7 @@ def test_no_memory_while_timing_keeps_the_record_untimed(install, monkeypatch):
 
 
 def test_exception_line_is_the_first_line_cut_short():
-    from fusiondiff.live import exception_line
+    from fusiondiff.errors import exception_line
 
     assert exception_line(RuntimeError("first\nsecond")) == "first"
     assert exception_line(RuntimeError("x" * 400), limit=10) == "xxxxxxx..."
@@ -216,3 +216,26 @@ def test_aliased_output_is_detected_in_the_printed_definition():
     assert writes_into_inputs(str(InPlaceFusion()))
     assert not writes_into_inputs(str(PureFusion()))
     assert writes_into_inputs("def f(fd):\n    fd.add_output(tv1, alias_input=tv0)\n")
+
+
+class UnprintableFusion(InPlaceFusion):
+    """Runs, but nvFuser's printer fails on it (as on an output laid out by the stride_order op)."""
+
+    def execute(self, inputs, **kwargs):
+        return [inputs[0] * 2]
+
+    def __str__(self) -> str:
+        raise RuntimeError(
+            "Expected !is_complex_allocation . Encountered non-trivial allocation\nframe #0: nvfCheckFail"
+        )
+
+
+def test_fusion_nvfuser_cannot_print_is_recorded_with_a_note(install):
+    recorder = install(UnprintableFusion)
+    (out,) = UnprintableFusion().execute([torch.arange(3)])
+    assert torch.equal(out, torch.arange(3) * 2)
+    assert recorder.errors == [] and recorder.fusion_count == 1
+    record = recorder._pending[recorder._order[0]].record
+    note = "nvFuser could not print this definition: RuntimeError: Expected !is_complex_allocation . Encountered non-trivial allocation"
+    assert record.definition == f"# {note}\n"
+    assert note in record.warnings

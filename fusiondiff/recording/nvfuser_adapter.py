@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from fusiondiff.errors import CaptureError
+from fusiondiff.errors import CaptureError, exception_line
 from fusiondiff.model import (
     FailureKind,
     FusionFailure,
@@ -41,6 +41,20 @@ def definition_text(fd: Any) -> str:
     """The definition as nvFuser prints it: regenerated from the fusion IR, so a live definition
     and a script's definition of the same fusion print the same text."""
     return str(fd)
+
+
+UNPRINTABLE = "# nvFuser could not print this definition: "
+"""How the definition text of a fusion nvFuser cannot print starts (the note stands in for it)."""
+
+
+def definition_text_or_note(fd: Any) -> str:
+    """:func:`definition_text`, or a one-line note when nvFuser's printer fails on the fusion (it
+    refuses an allocation domain that no stride order expresses): the fusion still runs and is
+    recorded and timed, only its text is missing."""
+    try:
+        return definition_text(fd)
+    except Exception as exc:  # noqa: BLE001 - nvFuser's printer raises RuntimeError with a C++ stack
+        return f"{UNPRINTABLE}{type(exc).__name__}: {exception_line(exc)}\n"
 
 
 _IR_CONSTANT = re.compile(

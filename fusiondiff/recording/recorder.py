@@ -23,7 +23,7 @@ from typing import Any
 
 from fusiondiff.definition import definition_calls, definition_hash, structural_hash
 from fusiondiff.distributed import process_group_backend, synchronize_own_work
-from fusiondiff.errors import CaptureError, FusionDiffError, ProfilerError
+from fusiondiff.errors import CaptureError, FusionDiffError, ProfilerError, exception_line
 from fusiondiff.model import (
     Capture,
     CaptureKind,
@@ -223,7 +223,7 @@ class Recorder:
         """The definition's text, its hash, and its structural hash (what captures are matched on)."""
         cached = self._definitions.get(id(fd))
         if cached is None or cached[0] is not fd:
-            text = nvf.definition_text(fd)
+            text = nvf.definition_text_or_note(fd)
             # keep fd alive so its id is never reused for another definition
             cached = (fd, text, definition_hash(text), structural_hash(text))
             self._definitions[id(fd)] = cached
@@ -258,7 +258,7 @@ class Recorder:
         except FusionDiffError as exc:
             self.errors.append(exc)
         except Exception as exc:  # noqa: BLE001 - a recording failure must not break the session
-            self.errors.append(CaptureError(f"recording failed: {type(exc).__name__}: {exc}"))
+            self.errors.append(CaptureError(f"recording failed: {type(exc).__name__}: {exception_line(exc)}"))
 
     def _before(self, fd: Any, inputs: Sequence[Any], kwargs: dict[str, Any]) -> _Seen | None:
         """Before an execution: its key, and for a new one the inputs as the fusion will read them."""
@@ -293,7 +293,7 @@ class Recorder:
                     seen.saved[tensor_key] = input_tools.flat_storage(value).detach().to("cpu", copy=True)
                     seen.metas[i] = dataclasses.replace(seen.metas[i], tensor_key=tensor_key)
         text, *_ = self._definition(fd)
-        if writes_into_inputs(text):
+        if text.startswith(nvf.UNPRINTABLE) or writes_into_inputs(text):  # unprintable: it may write
             self._copy_inputs(seen)
         else:
             seen.copy_after = True
@@ -348,7 +348,7 @@ class Recorder:
         """Record a new distinct execution; time it now, or keep its input copies for later."""
         fd, label, kwargs = seen.fd, seen.label, seen.kwargs
         text, digest, _ = self._definition(fd)
-        warnings: list[str] = []
+        warnings: list[str] = [text.strip()[2:]] if text.startswith(nvf.UNPRINTABLE) else []
         repro, repro_warning = nvf.repro_script(fd, seen.inputs)
         if repro_warning:
             warnings.append(repro_warning)

@@ -171,3 +171,31 @@ def test_capture_out_of_gpu_memory_is_one_line_and_keeps_the_record(tmp_path):
     untimed = [f for f in capture.fusions if f.timing.count == 0]
     assert untimed and all(any("ran out of memory" in w for w in f.warnings) for f in untimed)
     print(json.dumps({"fusions": len(capture.fusions), "untimed": len(untimed)}))
+
+
+# A script written on a machine with more GPUs: it pins cuda:7 and device=7.
+PINNED_SCRIPT = textwrap.dedent(
+    """
+    import torch
+    from nvfuser_direct import FusionDefinition, DataType
+
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        fd.add_output(fd.ops.exp(t0))
+    x = torch.randn(256, 256, device="cuda:7")
+    fd.execute([x], device=7)
+    """
+)
+
+
+def test_script_pinning_a_gpu_this_machine_lacks_replays_on_the_visible_one(tmp_path):
+    """Issue #16: the fusion does not depend on the ordinal; the user is told in one line."""
+    script = tmp_path / "pinned.py"
+    script.write_text(PINNED_SCRIPT)
+    output = tmp_path / "replay.json"
+    result = _fusiondiff("replay", str(script), *QUICK, "-o", str(output))
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "cuda:7" in line or "device 7" in line]
+    assert warnings, "the user is told the script's GPU was replaced"
+    (fusion,) = load_capture(output).fusions
+    assert fusion.kernels and fusion.device_index == 0
