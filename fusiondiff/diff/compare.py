@@ -23,6 +23,7 @@ fields that hold text or sequences of text are compared as values, without DeepD
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import operator
 import re
@@ -272,6 +273,12 @@ def definition_diff(definition_a: str, definition_b: str) -> tuple[str, ...]:
 _FLOAT_LITERAL = re.compile(r"(?<![\w.])-?\d+\.\d+(?:[eE][-+]?\d+)?(?![\w.])")
 
 
+@functools.lru_cache(maxsize=4_096)
+def _float_literals(printed_definition: str) -> frozenset[str]:
+    """The floating-point literals of a printed definition (both sides of a diff often print the same)."""
+    return frozenset(_FLOAT_LITERAL.findall(printed_definition))
+
+
 def _as_float(text: str) -> float | None:
     try:
         value = float(text)
@@ -294,14 +301,18 @@ def lossy_constants(
     if not exact:
         return []
     known = {v for v in map(_as_float, printer_exact) if v is not None}
-    found = []
-    literals = set(_FLOAT_LITERAL.findall(printed_definition))
+    unknown = []
     for text in exact:
         value = _as_float(text)
-        if value is None or value in known or math.isinf(value):
-            continue
+        if value is not None and value not in known and not math.isinf(value):
+            unknown.append((text, value))
+    if not unknown:  # the printing side ran with every exact value: no need to read its print
+        return []
+    found = []
+    literals = sorted(_float_literals(printed_definition))
+    for text, value in unknown:
         rounded = float(f"{value:.5e}")
-        for literal in sorted(literals):
+        for literal in literals:
             if float(literal) == rounded and float(literal) != value:
                 found.append((literal, text))
     return found
