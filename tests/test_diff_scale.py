@@ -3,11 +3,13 @@ comparison it replaced."""
 
 from __future__ import annotations
 
+import gc
 import random
 import time
 
 from deepdiff import DeepDiff
 
+from fusiondiff.diff import core
 from fusiondiff.diff.compare import RecordComparer
 from fusiondiff.diff.core import diff
 from fusiondiff.model import to_jsonable
@@ -61,3 +63,25 @@ def test_a_fusion_of_20000_kernels_half_renamed_diffs_in_bounded_time() -> None:
     assert [c.path for c in pair.changes] == ["segmentation"]
     assert len(pair.kernels) == count // 2
     assert len(pair.unmatched_kernels) == count
+
+
+def test_the_cyclic_collector_is_paused_for_a_diff_and_left_as_it_was(monkeypatch) -> None:
+    seen = []
+    inner = core._diff
+
+    def watched(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(core, "_diff", watched)
+    capture = syn.capture([syn.fusion()])
+    assert gc.isenabled()
+    diff(capture, capture)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        diff(capture, capture)
+        assert not gc.isenabled()  # a caller's choice is kept
+    finally:
+        gc.enable()
+    assert seen == [False, False]
