@@ -260,15 +260,22 @@ class _NumberError(ValueError):
 
 
 def _json_int(text: str) -> int:
+    # called for each of a capture's million numbers: the common case is decided first
+    if len(text) <= MAX_INTEGER_DIGITS:  # the text is at least as long as its digits
+        return int(text)
     digits = len(text.lstrip("-"))
     if digits > MAX_INTEGER_DIGITS:
         raise _NumberError(f"an integer has {digits} digits")
     return int(text)
 
 
+_INFINITY = float("inf")
+"""Compared with, rather than built anew for each number parsed."""
+
+
 def _json_float(text: str) -> float:
     value = float(text)
-    if value in (float("inf"), float("-inf")):
+    if value == _INFINITY or value == -_INFINITY:
         raise _NumberError(f"the number {text[:30]}{'...' if len(text) > 30 else ''} is too large for a float")
     return value
 
