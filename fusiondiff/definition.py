@@ -20,6 +20,7 @@ import functools
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 _ASSIGNED = re.compile(r"^\s*(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
 _STATEMENT = re.compile(
@@ -79,8 +80,7 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-@dataclass(frozen=True)
-class _Statement:
+class _Statement(NamedTuple):  # a tuple: built for every new line read, and cheaper to build than a frozen dataclass
     """One ``fd`` statement of a printed definition, as :func:`structural_hash` reads it."""
 
     call: str
@@ -104,7 +104,13 @@ def _statement(line: str) -> _Statement | None:
     if match is None:
         return None
     call, args = match["call"], match["args"]
-    targets = tuple(t.strip() for t in match["targets"].split(",")) if match["targets"] else ()
+    targets_text = match["targets"]
+    if not targets_text:
+        targets: tuple[str, ...] = ()
+    elif "," in targets_text:
+        targets = tuple(map(str.strip, targets_text.split(",")))
+    else:  # one name: the pattern leaves no space around it
+        targets = (targets_text,)
     dtype_match = _DTYPE.search(args) if "DataType" in args else None
     is_input = call == "define_tensor" or (call == "define_scalar" and "None" in args.split(",")[0])
     dtype = dtype_match[1] if dtype_match else None
