@@ -212,6 +212,9 @@ class RecordComparer:
         if props_a != props_b:
             changes += self._changes("", props_a, props_b, _FUSION_CATEGORIES)
         for index in range(max(len(fa.inputs), len(fb.inputs))):
+            both = index < len(fa.inputs) and index < len(fb.inputs)
+            if both and _input_values(fa.inputs[index]) == _input_values(fb.inputs[index]):
+                continue  # the common case, decided before the field views are built
             ta = tuple(zip(INPUT_FIELDS, _input_values(fa.inputs[index]))) if index < len(fa.inputs) else None
             tb = tuple(zip(INPUT_FIELDS, _input_values(fb.inputs[index]))) if index < len(fb.inputs) else None
             if ta == tb:
