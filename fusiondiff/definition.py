@@ -20,12 +20,14 @@ import functools
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 _ASSIGNED = re.compile(r"^\s*(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
 _STATEMENT = re.compile(
     r"^\s*(?:(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*)?fd\.(?P<call>[\w.]+)\((?P<args>.*)\)\s*$"
 )
-_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+_NAME_PARTS = re.compile(r"(\b[A-Za-z_]\w*\b)")
+"""Splits a text around its names (a capturing group keeps them: text, name, text, ..., name, text)."""
 _DTYPE = re.compile(r"dtype\s*=\s*DataType\.(\w+)")
 _PRESERVES_DTYPE = {
     "ops.broadcast",
@@ -71,8 +73,61 @@ def definition_hash(definition: str) -> str:
     return hashlib.sha256(canonical_definition(definition).encode()).hexdigest()
 
 
+@functools.lru_cache(maxsize=_CACHED)
 def _digest(text: str) -> str:
+    # Kept per text: a session's definitions share most of their graphs (the same inputs and
+    # layers), so most values hash the same node text again; a look-up is ten times cheaper.
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+class _Statement(NamedTuple):  # a tuple: built for every new line read, and cheaper to build than a frozen dataclass
+    """One ``fd`` statement of a printed definition, as :func:`structural_hash` reads it."""
+
+    call: str
+    """``ops.add`` for ``fd.ops.add(...)``."""
+    targets: tuple[str, ...]
+    args: str
+    """The text between the call's parentheses."""
+    args_parts: tuple[str, ...]
+    """``args`` split around its names: text, name, text, ..., name, text (names at odd places)."""
+    dtype: str | None
+    """The ``dtype=DataType.<name>`` the statement asks for, if any."""
+    is_input: bool
+    """A ``define_tensor``, or a ``define_scalar`` whose value is given at execution."""
+
+
+@functools.lru_cache(maxsize=_CACHED)
+def _statement(line: str) -> _Statement | None:
+    """The statement a stripped line holds, None when it is not an ``fd`` call. Kept per line:
+    the same lines come back in every definition of a layer, and in both sides of a diff."""
+    match = _STATEMENT.match(line)
+    if match is None:
+        return None
+    call, args = match["call"], match["args"]
+    targets_text = match["targets"]
+    if not targets_text:
+        targets: tuple[str, ...] = ()
+    elif "," in targets_text:
+        targets = tuple(map(str.strip, targets_text.split(",")))
+    else:  # one name: the pattern leaves no space around it
+        targets = (targets_text,)
+    dtype_match = _DTYPE.search(args) if "DataType" in args else None
+    is_input = call == "define_tensor" or (call == "define_scalar" and "None" in args.split(",")[0])
+    dtype = dtype_match[1] if dtype_match else None
+    return _Statement(call, targets, args, tuple(_NAME_PARTS.split(args)), dtype, is_input)
+
+
+def _resolve(statement: _Statement, values: dict[str, str]) -> tuple[str, list[str]]:
+    """The statement's arguments with each defined value's name replaced by its hash, and the
+    names so replaced, in order."""
+    parts = list(statement.args_parts)
+    operands = []
+    for i in range(1, len(parts), 2):
+        value = values.get(parts[i])
+        if value is not None:
+            operands.append(parts[i])
+            parts[i] = value
+    return ("".join(parts) if operands else statement.args), operands
 
 
 @functools.lru_cache(maxsize=_CACHED)
@@ -88,27 +143,14 @@ def structural_hash(definition: str) -> str:
         line = raw.strip()
         if not line or line.startswith(("def ", "#")):
             continue
-        match = _STATEMENT.match(line)
-        if match is None:
+        statement = _statement(line)
+        if statement is None:
             return "text:" + definition_hash(definition)
-        call, args = match["call"], match["args"]
-        operands: list[str] = []  # names of values already defined, in order (one pass with the sub)
-
-        def resolve(m: re.Match[str], operands: list[str] = operands) -> str:
-            name = m[0]
-            value = values.get(name)
-            if value is None:
-                return name
-            operands.append(name)
-            return value
-
-        resolved = _NAME.sub(resolve, args)
+        resolved, operands = _resolve(statement, values)
+        call, targets, target_dtype = statement.call, statement.targets, statement.dtype
         if call == "add_output":
             outputs.append(_digest(f"out({resolved})"))
             continue
-        targets = [t.strip() for t in match["targets"].split(",")] if match["targets"] else []
-        dtype_match = _DTYPE.search(args) if "DataType" in args else None
-        target_dtype = dtype_match[1] if dtype_match else None
         if call == "ops.cast" and operands and len(targets) == 1:
             source = operands[0]
             known = dtypes.get(source)
@@ -116,7 +158,7 @@ def structural_hash(definition: str) -> str:
                 values[targets[0]] = values[source]  # a no-op cast: the value is its operand
                 dtypes[targets[0]] = known if known is not None else target_dtype
                 continue
-        if call == "define_tensor" or (call == "define_scalar" and "None" in args.split(",")[0]):
+        if statement.is_input:
             node = f"input{inputs}:{call}({resolved})"
             inputs += 1
         else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,20 @@ def test_a_real_change_changes_the_structure(seed_pairs):
     assert lines[-1].strip().startswith("fd.add_output(") and lines[-2].strip().startswith("fd.add_output(")
     swapped = "\n".join(lines[:-2] + [lines[-1], lines[-2]])
     assert structural_hash(swapped) != structural_hash(live.definition)  # outputs keep their order
+
+
+def test_graph_hashes_of_recorded_definitions_are_those_fusiondiff_always_computed():
+    # The hash is shown in diffs and compared across fusiondiff versions: a faster way to compute
+    # it (statements and node digests kept per text) must give the same hashes.
+    names = (
+        "seed/live_forward.json",
+        "seed/replay_forward.json",
+        "fidelity/llama3/live.json",
+        "fidelity/llama3/replay.json",
+    )
+    hashes = [structural_hash(f.definition) for name in names for f in load_capture(DATA / name).fusions]
+    assert len(hashes) == 78
+    assert hashlib.sha256("\n".join(hashes).encode()).hexdigest()[:16] == "4ee299ba2ee72eb2"
 
 
 def test_unparseable_text_still_hashes():

@@ -16,12 +16,14 @@ out, and why:
 - a property unknown on one side (``None``: a cluster Kineto does not report, a source hash that
   was not read) is not a difference.
 
-DeepDiff runs per record, only on records that differ, memoised per diff (:class:`RecordComparer`).
+DeepDiff runs per record, only on records that differ, memoised per diff (:class:`RecordComparer`);
+fields that hold text or sequences of text are compared as values, without DeepDiff.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import operator
 import re
@@ -129,6 +131,33 @@ def _fusion_properties(f: FusionRecord) -> Record:
     )
 
 
+def _is_text(value: Any) -> bool:
+    """Text, or a list or tuple of texts only."""
+    if isinstance(value, str):
+        return True
+    return isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value)
+
+
+def _changed_fields(view_a: Record, view_b: Record) -> tuple[str, ...]:
+    """The fields that differ between two flat views of the same fields, in field order (see
+    :meth:`RecordComparer.changed_fields`)."""
+    values_b = dict(view_b)
+    changed = set()
+    deep_a: dict[str, Any] = {}
+    deep_b: dict[str, Any] = {}
+    for name, value_a in view_a:
+        value_b = values_b[name]
+        if _is_text(value_a) and _is_text(value_b):
+            if to_jsonable(value_a) != to_jsonable(value_b):
+                changed.add(name)
+        else:
+            deep_a[name], deep_b[name] = value_a, value_b
+    if deep_a:
+        paths = _deep_changes(to_jsonable(deep_a), to_jsonable(deep_b))
+        changed.update(str(path[0]) for path in paths)
+    return tuple(name for name, _ in view_a if name in changed)
+
+
 class RecordComparer:
     """Compares paired fusions and kernels record by record with DeepDiff.
 
@@ -142,11 +171,16 @@ class RecordComparer:
         self._memo: dict[tuple[Record, Record], tuple[str, ...]] = {}
 
     def changed_fields(self, view_a: Record, view_b: Record) -> tuple[str, ...]:
-        """The fields DeepDiff finds different between two flat record views, in field order."""
+        """The fields DeepDiff finds different between two flat record views, in field order.
+
+        A field whose value is text or a sequence of texts on both sides (a segmentation's
+        schedulers, exact constants, options) differs exactly when the values are unequal, and
+        is decided so: DeepDiff would align such a sequence with difflib, whose cost grows with
+        the square of its length (a fusion of 20,000 segments took minutes). The other fields
+        go to DeepDiff together."""
         key = (view_a, view_b)
         if key not in self._memo:
-            paths = _deep_changes(to_jsonable(dict(view_a)), to_jsonable(dict(view_b)))
-            self._memo[key] = tuple(dict.fromkeys(str(path[0]) for path in paths))
+            self._memo[key] = _changed_fields(view_a, view_b)
         return self._memo[key]
 
     def _changes(
@@ -178,6 +212,9 @@ class RecordComparer:
         if props_a != props_b:
             changes += self._changes("", props_a, props_b, _FUSION_CATEGORIES)
         for index in range(max(len(fa.inputs), len(fb.inputs))):
+            both = index < len(fa.inputs) and index < len(fb.inputs)
+            if both and _input_values(fa.inputs[index]) == _input_values(fb.inputs[index]):
+                continue  # the common case, decided before the field views are built
             ta = tuple(zip(INPUT_FIELDS, _input_values(fa.inputs[index]))) if index < len(fa.inputs) else None
             tb = tuple(zip(INPUT_FIELDS, _input_values(fb.inputs[index]))) if index < len(fb.inputs) else None
             if ta == tb:
@@ -239,6 +276,12 @@ def definition_diff(definition_a: str, definition_b: str) -> tuple[str, ...]:
 _FLOAT_LITERAL = re.compile(r"(?<![\w.])-?\d+\.\d+(?:[eE][-+]?\d+)?(?![\w.])")
 
 
+@functools.lru_cache(maxsize=4_096)
+def _float_literals(printed_definition: str) -> frozenset[str]:
+    """The floating-point literals of a printed definition (both sides of a diff often print the same)."""
+    return frozenset(_FLOAT_LITERAL.findall(printed_definition))
+
+
 def _as_float(text: str) -> float | None:
     try:
         value = float(text)
@@ -261,14 +304,18 @@ def lossy_constants(
     if not exact:
         return []
     known = {v for v in map(_as_float, printer_exact) if v is not None}
-    found = []
-    literals = set(_FLOAT_LITERAL.findall(printed_definition))
+    unknown = []
     for text in exact:
         value = _as_float(text)
-        if value is None or value in known or math.isinf(value):
-            continue
+        if value is not None and value not in known and not math.isinf(value):
+            unknown.append((text, value))
+    if not unknown:  # the printing side ran with every exact value: no need to read its print
+        return []
+    found = []
+    literals = sorted(_float_literals(printed_definition))
+    for text, value in unknown:
         rounded = float(f"{value:.5e}")
-        for literal in sorted(literals):
+        for literal in literals:
             if float(literal) == rounded and float(literal) != value:
                 found.append((literal, text))
     return found
