@@ -307,4 +307,3 @@ def capture_script(
             f"timing (fusiondiff times each on copies of its inputs); the capture is written to {handle.path}"
         )
     return handle.path
-
