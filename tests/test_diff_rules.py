@@ -473,3 +473,18 @@ def test_empty_capture_is_a_diff_error():
         diff(live(), empty)
     with pytest.raises(DiffError, match="capture A"):
         diff(empty, live())
+
+
+@pytest.mark.parametrize(
+    "method, says",
+    [
+        ("seed-sum-of-all-events", "sums every profiler event of one call"),
+        ("nvfuser", "both time kernels through CUPTI"),
+    ],
+)
+def test_a_changed_timing_method_says_what_the_two_methods_measure(method, says):
+    a = live(base_fusion())
+    b = replay_of(base_fusion(kernels=[b_kernel()]), protocol=TimingProtocol(method=method))
+    (finding,) = [f for f in diff(a, b).findings if f.rule == "measurement"]
+    (line,) = [e for e in finding.evidence if e.startswith("timing method:")]
+    assert f"kineto in A, {method} in B" in line and says in line

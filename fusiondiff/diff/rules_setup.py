@@ -16,6 +16,7 @@ from fusiondiff.diff.context import RuleContext, fusion_gap_ns, limited, make_fi
 from fusiondiff.diff.model import Finding, FusionPair, PropertyChange
 from fusiondiff.diff.stats import MIN_SAMPLES
 from fusiondiff.model import Capture, FusionRecord
+from fusiondiff.recording.seed_method import METHOD as SEED_METHOD
 
 CLOCK_TOLERANCE = 0.05
 """Clock readings further apart than this fraction count as different (boost clocks wander)."""
@@ -95,15 +96,21 @@ def _clock_lines(a: Capture, b: Capture, changes: Sequence[PropertyChange]) -> l
     return lines
 
 
+def _method_difference(a: object, b: object) -> str:
+    """What two timing methods measure differently. The seed issue's method sums every profiler
+    event of one call; kineto and nvfuser both time each kernel through CUPTI, sample by sample."""
+    if SEED_METHOD in (a, b):
+        return "the seed's method sums every profiler event of one call, which is not a sum of kernel times"
+    return "both time kernels through CUPTI, but each records its own samples in its own process"
+
+
 def _capture_issues(ctx: RuleContext) -> list[str]:
     """Measurement problems that affect every fusion of the captures."""
     lines = []
     protocol = protocol_changes(ctx.changes)
     if "method" in protocol:
-        lines.append(
-            f"timing method: {protocol['method'].a} in A, {protocol['method'].b} in B: the kernel-record sources "
-            "count different events (a sum of every profiler event is not a sum of kernel times)"
-        )
+        a, b = protocol["method"].a, protocol["method"].b
+        lines.append(f"timing method: {a} in A, {b} in B: {_method_difference(a, b)}")
     for name in ("warmup", "flush_bytes", "on_copies"):
         if name in protocol:
             lines.append(f"protocol {name}: {show(protocol[name].a)} in A, {show(protocol[name].b)} in B")
