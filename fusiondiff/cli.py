@@ -18,7 +18,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from fusiondiff import __version__
+from fusiondiff import __version__, termination
 from fusiondiff.errors import FusionDiffError, OutputError
 from fusiondiff.escape import printable
 
@@ -645,6 +645,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     command = None
     previous = _on_sigterm(_raise_terminated)
+    # a stop request seen at once even while the main thread waits in C++ (a capture's backward)
+    termination.watch()
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

@@ -239,3 +239,18 @@ def test_fusion_nvfuser_cannot_print_is_recorded_with_a_note(install):
     note = "nvFuser could not print this definition: RuntimeError: Expected !is_complex_allocation . Encountered non-trivial allocation"
     assert record.definition == f"# {note}\n"
     assert note in record.warnings
+
+
+def test_after_a_stop_request_executions_run_untouched_and_unrecorded(install):
+    from fusiondiff import termination
+
+    recorder = install(PureFusion)
+    fd = PureFusion()
+    fd.memory_free = lambda: None
+    termination.requested.set()
+    try:
+        (out,) = fd.execute([torch.arange(3)])
+    finally:
+        termination.requested.clear()
+    assert torch.equal(out, torch.arange(3) * 2)
+    assert recorder.fusion_count == 0 and recorder.errors == []

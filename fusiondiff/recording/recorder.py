@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fusiondiff import termination
 from fusiondiff.definition import definition_calls, definition_hash, structural_hash
 from fusiondiff.distributed import process_group_backend, synchronize_own_work
 from fusiondiff.errors import CaptureError, FusionDiffError, ProfilerError, exception_line
@@ -179,7 +180,9 @@ class Recorder:
         recorder = self
 
         def execute(fd: Any, inputs: Any, *args: Any, **kwargs: Any) -> Any:
-            if getattr(recorder._local, "timing", False):
+            if getattr(recorder._local, "timing", False) or termination.requested.is_set():
+                # being stopped (SIGTERM, Ctrl-C): the session's remaining work runs untouched and
+                # untimed, so the stop takes effect when the main thread next runs Python
                 return original(fd, inputs, *args, **kwargs)
             inputs = recorder._override(fd, inputs)
             seen = recorder._before(fd, inputs, kwargs)
