@@ -34,6 +34,7 @@ recorded replays.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import queue
@@ -823,45 +824,23 @@ def _rows(
         if rep in crossed:
             note = _join(note, f"paired by the diff with the replay of {ref(crossed[rep])}")
         rank, position = where(i)
+
+        # what every row of this record holds, whatever its replay became
+        row = functools.partial(
+            FusionRow, index=i, name=f.name, trace=f.trace, call_count=f.call_count, replayed_as=rep,
+            live_median_ns=live_ns, rank=rank, rank_index=position,
+        )  # fmt: skip
         if pair is None:
             why = not_replayed.get(rep, "its replay matched no live fusion")
             rows.append(
-                FusionRow(
-                    i,
-                    f.name,
-                    f.trace,
-                    f.call_count,
-                    rep,
-                    live_ns,
-                    math.nan,
-                    "NOT REPLAYED",
-                    0.0,
-                    _join(note, why),
-                    rank,
-                    position,
-                )
+                row(replay_median_ns=math.nan, verdict="NOT REPLAYED", unexplained_ns=0.0, note=_join(note, why))
             )
             continue
         if pair.failed:
             assert merged is not None
             failure = merged.fusions[pair.index_b].failure
             why = f"replay failed: {failure.kind.replace('_', ' ')}: {failure.message}" if failure else "replay failed"
-            rows.append(
-                FusionRow(
-                    i,
-                    f.name,
-                    f.trace,
-                    f.call_count,
-                    rep,
-                    live_ns,
-                    math.nan,
-                    "FAILED",
-                    0.0,
-                    _join(note, why),
-                    rank,
-                    position,
-                )
-            )
+            rows.append(row(replay_median_ns=math.nan, verdict="FAILED", unexplained_ns=0.0, note=_join(note, why)))
             continue
         t = pair.timing
         replay_ns = t.median_b_ns
@@ -874,11 +853,7 @@ def _rows(
         else:  # the same fraction of this record's own gap to the shared replay
             own_gap = abs(replay_ns - live_ns)
             unexplained = 0.0 if not gap or math.isnan(own_gap) else own_gap * unexplained_rep / gap
-        rows.append(
-            FusionRow(
-                i, f.name, f.trace, f.call_count, rep, live_ns, replay_ns, t.verdict, unexplained, note, rank, position
-            )
-        )
+        rows.append(row(replay_median_ns=replay_ns, verdict=t.verdict, unexplained_ns=unexplained, note=note))
     rows.sort(key=lambda r: (-r.unexplained_ns, -(abs(r.gap_ns) if not math.isnan(r.gap_ns) else -1.0), r.index))
     return rows
 

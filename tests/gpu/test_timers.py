@@ -6,12 +6,15 @@ and one fusion recorded by both timers, each in its own process, reconciled.
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from .test_harness import define_seed_rmsnorm
 
 pytestmark = pytest.mark.gpu
 
@@ -27,41 +30,22 @@ x = torch.randn(1024, 4096, device="cuda")
 fd.execute([x])
 """
 
-RMSNORM_SCRIPT = """
-import torch
-from nvfuser_direct import FusionDefinition, DataType
-
-def nvfuser_fusion_id0(fd : FusionDefinition) -> None :
-    T0 = fd.define_tensor(shape=[4, 1024, 4096], contiguity=[True, True, True], dtype=DataType.BFloat16, is_cpu=False, stride_order=[2, 1, 0])
-    T1 = fd.define_tensor(shape=[4096], contiguity=[True], dtype=DataType.BFloat16, is_cpu=False, stride_order=[0])
-    T2 = fd.ops.cast(T0, dtype=DataType.Float)
-    T3 = fd.ops.cast(T1, dtype=DataType.Float)
-    T8 = fd.ops.broadcast_in_dim(T3, shape=[4, 1024, 4096], broadcast_dims=[2])
-    T9 = fd.ops.mul(T2, T2)
-    T10 = fd.ops.sum(T9, dims=[2], keepdim=False, dtype=DataType.Null)
-    T15 = fd.ops.broadcast_in_dim(T10, shape=[4, 1024, 1], broadcast_dims=[0, 1])
-    S16 = fd.define_scalar(4096.00, dtype=DataType.Double)
-    S17 = fd.ops.reciprocal(S16)
-    T18 = fd.ops.mul(T15, S17)
-    S19 = fd.define_scalar(1.00000e-05, dtype=DataType.Double)
-    T20 = fd.ops.add(T18, S19)
-    T21 = fd.ops.rsqrt(T20)
-    T26 = fd.ops.broadcast_in_dim(T21, shape=[4, 1024, 4096], broadcast_dims=[0, 1, 2])
-    T27 = fd.ops.mul(T2, T26)
-    T28 = fd.ops.mul(T27, T8)
-    T29 = fd.ops.cast(T28, dtype=DataType.BFloat16)
-    fd.add_output(T21)
-    fd.add_output(T29)
-
-with FusionDefinition() as fd:
-    nvfuser_fusion_id0(fd)
-
-inputs = [
-    torch.randn((4, 1024, 4096), dtype=torch.bfloat16, device="cuda:0"),
-    torch.randn((4096,), dtype=torch.bfloat16, device="cuda:0"),
-]
-fd.execute(inputs)
-"""
+# the seed's RMSNorm (tests/gpu/test_harness.py), as a script with fresh inputs
+RMSNORM_SCRIPT = "\n".join(
+    [
+        "import torch",
+        "from nvfuser_direct import FusionDefinition, DataType",
+        inspect.getsource(define_seed_rmsnorm),
+        "with FusionDefinition() as fd:",
+        "    define_seed_rmsnorm(fd)",
+        "inputs = [",
+        '    torch.randn((4, 1024, 4096), dtype=torch.bfloat16, device="cuda:0"),',
+        '    torch.randn((4096,), dtype=torch.bfloat16, device="cuda:0"),',
+        "]",
+        "fd.execute(inputs)",
+        "",
+    ]
+)
 
 
 def run_python(code: str) -> subprocess.CompletedProcess[str]:
