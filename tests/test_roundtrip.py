@@ -213,8 +213,8 @@ def test_cli_roundtrip(
     from fusiondiff.cli import main
 
     fake = FakeReplay(load_capture(live))
-    monkeypatch.setattr(rt, "replay_in_child", lambda *args, **kwargs: fake)
-    monkeypatch.setattr(rt, "visible_devices", lambda: [None])
+    monkeypatch.setattr(rt.run, "replay_in_child", lambda *args, **kwargs: fake)
+    monkeypatch.setattr(rt.run, "visible_devices", lambda: [None])
     code = main(["roundtrip", str(live), "-o", str(tmp_path / "rt"), "--batch", "6", "--top", "3"])
     out, err = capsys.readouterr()
     assert code == 0, err

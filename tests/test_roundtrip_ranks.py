@@ -135,7 +135,7 @@ def test_the_command_line_takes_rank_files_or_their_folder(session: Path, tmp_pa
         made.append(RecordedReplay(_combined(session)))
         return made[-1]
 
-    monkeypatch.setattr(rt, "replay_in_child", fake_child)
+    monkeypatch.setattr(rt.run, "replay_in_child", fake_child)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
     files = [str(session / "live.rank0.json"), str(session / "live.rank1.json")]
     assert main(["roundtrip", *files, "-o", str(tmp_path / "a"), "--device", "1"]) == 0

@@ -1,0 +1,70 @@
+"""``fusiondiff roundtrip``: replay every distinct fusion of a live capture from its faithful repro,
+and say which ones do not run at their live speed.
+
+A training step holds hundreds of fusion records, many of them the same fusion (a model's repeated
+layers). The round trip:
+
+1. picks each distinct fusion once: same definition graph (:attr:`FusionRecord.structure_hash`),
+   same input signature (:attr:`FusionRecord.input_signature`) and same enable/disable options
+   (the repro keeps the options, so two records that differ only there are two replays);
+2. writes its faithful repro (:func:`fusiondiff.replay.repro.render_repro`) to ``DIR/scripts/``;
+3. replays them in fresh processes (:func:`fusiondiff.replay.runner.replay_scripts`), one worker
+   per visible GPU fed from a queue, each worker's processes seeing only its GPU
+   (``CUDA_VISIBLE_DEVICES``); a fresh process per fusion by default, or ``batch`` scripts per
+   process, which is faster and less isolated (a fusion can then inherit another's compiled
+   kernels or a lost CUDA context: scripts a batch did not replay are retried alone);
+4. keeps each fusion's replay in ``DIR/replays/<script>.json`` as soon as it is done, so a rerun
+   (or a run stopped by Ctrl-C) resumes and skips what is there and valid;
+5. merges them into ``DIR/replay.json``, diffs the distinct live fusions against it into
+   ``DIR/diff.json`` (the exported diff record) and builds the session summary: every live fusion
+   against the replay of its distinct fusion, ranked by the time nothing recorded explains, and the
+   step's totals.
+
+A torchrun session leaves one live capture per rank (``live.rank0.json``, ``live.rank1.json``).
+Given several (or a folder of them), the round trip takes every rank's fusions together: each
+rank's fusions are first described on the reference rank's device (rank 1's ``cuda:1`` is where
+rank 1 runs, not a property), so a fusion that every rank ran alike is one distinct fusion,
+replayed once, while one that a rank ran differently (an input at another offset) is its own.
+Each live record keeps its rank, and the summary has a row per rank.
+
+The replay itself is a parameter (``replay``), so everything but the GPU work is tested with
+recorded replays.
+
+The modules follow the pipeline: :mod:`.plan` (which captures, fusions and GPUs), :mod:`.run`
+(scripts, the queue, the workers), :mod:`.results` (merge, diff, a row per live fusion),
+:mod:`.summary` (the text); :mod:`.records` holds what they pass along.
+"""
+
+from fusiondiff.roundtrip.plan import (
+    batches,
+    choose_devices,
+    combine_ranks,
+    distinct_fusions,
+    isolation_words,
+    load_live_sources,
+    visible_devices,
+)
+from fusiondiff.roundtrip.records import DistinctFusion, FusionRow, LiveSource, RankRow, RoundTripResult
+from fusiondiff.roundtrip.results import merge_replays
+from fusiondiff.roundtrip.run import ReplayFunction, replay_in_child, roundtrip
+from fusiondiff.roundtrip.summary import render_summary
+
+__all__ = [
+    "DistinctFusion",
+    "FusionRow",
+    "LiveSource",
+    "RankRow",
+    "ReplayFunction",
+    "RoundTripResult",
+    "batches",
+    "choose_devices",
+    "combine_ranks",
+    "distinct_fusions",
+    "isolation_words",
+    "load_live_sources",
+    "merge_replays",
+    "render_summary",
+    "replay_in_child",
+    "roundtrip",
+    "visible_devices",
+]

@@ -1,0 +1,152 @@
+"""What a round trip produces: the distinct fusions it replays, a row per live fusion, a row per
+rank, and the result that holds them."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from fusiondiff.model import Capture
+
+
+@dataclass(frozen=True)
+class DistinctFusion:
+    """One fusion to replay: the first live record of its kind, and every record of that kind."""
+
+    index: int
+    """Position in the live capture (``#N`` of ``fusiondiff show``) of the record replayed."""
+    members: tuple[int, ...]
+    """Positions of every live record with the same structure, inputs and options (with ``index``)."""
+    stem: str
+    """File stem of its repro script and replay capture (``0007_forward_nvFusion7``)."""
+
+
+@dataclass(frozen=True)
+class FusionRow:
+    """One live fusion against the replay of its distinct fusion, for the session summary."""
+
+    index: int
+    name: str
+    trace: str | None
+    call_count: int
+    replayed_as: int
+    """Position of the live record whose repro was replayed (``index`` itself, or the first of its kind)."""
+    live_median_ns: float
+    replay_median_ns: float
+    """NaN when there is no replay (failed, not written, not run)."""
+    verdict: str
+    """The diff's verdict of the distinct fusion's pair (``SAME``, ``FASTER``, ``SLOWER``,
+    ``AMBIGUOUS``), ``FAILED`` (the replay crashed) or ``NOT REPLAYED``."""
+    unexplained_ns: float
+    """The part of ``|replay - live|`` (per call) that no cause or setup finding explains; 0 for SAME."""
+    note: str = ""
+    rank: int | None = None
+    """The rank that recorded it, in a round trip of several ranks' captures."""
+    rank_index: int | None = None
+    """Its position in its rank's own capture (``#N`` of ``fusiondiff show live.rank1.json``)."""
+
+    @property
+    def gap_ns(self) -> float:
+        return self.replay_median_ns - self.live_median_ns
+
+
+@dataclass(frozen=True)
+class RoundTripResult:
+    """What a round trip did and found."""
+
+    live: str
+    directory: Path
+    isolation: str
+    """How the replays were isolated, in words (``a fresh process per fusion``)."""
+    devices: tuple[str | None, ...]
+    distinct: tuple[DistinctFusion, ...]
+    replayed_now: int
+    """Distinct fusions replayed by this run."""
+    resumed: int
+    """Distinct fusions whose replay was already in ``DIR/replays`` (skipped)."""
+    not_replayed: dict[int, str]
+    """Distinct fusion index -> why it has no replay."""
+    rows: tuple[FusionRow, ...]
+    """Every live fusion, ranked by unexplained time, then by gap."""
+    replay_path: Path | None
+    diff_path: Path | None
+    exit_code: int
+    """The diff's exit code (0 all SAME and nothing explains time, 1 otherwise), 2 without a diff."""
+    interrupted: bool = False
+    sources: tuple[LiveSource, ...] = ()
+    """The live captures taken: one, or one per rank."""
+
+    @property
+    def rank_rows(self) -> tuple[RankRow, ...]:
+        """One summary row per rank (empty for a single capture without a rank)."""
+        if len(self.sources) < 2:
+            return ()
+        rep_rank = {r.index: r.rank for r in self.rows}
+        rows = []
+        for source in self.sources:
+            mine = [r for r in self.rows if r.rank == source.rank]
+            verdicts: dict[str, int] = {}
+            for r in mine:
+                verdicts[r.verdict] = verdicts.get(r.verdict, 0) + 1
+            both = [r for r in mine if not math.isnan(r.live_median_ns) and not math.isnan(r.replay_median_ns)]
+            rows.append(
+                RankRow(
+                    rank=source.rank,
+                    path=str(source.path),
+                    records=len(mine),
+                    replayed_here=sum(1 for r in mine if r.replayed_as == r.index),
+                    replayed_from_other_rank=sum(1 for r in mine if rep_rank.get(r.replayed_as) != source.rank),
+                    live_total_ns=sum(r.live_median_ns * r.call_count for r in both),
+                    replay_total_ns=sum(r.replay_median_ns * r.call_count for r in both),
+                    unexplained_ns=sum(r.unexplained_ns * r.call_count for r in mine),
+                    verdicts=tuple(sorted(verdicts.items())),
+                )
+            )
+        return tuple(rows)
+
+    @property
+    def live_total_ns(self) -> float:
+        """Sum over every live record of its median times its calls: the step's fusion time."""
+        return sum(r.live_median_ns * r.call_count for r in self.rows if not math.isnan(r.live_median_ns))
+
+    @property
+    def compared_totals_ns(self) -> tuple[float, float, int]:
+        """(live, replayed, records) over the records that have both numbers, each times its calls."""
+        rows = [r for r in self.rows if not math.isnan(r.live_median_ns) and not math.isnan(r.replay_median_ns)]
+        return (
+            sum(r.live_median_ns * r.call_count for r in rows),
+            sum(r.replay_median_ns * r.call_count for r in rows),
+            len(rows),
+        )
+
+
+@dataclass(frozen=True)
+class LiveSource:
+    """One live capture of the round trip: a single session's, or one rank's."""
+
+    rank: int | None
+    """From the capture's environment, else from its name (``live.rank1.json``); None for a plain capture."""
+    path: Path
+    capture: Capture
+    first: int
+    """Position of its first fusion among every source's fusions taken together."""
+
+
+@dataclass(frozen=True)
+class RankRow:
+    """One rank's part of a round trip of several ranks' captures."""
+
+    rank: int | None
+    path: str
+    records: int
+    replayed_here: int
+    """Its records whose own repro was replayed (the first of their kind across ranks)."""
+    replayed_from_other_rank: int
+    """Its records compared with the replay of another rank's record of the same fusion."""
+    live_total_ns: float
+    """Median x calls over its records that have both a live and a replayed time."""
+    replay_total_ns: float
+    unexplained_ns: float
+    """Per step: unexplained time per call x calls, summed."""
+    verdicts: tuple[tuple[str, int], ...]

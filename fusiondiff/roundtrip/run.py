@@ -1,0 +1,345 @@
+"""The run: scripts written, replays fed from a queue to one worker per GPU, each replay kept as it
+ends (a rerun resumes), a stop leaving no process behind."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from fusiondiff.errors import CaptureFormatError, FusionDiffError, ReplayError
+from fusiondiff.model import Capture, FusionRecord
+from fusiondiff.options import RecordingOptions
+from fusiondiff.progress import Progress, silent
+from fusiondiff.roundtrip.plan import (
+    batches,
+    combine_ranks,
+    device_words,
+    distinct_fusions,
+    isolation_words,
+    load_live_sources,
+    source_of,
+    visible_devices,
+)
+from fusiondiff.roundtrip.records import DistinctFusion, LiveSource, RoundTripResult
+from fusiondiff.roundtrip.results import finish, valid_replay
+
+ReplayFunction = Callable[[Sequence[str], Path, "str | None"], None]
+"""``replay(scripts, output, device)``: replay ``scripts`` in one fresh process that sees only GPU
+``device`` (``None``: whatever is visible) and write one capture to ``output``. Raises
+:class:`ReplayError` on failure, after writing what was recorded, as
+:func:`fusiondiff.replay.runner.replay_scripts` does."""
+
+_TOKEN_ENV = "FUSIONDIFF_ROUNDTRIP_RUN"
+"""Set in every replay process of one round trip, so Ctrl-C can stop exactly those."""
+
+
+def replay_in_child(
+    options: RecordingOptions | None = None, timeout_s: float = 900.0, token: str | None = None
+) -> ReplayFunction:
+    """The real replay: :func:`fusiondiff.replay.runner.replay_scripts` in a fresh child process
+    that sees only ``device``."""
+
+    def replay(scripts: Sequence[str], output: Path, device: str | None) -> None:
+        from fusiondiff.replay.runner import replay_scripts
+
+        env = {}
+        if device is not None:
+            env["CUDA_VISIBLE_DEVICES"] = device
+        if token is not None:
+            env[_TOKEN_ENV] = token
+        replay_scripts(list(scripts), output=str(output), options=options, timeout_s=timeout_s, child_env=env)
+
+    return replay
+
+
+def roundtrip(
+    live: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    directory: str | os.PathLike[str],
+    *,
+    batch: int = 1,
+    devices: Sequence[str | None] | None = None,
+    replay: ReplayFunction | None = None,
+    options: RecordingOptions | None = None,
+    timeout_s: float = 900.0,
+    progress: Progress | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> RoundTripResult:
+    """Round trip of every distinct fusion of the live capture ``live`` (or of the per-rank captures
+    of one torchrun session: several files, or a folder of ``NAME.rank<N>.json``) into
+    ``directory``; see the module docstring. ``devices`` defaults to :func:`visible_devices`,
+    ``replay`` to :func:`replay_in_child`. On Ctrl-C, the replays running are stopped, what finished
+    is kept, the merged capture and diff are written of it, and the result says ``interrupted``."""
+    if batch < 1:
+        raise FusionDiffError("--batch needs a number of scripts per process, 1 or more")
+    directory = Path(directory)
+    progress = progress or silent
+    sources = load_live_sources(live)
+    capture = combine_ranks(sources)
+    several = len(sources) > 1
+    ranks = [source_of(sources, i).rank for i in range(len(capture.fusions))] if several else None
+    devices = tuple(devices) if devices is not None else tuple(visible_devices())
+    token = f"{os.getpid()}-{time.time_ns()}"
+    replay = replay or replay_in_child(options, timeout_s, token)
+    isolation = isolation_words(batch)
+    distinct = distinct_fusions(capture, ranks)
+    scripts_dir, replays_dir, logs_dir = directory / "scripts", directory / "replays", directory / "logs"
+
+    not_replayed: dict[int, str] = {}
+    scripts = _write_scripts(capture, sources, distinct, scripts_dir, not_replayed)
+    pending = [d for d in distinct if d.index not in not_replayed and not valid_replay(replays_dir / f"{d.stem}.json")]
+    resumed = sum(1 for d in distinct if d.index not in not_replayed) - len(pending)
+    across = f" across {len(sources)} ranks" if several else ""
+    progress(
+        f"fusiondiff roundtrip: {len(capture.fusions)} live fusion record(s), {len(distinct)} distinct{across}; "
+        f"{resumed} already replayed, {len(pending)} to replay on {len(devices)} worker(s) "
+        f"({device_words(devices)}), {isolation}"
+    )
+
+    work = _Work(pending, batch, devices, replay, scripts, replays_dir, logs_dir, progress, clock)
+    interrupted = False
+    try:
+        work.run()
+    except KeyboardInterrupt:
+        interrupted = True
+        work.stop()
+        _stop_replays(token)
+        work.join()
+        progress("fusiondiff roundtrip: interrupted; the replays that finished are kept, a rerun resumes")
+    except BaseException:  # SIGTERM (the command line's Terminated), an internal error: no orphans
+        work.stop()
+        _stop_replays(token)
+        raise
+    not_replayed.update(work.failures)
+    return finish(
+        capture, sources, directory, distinct, isolation, devices, work.replayed, resumed, not_replayed, interrupted
+    )
+
+
+def _write_scripts(
+    capture: Capture,
+    sources: Sequence[LiveSource],
+    distinct: Sequence[DistinctFusion],
+    scripts_dir: Path,
+    not_replayed: dict[int, str],
+) -> dict[int, Path]:
+    """Each distinct fusion's faithful repro, ``DIR/scripts/<stem>.py`` (rewritten every run, so
+    the scripts are always this fusiondiff's); its saved tensors are those of the rank that
+    recorded it."""
+    from fusiondiff.replay.repro import render_repro
+    from fusiondiff.store import write_text
+
+    tensors_of = {s.path: _saved_tensors(s.capture, s.path) for s in sources}
+    written = {}
+    for d in distinct:
+        source = source_of(sources, d.index)
+        tensors = tensors_of[source.path]
+        path = scripts_dir / f"{d.stem}.py"
+        tensors_file = os.path.relpath(tensors.resolve(), scripts_dir.resolve()) if tensors is not None else None
+        try:
+            text = render_repro(
+                capture.fusions[d.index], source.capture.environment, tensors_file, capture_name=source.path.name
+            )
+        except ReplayError as exc:
+            not_replayed[d.index] = f"no repro could be written: {exc}"
+            continue
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            write_text(path, text)
+        written[d.index] = path
+    return written
+
+
+def _saved_tensors(capture: Capture, live: Path) -> Path | None:
+    from fusiondiff.store import tensors_path_for
+
+    name = capture.tensors_file
+    if name and Path(name).name == name and name not in (".", ".."):
+        if (live.parent / name).exists():
+            return live.parent / name
+    default = tensors_path_for(live)
+    return default if default.exists() else None
+
+
+class _Work:
+    """The queue of batches and the workers that empty it, one thread per device; each thread runs
+    one replay process at a time (the process is what is fresh, not the thread)."""
+
+    def __init__(
+        self,
+        pending: Sequence[DistinctFusion],
+        batch: int,
+        devices: Sequence[str | None],
+        replay: ReplayFunction,
+        scripts: dict[int, Path],
+        replays_dir: Path,
+        logs_dir: Path,
+        progress: Progress,
+        clock: Callable[[], float],
+    ) -> None:
+        self.queue: queue.Queue[list[DistinctFusion]] = queue.Queue()
+        for group in batches(pending, batch):
+            self.queue.put(group)
+        self.total = len(pending)
+        self.devices = list(devices)
+        self.replay = replay
+        self.scripts = scripts
+        self.replays_dir = replays_dir
+        self.logs_dir = logs_dir
+        self.progress = progress
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.replayed = 0
+        self.failures: dict[int, str] = {}
+        self.assignments: list[tuple[str | None, tuple[int, ...]]] = []
+        """(device, distinct fusion indices) of every batch started, in order: which GPU ran what."""
+        self.threads: list[threading.Thread] = []
+        self.started = clock()
+        self.errors: list[BaseException] = []
+
+    def run(self) -> None:
+        if self.total == 0:
+            return
+        self.threads = [
+            threading.Thread(target=self._worker, args=(device,), name=f"fusiondiff-roundtrip-{device}", daemon=True)
+            for device in self.devices[: max(1, min(len(self.devices), self.queue.qsize()))]
+        ]
+        for thread in self.threads:
+            thread.start()
+        # join in short steps: the main thread must stay interruptible by Ctrl-C
+        for thread in self.threads:
+            while thread.is_alive():
+                thread.join(timeout=0.2)
+        if self.errors:
+            raise self.errors[0]
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    def join(self) -> None:
+        for thread in self.threads:
+            thread.join(timeout=30)
+
+    def _worker(self, device: str | None) -> None:
+        try:
+            while not self.stopping.is_set():
+                try:
+                    group = self.queue.get_nowait()
+                except queue.Empty:
+                    return
+                with self.lock:
+                    self.assignments.append((device, tuple(d.index for d in group)))
+                retry = self._run_batch(group, device)
+                for d in retry:  # a batch's left-overs go again, alone
+                    self.queue.put([d])
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            self.errors.append(exc)
+
+    def _run_batch(self, group: list[DistinctFusion], device: str | None) -> list[DistinctFusion]:
+        """Replay one batch, keep each fusion's replay; returns the fusions to retry alone."""
+        output = self.logs_dir / f"{group[0].stem}{'' if len(group) == 1 else f'+{len(group) - 1}'}.json"
+        output.parent.mkdir(parents=True, exist_ok=True)
+        message = ""
+        try:
+            self.replay([str(self.scripts[d.index]) for d in group], output, device)
+        except ReplayError as exc:
+            message = str(exc)
+        if self.stopping.is_set() and not output.exists():
+            return []
+        kept = self._split(group, output) if output.exists() else set()
+        retry = []
+        with self.lock:
+            for d in group:
+                if d.index in kept:
+                    self.replayed += 1
+                elif len(group) > 1 and kept and not self.stopping.is_set():
+                    # part of the batch ran (a lost CUDA context stops the rest): the rest alone;
+                    # a batch that recorded nothing failed for a reason a retry would meet again
+                    retry.append(d)  # counted when it has run alone
+                else:
+                    self.failures[d.index] = message or "the replay recorded no fusion for this script"
+            done = self.replayed + len(self.failures)
+            self._report(done)
+        return retry
+
+    def _split(self, group: list[DistinctFusion], output: Path) -> set[int]:
+        """Write one replay capture per script of the batch, ``DIR/replays/<stem>.json``."""
+        from fusiondiff.store import load_capture, save_capture
+
+        try:
+            replayed = load_capture(output)
+        except (CaptureFormatError, FusionDiffError):
+            return set()
+        by_stem = {d.stem: d for d in group}
+        fusions: dict[str, list[FusionRecord]] = {}
+        for f in replayed.fusions:
+            if len(group) == 1:
+                stem, name = group[0].stem, f.name
+            else:
+                stem, _, name = f.name.partition(":")
+            if stem not in by_stem:
+                continue
+            fusions.setdefault(stem, []).append(
+                dataclasses.replace(f, name=f"{stem}:{name}", failure=_moved_log(f, output, self.replays_dir))
+            )
+        kept = set()
+        for stem, records in fusions.items():
+            script = self.scripts[by_stem[stem].index]
+            one = dataclasses.replace(replayed, fusions=tuple(records), source=str(script), tensors_file=None)
+            save_capture(one, self.replays_dir / f"{stem}.json")
+            kept.add(by_stem[stem].index)
+        return kept
+
+    def _report(self, done: int) -> None:
+        elapsed = self.clock() - self.started
+        left = max(self.total - done, 0)
+        eta = "" if done == 0 or left == 0 else f", about {_duration(elapsed / done * left)} left"
+        failed = f" ({len(self.failures)} failed)" if self.failures else ""
+        self.progress(f"fusiondiff roundtrip: {done}/{self.total} done{failed}, {_duration(elapsed)} elapsed{eta}")
+
+
+def _moved_log(f: FusionRecord, output: Path, replays_dir: Path) -> Any:
+    """A failure's log file, named from where the per-fusion capture now is."""
+    if f.failure is None or not f.failure.log_file:
+        return f.failure
+    log = output.parent / f.failure.log_file
+    return dataclasses.replace(f.failure, log_file=os.path.relpath(log, replays_dir))
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def _stop_replays(token: str) -> None:
+    """Stop the replay processes of this run (their process groups), found by the marker in
+    their environment. Linux only (``/proc``); elsewhere they stop at their timeout."""
+    import signal
+
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return
+    marker = f"{_TOKEN_ENV}={token}".encode()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if marker in environ.split(b"\0"):
+            try:
+                os.killpg(int(entry.name), signal.SIGKILL)  # each replay leads its own group
+            except (ProcessLookupError, PermissionError):
+                pass
