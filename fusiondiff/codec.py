@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from fusiondiff import validate
-from fusiondiff.model import Capture, TensorMeta
+from fusiondiff.model import SCHEMA_VERSION, Capture, TensorMeta
 
 _INF = math.inf
 _NAN = float("nan")
@@ -223,3 +223,170 @@ def _tensor_meta_check(meta: TensorMeta) -> None:
         validate._check_record(meta, "")
     except validate.CaptureFormatError:
         raise _Unsure from None
+
+
+# --------------------------------------------------------------------------------------------
+# From bytes: msgspec's typed decoder, then the value rules
+
+
+def decode_capture_bytes(raw: bytes) -> Capture | None:
+    """The capture in a file's bytes, decoded by msgspec straight into the records, or ``None``
+    wherever the reference path must judge (msgspec missing or refusing the data, no or another
+    ``schema_version``, a value the rules refuse, an integer beyond 64 bits, an infinite float).
+
+    msgspec checks the types as it builds the records (strictly: no bool for an int, no float for
+    an int, no null for a float) and is about 8x faster than ``json.loads`` and the compiled
+    decoder together (benchmarks/bench_codec.py); its messages are not fusiondiff's, which is why
+    anything it refuses goes to the reference path.
+    """
+    decoders = _msgspec_decoders()
+    if decoders is None:
+        return None
+    version_decoder, capture_decoder = decoders
+    try:
+        # a required schema_version, read first: the record's default must not stand in for it
+        version = version_decoder.decode(raw).schema_version
+        if not 1 <= version <= SCHEMA_VERSION:
+            return None
+        capture = capture_decoder.decode(raw)
+    except Exception:  # noqa: BLE001 - msgspec's errors (and a RecursionError): the reference decides
+        return None
+    try:
+        _check_values(capture)
+    except _Unsure:
+        return None
+    return capture
+
+
+@functools.cache
+def _msgspec_decoders() -> tuple[Any, Any] | None:
+    try:
+        import msgspec
+    except ImportError:
+        return None
+
+    class Versioned(msgspec.Struct):
+        schema_version: int
+
+    return msgspec.json.Decoder(Versioned), msgspec.json.Decoder(Capture)
+
+
+def _check_values(capture: Capture) -> None:
+    """What msgspec's types do not say: the rules of :data:`fusiondiff.validate.FIELD_RULES`, the
+    cross-field rules of a :class:`TensorMeta`, integers within 64 bits and finite floats. Raises
+    :class:`_Unsure` at the first value the reference path must judge."""
+    check = _checker_for(Capture)
+    assert check is not None
+    check(capture)
+
+
+Checker = Callable[[Any], None]
+
+
+@functools.cache
+def _checker_for(hint: Any, rule: Callable[[object], str | None] | None = None) -> Checker | None:
+    """A checker for values of ``hint`` built once, like :func:`_decoder_for`; ``None`` where
+    nothing needs checking (text, flags, literals)."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = [_checker_for(a, rule) for a in args if a is not type(None)]
+        if len(options) != 1:
+            return _give_up  # msgspec picked an option by the value's type: let the reference judge
+        (option,) = options
+        if option is None:
+            return None
+        return lambda value: None if value is None else option(value)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _record_checker(hint)
+    if origin is tuple:
+        return _tuple_checker(args, rule)
+    if origin is dict:
+        values = _checker_for(args[1])
+        return None if values is None else _each(values, dict.values)
+    if hint is int:
+        return _with_rule(_int_in_64_bits, rule)
+    if hint is float:
+        return _with_rule(_finite_or_nan, rule)
+    return None if rule is None else _with_rule(lambda value: None, rule)
+
+
+def _int_in_64_bits(value: int) -> None:
+    if not validate.INT64_MIN <= value <= validate.INT64_MAX:
+        raise _Unsure
+
+
+def _finite_or_nan(value: float) -> None:
+    if value == _INF or value == -_INF:
+        raise _Unsure
+
+
+def _with_rule(check: Checker, rule: Callable[[object], str | None] | None) -> Checker:
+    if rule is None:
+        return check
+
+    def checked(value: Any) -> None:
+        check(value)
+        if rule(value):
+            raise _Unsure
+
+    return checked
+
+
+def _tuple_checker(args: tuple[Any, ...], rule: Callable[[object], str | None] | None) -> Checker | None:
+    if len(args) == 2 and args[1] is Ellipsis:
+        if args[0] is float and rule is validate._duration:
+            return _check_durations
+        if args[0] is int and rule in (None, validate._count, validate._positive):
+            low = {None: validate.INT64_MIN, validate._count: 0, validate._positive: 1}[rule]
+            return lambda value: _ints_within(value, low)
+        item = _checker_for(args[0], rule)
+        return None if item is None else _each(item, iter)
+    items = [_checker_for(a, rule) for a in args]
+    if not any(items):
+        return None
+
+    def fixed(value: tuple[Any, ...]) -> None:
+        for check, v in zip(items, value):
+            if check is not None:
+                check(v)
+
+    return fixed
+
+
+def _each(check: Checker, elements: Callable[[Any], Any]) -> Checker:
+    def each(value: Any) -> None:
+        for element in elements(value):
+            check(element)
+
+    return each
+
+
+def _ints_within(values: tuple[int, ...], low: int) -> None:
+    """A tuple of counts (shape, stride, grid...), read in C: every value within ``low`` and 2**63."""
+    if values and not (min(values) >= low and max(values) <= validate.INT64_MAX):
+        raise _Unsure
+
+
+def _check_durations(values: tuple[float, ...]) -> None:
+    """``samples_ns``, the bulk of a capture: every value finite and not negative, read in C."""
+    if values and not (min(values) >= 0.0 and max(values) < _INF):
+        raise _Unsure
+
+
+def _record_checker(cls: type) -> Checker | None:
+    hints = typing.get_type_hints(cls)
+    fields = []
+    for f in dataclasses.fields(cls):
+        check = _checker_for(hints[f.name], validate.FIELD_RULES.get((cls, f.name)))
+        if check is not None:
+            fields.append((f.name, check))
+    across = _tensor_meta_check if cls is TensorMeta else None
+
+    def check_record(record: Any) -> None:
+        for name, check in fields:
+            check(getattr(record, name))
+        if across is not None:
+            across(record)
+
+    return check_record

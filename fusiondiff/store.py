@@ -201,6 +201,12 @@ def collector_paused() -> Iterator[None]:
 
 def _parse_capture(path: Path, held: list[bytes]) -> Capture:
     raw = held.pop()
+    from fusiondiff.codec import decode_capture_bytes
+
+    fast = decode_capture_bytes(raw)  # a well-formed capture: msgspec, straight into the records
+    if fast is not None:
+        return fast
+    # anything else: parsed and decoded by the paths that name what is wrong
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
