@@ -155,10 +155,14 @@ def reference_load(path: Path) -> model.Capture:
 def compiled_load(path: Path) -> model.Capture:
     """The load without msgspec: ``json.loads`` with fusiondiff's number checks, then the decoder
     compiled from the type hints (what every load ran before msgspec was measured against it)."""
-    data = json.loads(
-        path.read_text(), parse_int=store._json_int, parse_float=store._json_float, parse_constant=store._json_constant
-    )
-    return model.capture_from_jsonable(data, str(path))
+    with store.collector_paused():  # as load_capture runs either path
+        data = json.loads(
+            path.read_text(),
+            parse_int=store._json_int,
+            parse_float=store._json_float,
+            parse_constant=store._json_constant,
+        )
+        return model.capture_from_jsonable(data, str(path))
 
 
 def long_definition(index: int, drift: bool) -> str:
