@@ -13,21 +13,12 @@ from collections import defaultdict
 from collections.abc import Hashable
 from dataclasses import dataclass
 
+from fusiondiff.diff.compare import LAUNCH_FIELDS
 from fusiondiff.diff.match import match_kernels
 from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig
 
 DEFAULT_TOLERANCE = 0.05
 """Relative difference of two medians still called agreement (5 %)."""
-
-_LAUNCH_FIELDS = (
-    "grid",
-    "block",
-    "cluster",
-    "shared_mem_bytes",
-    "dynamic_smem_bytes",
-    "static_smem_bytes",
-    "registers_per_thread",
-)
 
 
 @dataclass(frozen=True)
@@ -94,7 +85,7 @@ def _timer_of(capture: Capture) -> str:
 def launch_differences(a: LaunchConfig, b: LaunchConfig) -> tuple[str, ...]:
     """Launch fields that differ where both timers report them."""
     lines = []
-    for name in _LAUNCH_FIELDS:
+    for name in LAUNCH_FIELDS:
         va, vb = getattr(a, name), getattr(b, name)
         if va is not None and vb is not None and va != vb:
             lines.append(f"{name}: {_show(va)} vs {_show(vb)}")
