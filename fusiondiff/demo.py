@@ -42,6 +42,8 @@ To settle the question on your own stack (a GPU with Thunder and nvFuser):
   fusiondiff repro live.json -o repros/         # a faithful repro script per fusion
   fusiondiff replay repros/ -o replay.json      # replayed in a fresh process
   fusiondiff diff live.json replay.json         # same speed? if not, why (exit 1)
+or the three last steps in one, each distinct fusion in its own fresh process, on every GPU:
+  fusiondiff roundtrip live.json -o roundtrip/  # with a summary of the whole step
 and for a repro script from a bug report:
   fusiondiff replay their_repro.py -o theirs.json && fusiondiff diff live.json theirs.json
 """
