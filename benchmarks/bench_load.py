@@ -47,7 +47,7 @@ if "--root" in sys.argv:  # time another checkout's fusiondiff (the figures befo
     ROOT = Path(sys.argv[sys.argv.index("--root") + 1]).resolve()
 sys.path.insert(0, str(ROOT))
 
-from fusiondiff import definition, model, store  # noqa: E402
+from fusiondiff import codec, definition, model  # noqa: E402
 from fusiondiff.definition import definition_hash  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))
@@ -153,16 +153,15 @@ def reference_load(path: Path) -> model.Capture:
 
 
 def compiled_load(path: Path) -> model.Capture:
-    """The load without msgspec: ``json.loads`` with fusiondiff's number checks, then the decoder
-    compiled from the type hints (what every load ran before msgspec was measured against it)."""
-    with store.collector_paused():  # as load_capture runs either path
-        data = json.loads(
-            path.read_text(),
-            parse_int=store._json_int,
-            parse_float=store._json_float,
-            parse_constant=store._json_constant,
-        )
-        return model.capture_from_jsonable(data, str(path))
+    """``load_capture`` without msgspec: ``json.loads`` with fusiondiff's number checks, then the
+    decoder compiled from the type hints, the path every load took before msgspec was measured
+    against it (and still takes where msgspec is missing or refuses a file)."""
+    kept = codec._msgspec_decoders
+    codec._msgspec_decoders = lambda: None
+    try:
+        return load_capture(path)
+    finally:
+        codec._msgspec_decoders = kept
 
 
 def long_definition(index: int, drift: bool) -> str:

@@ -30,9 +30,9 @@ class OutputError(FusionDiffError):
     limit, stdout closed), or would be written over one of the command's inputs."""
 
 
-def exception_line(exc: BaseException, limit: int = 300) -> str:
-    """The first line of an exception's message, cut to ``limit`` characters: torch's out-of-memory
-    message alone is several hundred characters of advice."""
+def exception_line(exc: BaseException, limit: int | None = 300) -> str:
+    """The first line of an exception's message, cut to ``limit`` characters (``None``: uncut):
+    torch's out-of-memory message alone is several hundred characters of advice."""
     lines = str(exc).strip().splitlines()
     line = lines[0] if lines else ""
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    return line if limit is None or len(line) <= limit else line[: limit - 3] + "..."

@@ -80,8 +80,8 @@ class _Seen:
     copy_after: bool = False
     """The fusion does not write into its inputs: copy them after it ran, so the session's own
     execution never shares the GPU's memory with fusiondiff's copies."""
-    untimed: str | None = None
-    """Why this new execution will be recorded without timing (no memory for its input copies)."""
+    out_of_memory: bool = False
+    """No GPU memory for its input copies: it will be recorded without timing."""
 
 
 @dataclass
@@ -310,7 +310,7 @@ class Recorder:
         except Exception as exc:
             if not is_out_of_memory(exc):
                 raise
-            seen.copies, seen.untimed = [], OUT_OF_MEMORY
+            seen.copies, seen.out_of_memory = [], True
             _release_cached_memory()
 
     def _is_new(self, seen: _Seen) -> bool:
@@ -384,19 +384,18 @@ class Recorder:
         self._order.append(seen.key)
         copies, seen.copies, seen.inputs = seen.copies, None, []
         assert copies is not None  # a new execution (_is_new) always has its copies
-        if seen.untimed is not None:
-            self._keep_untimed(pending, seen.untimed)
+        if seen.out_of_memory:
+            self._keep_untimed_for_memory(pending)
         elif time_now:
             self._time_if_memory(pending, copies)
         else:
             pending.copies = copies
 
-    def _keep_untimed(self, pending: _Pending, why: str) -> None:
+    def _keep_untimed_for_memory(self, pending: _Pending) -> None:
         pending.copies = None
-        pending.record = dataclasses.replace(pending.record, warnings=(*pending.record.warnings, why))
-        if why == OUT_OF_MEMORY:
-            self.out_of_memory += 1
-        self.progress(f"fusiondiff: {pending.record.name}: {why}")
+        pending.record = dataclasses.replace(pending.record, warnings=(*pending.record.warnings, OUT_OF_MEMORY))
+        self.out_of_memory += 1
+        self.progress(f"fusiondiff: {pending.record.name}: {OUT_OF_MEMORY}")
 
     def _time_if_memory(self, pending: _Pending, copies: list[Any]) -> None:
         """Time ``pending``; if the GPU runs out of memory doing so, keep the record untimed (the
@@ -406,10 +405,9 @@ class Recorder:
         except Exception as exc:
             if not is_out_of_memory(exc):
                 raise
-            del copies
             self._flush_buffer = None
             _release_cached_memory()
-            self._keep_untimed(pending, OUT_OF_MEMORY)
+            self._keep_untimed_for_memory(pending)
 
     # ---------------------------------------------------------------- timing
 

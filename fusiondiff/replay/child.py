@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from fusiondiff.errors import CaptureError, FusionDiffError, ReplayError
+from fusiondiff.errors import CaptureError, FusionDiffError, ReplayError, exception_line
 from fusiondiff.model import FusionRecord
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
@@ -270,8 +270,7 @@ def describe_script_failure(exc: BaseException, script: str) -> str:
 
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == script]
     where = f" at line {lines[-1]}" if lines else ""
-    text = str(exc).strip().splitlines()
-    first = text[0] if text else ""
+    first = exception_line(exc, limit=None)
     if isinstance(exc, TypeError) and "incompatible function arguments" in first:
         return f"nvFuser rejected a call{where} that fusiondiff did not translate: {first}"
     return f"the script's own code failed{where}: {type(exc).__name__}: {first}"
