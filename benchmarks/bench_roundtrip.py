@@ -8,15 +8,20 @@ prints both wall times, their ratio, the ratio to the targets and whether every 
 same verdict. Not run on the CPU machine: see RESULTS.md.
 
     python3 benchmarks/bench_roundtrip.py live.json --workdir /tmp/rt-bench [--gpus 0,1] [--batch N]
+
+With ``--half one`` and then ``--half two`` the two halves run as two commands (each may be its own
+device command); the second compares its verdicts with the first's saved ``one/bench.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -33,25 +38,63 @@ def run(live: str, directory: Path, devices: list[str], batch: int) -> tuple[flo
     return time.perf_counter() - start, result
 
 
+def save_half(directory: Path, wall_s: float, result: RoundTripResult) -> None:
+    """One half's figures, for a later ``--half two`` run (each half may be its own device command)."""
+    figures = {
+        "wall_s": wall_s,
+        "records": len(result.rows),
+        "distinct": len(result.distinct),
+        "isolation": result.isolation,
+        "verdicts": {str(r.index): r.verdict for r in result.rows},
+    }
+    (directory / "bench.json").write_text(json.dumps(figures, indent=1))
+
+
+def load_half(directory: Path) -> dict[str, Any]:
+    path = directory / "bench.json"
+    if not path.is_file():
+        raise SystemExit(f"bench_roundtrip: {path} is missing: run --half one first")
+    figures: dict[str, Any] = json.loads(path.read_text())
+    return figures
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("live")
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--gpus", default="0,1", help="two GPU ids (default 0,1)")
     parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument(
+        "--half",
+        choices=("one", "two", "both"),
+        default="both",
+        help="run only the one-GPU round trip, only the two-GPU one (then compare with the saved "
+        "one-GPU figures), or both (default)",
+    )
     args = parser.parse_args()
     gpus = [g.strip() for g in args.gpus.split(",") if g.strip()]
     if len(gpus) < 2:
         parser.error("--gpus needs two GPU ids")
     work = Path(args.workdir)
-    one_s, one = run(args.live, work / "one", gpus[:1], args.batch)
+    if args.half in ("one", "both"):
+        one_s, one = run(args.live, work / "one", gpus[:1], args.batch)
+        save_half(work / "one", one_s, one)
+        print(f"round trip of {args.live}: {len(one.rows)} records, {len(one.distinct)} distinct, {one.isolation}")
+        print(f"  one GPU : {one_s:8.1f} s  ({one_s / TARGET_ONE_S:.2f}x of the {TARGET_ONE_S:.0f} s target)")
+        if args.half == "one":
+            return 0
+    first = load_half(work / "one")
     two_s, two = run(args.live, work / "two", gpus[:2], args.batch)
-    verdicts_one = {r.index: r.verdict for r in one.rows}
-    verdicts_two = {r.index: r.verdict for r in two.rows}
-    differ = sorted(i for i in verdicts_one if verdicts_one[i] != verdicts_two.get(i))
-    print(f"round trip of {args.live}: {len(one.rows)} records, {len(one.distinct)} distinct, {one.isolation}")
+    save_half(work / "two", two_s, two)
+    verdicts_one: dict[str, str] = first["verdicts"]
+    verdicts_two = {str(r.index): r.verdict for r in two.rows}
+    differ = sorted(int(i) for i in verdicts_one if verdicts_one[i] != verdicts_two.get(i))
+    one_s = float(first["wall_s"])
+    print(f"round trip of {args.live}: {len(two.rows)} records, {len(two.distinct)} distinct, {two.isolation}")
     print(f"  one GPU : {one_s:8.1f} s  ({one_s / TARGET_ONE_S:.2f}x of the {TARGET_ONE_S:.0f} s target)")
     print(f"  two GPUs: {two_s:8.1f} s  ({two_s / one_s:.2f}x of one GPU; target <= {TARGET_TWO_RATIO})")
+    counts = {v: list(verdicts_two.values()).count(v) for v in sorted(set(verdicts_two.values()))}
+    print(f"  verdicts (two GPUs): {', '.join(f'{v} {n}' for v, n in counts.items())}")
     print(f"  same verdicts: {'yes' if not differ else 'no, records ' + ', '.join(f'#{i}' for i in differ)}")
     return 0 if not differ else 1
 

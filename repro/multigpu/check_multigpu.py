@@ -5,7 +5,9 @@
 2. ``fusiondiff ranks`` on each session;
 3. ``fusiondiff roundtrip`` of the planted session's rank files (every visible GPU);
 4. with ``--more``: the earlier attempt's order (``thunderfx(DDP(model))`` with Dynamo's
-   DDPOptimizer on) and Thunder's own ``thunder.distributed.ddp``.
+   DDPOptimizer on) and Thunder's own ``thunder.distributed.ddp`` and ``fsdp``.
+
+``--steps`` picks the sessions (and their order): ``--steps thunder_fsdp,ddp --no-roundtrip``.
 
 Prints, per step, the exit code, the fusion records per rank and the verdicts; writes every
 capture, log and output under OUT, and ``OUT/summary.json``. Each step has a timeout, cut to
@@ -14,7 +16,7 @@ limit per command is 10). NVLink multicast stays off: the NCCL_NVLS_ENABLE,
 TORCH_SYMM_MEM_DISABLE_MULTICAST and NVSHMEM_DISABLE_NVLS the environment sets are kept, set to
 off where unset, and a run where one is set otherwise is refused.
 
-    python3 repro/multigpu/check_multigpu.py OUT [--more] [--nproc 2] [--budget 540]
+    python3 repro/multigpu/check_multigpu.py OUT [--steps ddp,fsdp,planted] [--more] [--no-roundtrip] [--nproc 2] [--budget 540]
 """
 
 from __future__ import annotations
@@ -33,6 +35,16 @@ MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1
 CAPTURE_TIMEOUT_S = 130
 RANKS_TIMEOUT_S = 20
 ROUNDTRIP_TIMEOUT_S = 140
+SESSIONS: dict[str, tuple[str, list[str]]] = {
+    "ddp": ("train_ddp.py", []),
+    "fsdp": ("train_fsdp.py", []),
+    "planted": ("train_ddp.py", ["--plant-offset-rank", "1"]),
+    "ddp_first": ("train_ddp.py", ["--order", "ddp-first", "--optimize-ddp"]),
+    "thunder_ddp": ("train_thunder_dist.py", ["--mode", "ddp"]),
+    "thunder_fsdp": ("train_thunder_dist.py", ["--mode", "fsdp"]),
+}
+"""Each session: its script in this folder and its arguments."""
+MORE = ("ddp_first", "thunder_ddp", "thunder_fsdp")
 DEADLINE = [float("inf")]
 """When the whole run must be over (``--budget``): each step's timeout is cut to what is left."""
 
@@ -99,6 +111,9 @@ def describe_ranks(folder: Path) -> list[dict]:
                 "calls": sum(f.get("call_count", 1) for f in fusions),
                 "device": env.get("cuda_device_index"),
                 "backend": env.get("distributed_backend"),
+                "communication": {
+                    c.get("name"): c.get("calls") for c in data.get("communication", []) if isinstance(c, dict)
+                },
                 "communication_warnings": sum(
                     1 for f in fusions for w in f.get("warnings", []) if w.startswith("communication kernels")
                 ),
@@ -134,7 +149,7 @@ def capture(name: str, script: str, script_args: list[str], out: Path, env: dict
         print(
             f"   {r['file']}: rank {r['rank']}, {r['fusions']} fusion records ({r['calls']} calls, "
             f"{r['kernels']} kernels), cuda:{r['device']}, backend {r['backend']}, "
-            f"communication warnings {r['communication_warnings']}, inputs at an offset in {r['offset_inputs'] or 'none'}"
+            f"communication kernels {r['communication'] or 'none'} (warnings {r['communication_warnings']}), inputs at an offset in {r['offset_inputs'] or 'none'}"
         )
     for line in interesting(log):
         print(f"   | {line[:220]}")
@@ -178,7 +193,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path, help="folder for every capture, log and output")
     parser.add_argument("--nproc", type=int, default=2, help="processes (GPUs) per session (default 2)")
-    parser.add_argument("--more", action="store_true", help="also the DDP-first order and thunder.distributed.ddp")
+    parser.add_argument(
+        "--steps",
+        default="ddp,fsdp,planted",
+        help=f"sessions to capture, in this order (default ddp,fsdp,planted; known: {', '.join(SESSIONS)})",
+    )
+    parser.add_argument("--more", action="store_true", help=f"also {', '.join(MORE)}")
+    parser.add_argument("--no-roundtrip", action="store_true", help="skip the round trip of the planted session")
     parser.add_argument(
         "--budget", type=float, default=540.0, help="seconds for the whole run; later steps get what is left (540)"
     )
@@ -189,25 +210,21 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     print("NVLink multicast off: " + ", ".join(f"{k}={env[k]}" for k in MULTICAST_OFF))
     started = time.perf_counter()
-    steps = [
-        capture("ddp", "train_ddp.py", [], out, env, args.nproc),
-        capture("fsdp", "train_fsdp.py", [], out, env, args.nproc),
-        capture("planted", "train_ddp.py", ["--plant-offset-rank", "1"], out, env, args.nproc),
-    ]
-    print("\n== fusiondiff ranks")
-    for step in steps:
-        print(f"-- {step['name']}")
-        fusiondiff_ranks(step, out, env)
-    fusiondiff_roundtrip(steps[2], out, env)
-    if args.more:  # after the main checks: a spent --budget skips these, not those
-        more = [
-            capture("ddp_first", "train_ddp.py", ["--order", "ddp-first", "--optimize-ddp"], out, env, args.nproc),
-            capture("thunder_ddp", "train_thunder_dist.py", ["--mode", "ddp"], out, env, args.nproc),
-        ]
-        for step in more:
-            print(f"-- {step['name']}")
-            fusiondiff_ranks(step, out, env)
-        steps += more
+    chosen = [name.strip() for name in args.steps.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in SESSIONS]
+    if unknown:
+        parser.error(f"--steps: unknown {', '.join(unknown)} (known: {', '.join(SESSIONS)})")
+    if args.more:
+        chosen += [name for name in MORE if name not in chosen]
+    steps = []
+    for name in chosen:  # in the order given: a spent --budget skips the last ones
+        script, script_args = SESSIONS[name]
+        steps.append(capture(name, script, script_args, out, env, args.nproc))
+        print(f"-- fusiondiff ranks of {name}")
+        fusiondiff_ranks(steps[-1], out, env)
+    planted = next((step for step in steps if step["name"] == "planted"), None)
+    if planted is not None and not args.no_roundtrip:
+        fusiondiff_roundtrip(planted, out, env)
     (out / "summary.json").write_text(json.dumps(steps, indent=1))
     print(f"\nall steps in {time.perf_counter() - started:.0f} s; summary in {out / 'summary.json'}")
     return 0

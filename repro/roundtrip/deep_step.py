@@ -5,7 +5,7 @@ residual adds, and their backward), so the step holds many fusion records of few
 the shape of a real training step, with a width that keeps the run short. Used by the round-trip
 benchmark (benchmarks/bench_roundtrip.py, issue #13):
 
-    fusiondiff capture repro/roundtrip/deep_step.py -o live.json -- --layers 60
+    fusiondiff capture repro/roundtrip/deep_step.py -o live.json -- --layers 66
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from thunder.dynamo import thunderfx
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--layers", type=int, default=60)
+    parser.add_argument("--layers", type=int, default=66, help="layers (66: about 530 fusion records a step)")
     parser.add_argument("--embd", type=int, default=1024, help="model width (n_embd)")
     parser.add_argument("--heads", type=int, default=8)
     parser.add_argument("--block", type=int, default=512, help="sequence length")
