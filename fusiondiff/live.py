@@ -26,6 +26,7 @@ from fusiondiff.errors import CaptureError, FusionDiffError, exception_line
 from fusiondiff.model import Capture
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
+from fusiondiff.recording.communication import CommunicationTrace, communication_trace
 from fusiondiff.recording.recorder import Label, Recorder
 from fusiondiff.store import write_capture
 
@@ -188,13 +189,16 @@ def capture(
     # fails with a misleading error
     recorder.install()
     try:
-        wrapper_class = _thunder_wrapper_class()
-        if wrapper_class is None:
-            recorder.warnings.append("Thunder is not installed: fusions are named by execution order")
-            yield handle
-        else:
-            with _label_thunder_regions(recorder, wrapper_class, seen):
+        # under torchrun, the session's collectives across the block (apart from fusion time); its
+        # profiler stops here, before finish() times the fusions, which refuses to time inside one
+        with communication_trace(options.communication, options.timer) as communication:
+            wrapper_class = _thunder_wrapper_class()
+            if wrapper_class is None:
+                recorder.warnings.append("Thunder is not installed: fusions are named by execution order")
                 yield handle
+            else:
+                with _label_thunder_regions(recorder, wrapper_class, seen):
+                    yield handle
     finally:
         recorder.uninstall()
     try:
@@ -210,6 +214,7 @@ def capture(
                 f"no nvFusion was executed inside the capture block{_why_none(wrapper_class, seen)}"
             ) from None
         raise
+    handle.capture = with_communication(handle.capture, communication)
     environment = handle.capture.environment
     if environment.rank is not None and environment.distributed_backend is None and seen.backend is not None:
         handle.capture = dataclasses.replace(
@@ -219,6 +224,14 @@ def capture(
         path = output_path(output)
         handle.capture = write_capture(handle.capture, path, recorder.tensors or None)
         handle.path = path
+
+
+def with_communication(capture: Capture, trace: CommunicationTrace) -> Capture:
+    """``capture`` with the communication kernels the trace recorded, and its warning."""
+    if not trace.kernels and trace.warning is None:
+        return capture
+    warnings = capture.warnings if trace.warning is None else (*capture.warnings, trace.warning)
+    return dataclasses.replace(capture, communication=trace.kernels, warnings=warnings)
 
 
 def _why_none(wrapper_class: Any, seen: _Seen) -> str:
