@@ -177,6 +177,9 @@ def capture(
     copies of their inputs. No profiler is left running. Raises :class:`CaptureError` when no
     nvFusion ran (module not compiled by Thunder, or nvFuser not used) and writes nothing then.
 
+    Under torchrun the session's collectives are recorded across the block, apart from the fusions
+    (:mod:`fusiondiff.recording.communication`; ``options.communication`` False turns it off).
+
     ``timing``: ``"inline"`` times each new fusion right after it ran; ``"deferred"`` keeps copies
     of its inputs and times every fusion when the block ends. Default: :func:`timing_mode`.
     """
