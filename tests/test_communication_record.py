@@ -390,3 +390,19 @@ def test_the_not_recorded_warning_is_not_a_measurement_finding(recorded: Capture
     result = diff(warned, recorded)
     assert not any(f.rule == "measurement" for f in result.findings)
     assert dumps_capture(warned)  # still a writable capture
+
+
+class _Results:
+    """SYNTHETIC Kineto results holding no communication kernel."""
+
+    def events(self) -> list[Any]:
+        return []
+
+
+@pytest.mark.parametrize(("backend", "exported"), [("nccl", True), ("gloo", False), (None, False)])
+def test_none_found_under_nccl_is_checked_in_the_exported_trace(monkeypatch, backend, exported: bool) -> None:
+    fake = _FakeProfile()
+    fake.profiler.kineto_results = _Results()
+    monkeypatch.setattr(communication.distributed, "process_group_backend", lambda: backend)
+    kernels = read_communication(fake)
+    assert [k.name for k in kernels] == ([ALL_REDUCE] if exported else [])
