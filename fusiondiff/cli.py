@@ -84,6 +84,14 @@ def _add_capture_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", nargs="+", metavar="NAME", help="record only these fusions (nvFusion0 ...)")
     p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
     p.add_argument("--cuda-source", action="store_true", help="also store the generated CUDA source text")
+    p.add_argument(
+        "--no-communication",
+        dest="communication",
+        action="store_false",
+        help="under torchrun, do not record the session's communication kernels (NCCL's, kept apart from fusion "
+        "time) with torch.profiler across the capture: for a script that starts its own torch profiler inside "
+        "the capture, or a long run whose profiler buffers would grow too large",
+    )
     _add_protocol_options(p)
     _add_timer_option(p)
 
@@ -334,6 +342,7 @@ def _recording_options(args: argparse.Namespace) -> RecordingOptions:
         only=tuple(getattr(args, "only", None) or ()),
         save_inputs=args.save_inputs,
         cuda_source=args.cuda_source,
+        communication=getattr(args, "communication", True),
     )
 
 

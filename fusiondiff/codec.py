@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from fusiondiff import validate
-from fusiondiff.model import SCHEMA_VERSION, Capture, TensorMeta
+from fusiondiff.model import SCHEMA_VERSION, Capture, CommunicationKernel, TensorMeta
 
 _INF = math.inf
 _NAN = float("nan")
@@ -198,7 +198,7 @@ def _record(cls: type) -> Decoder:
         required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         rule = validate.FIELD_RULES.get((cls, f.name))
         fields.append((f.name, _decoder_for(hints[f.name], rule), required))
-    check = _tensor_meta_check if cls is TensorMeta else None
+    check = _across_check if cls in _ACROSS else None
 
     def decode(data: Any) -> Any:
         if type(data) is not dict:
@@ -217,10 +217,14 @@ def _record(cls: type) -> Decoder:
     return decode
 
 
-def _tensor_meta_check(meta: TensorMeta) -> None:
+_ACROSS = (TensorMeta, CommunicationKernel)
+"""The records :func:`fusiondiff.validate._check_record` has rules across fields for."""
+
+
+def _across_check(record: Any) -> None:
     """The rules across fields of :func:`fusiondiff.validate._check_record`."""
     try:
-        validate._check_record(meta, "")
+        validate._check_record(record, "")
     except validate.CaptureFormatError:
         raise _Unsure from None
 
@@ -383,7 +387,7 @@ def _record_checker(cls: type) -> Checker | None:
         check = _checker_for(hints[f.name], validate.FIELD_RULES.get((cls, f.name)))
         if check is not None:
             fields.append((f.name, check))
-    across = _tensor_meta_check if cls is TensorMeta else None
+    across = _across_check if cls in _ACROSS else None
 
     def check_record(record: Any) -> None:
         for name, check in fields:

@@ -99,6 +99,11 @@ _COMMUNICATION_KERNEL = re.compile(r"^(?:void\s+)?(?:\w+::)*(?:ncclDevKernel|ncc
 """NCCL's kernels (``ncclKernel_*`` before NCCL 2.19, ``ncclDevKernel_*`` since) and NVSHMEM's."""
 
 
+COMMUNICATION_NOT_RECORDED = "communication kernels not recorded"
+"""How a capture's warning starts when its rank's collectives were not recorded
+(:mod:`fusiondiff.recording.communication`): about the session, not about the fusions' timing."""
+
+
 def is_communication_kernel(name: str) -> bool:
     """Whether a kernel is a collective's (``ncclDevKernel_AllReduce_Sum_bf16_RING_LL(...)``), not
     a fusion's: under DDP or FSDP such kernels can run inside a profiled window."""

@@ -26,6 +26,7 @@ from fusiondiff.errors import CaptureError, FusionDiffError, exception_line
 from fusiondiff.model import Capture
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
+from fusiondiff.recording.communication import CommunicationTrace, communication_trace
 from fusiondiff.recording.recorder import Label, Recorder
 from fusiondiff.store import write_capture
 
@@ -176,6 +177,9 @@ def capture(
     copies of their inputs. No profiler is left running. Raises :class:`CaptureError` when no
     nvFusion ran (module not compiled by Thunder, or nvFuser not used) and writes nothing then.
 
+    Under torchrun the session's collectives are recorded across the block, apart from the fusions
+    (:mod:`fusiondiff.recording.communication`; ``options.communication`` False turns it off).
+
     ``timing``: ``"inline"`` times each new fusion right after it ran; ``"deferred"`` keeps copies
     of its inputs and times every fusion when the block ends. Default: :func:`timing_mode`.
     """
@@ -188,13 +192,16 @@ def capture(
     # fails with a misleading error
     recorder.install()
     try:
-        wrapper_class = _thunder_wrapper_class()
-        if wrapper_class is None:
-            recorder.warnings.append("Thunder is not installed: fusions are named by execution order")
-            yield handle
-        else:
-            with _label_thunder_regions(recorder, wrapper_class, seen):
+        # under torchrun, the session's collectives across the block (apart from fusion time); its
+        # profiler stops here, before finish() times the fusions, which refuses to time inside one
+        with communication_trace(options.communication, options.timer) as communication:
+            wrapper_class = _thunder_wrapper_class()
+            if wrapper_class is None:
+                recorder.warnings.append("Thunder is not installed: fusions are named by execution order")
                 yield handle
+            else:
+                with _label_thunder_regions(recorder, wrapper_class, seen):
+                    yield handle
     finally:
         recorder.uninstall()
     try:
@@ -210,6 +217,7 @@ def capture(
                 f"no nvFusion was executed inside the capture block{_why_none(wrapper_class, seen)}"
             ) from None
         raise
+    handle.capture = with_communication(handle.capture, communication)
     environment = handle.capture.environment
     if environment.rank is not None and environment.distributed_backend is None and seen.backend is not None:
         handle.capture = dataclasses.replace(
@@ -219,6 +227,14 @@ def capture(
         path = output_path(output)
         handle.capture = write_capture(handle.capture, path, recorder.tensors or None)
         handle.path = path
+
+
+def with_communication(capture: Capture, trace: CommunicationTrace) -> Capture:
+    """``capture`` with the communication kernels the trace recorded, and its warning."""
+    if not trace.kernels and trace.warning is None:
+        return capture
+    warnings = capture.warnings if trace.warning is None else (*capture.warnings, trace.warning)
+    return dataclasses.replace(capture, communication=trace.kernels, warnings=warnings)
 
 
 def _why_none(wrapper_class: Any, seen: _Seen) -> str:

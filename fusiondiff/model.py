@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import re
 import statistics
 import types
@@ -326,6 +327,32 @@ class Environment:
 
 
 @dataclass(frozen=True)
+class CommunicationKernel:
+    """One collective's kernels (NCCL's), as they ran on this rank during the capture block: kept
+    apart from fusion time, since a collective's duration is mostly time spent waiting for the
+    other ranks to reach it."""
+
+    name: str
+    """The kernel's name without its argument list (``ncclDevKernel_AllReduce_Sum_bf16_RING_LL``)."""
+    calls: int
+    """How many times it ran in the capture block (the true count, also past ``samples_ns``'s cap)."""
+    samples_ns: tuple[float, ...]
+    """Each call's device duration in ns, in the order they ran; at most the first
+    ``recording.communication.MAX_SAMPLES`` calls are kept."""
+    total_ns: float
+    """Sum of the device durations of all ``calls``, in ns (kept ones and the others)."""
+    stream: int | None = None
+    """The CUDA stream of its first call, where the profiler reports it."""
+    launch: LaunchConfig | None = None
+    """Grid and block of its first call, where the profiler reports them."""
+
+    @property
+    def median_ns(self) -> float:
+        """Median of the kept samples (NaN with none)."""
+        return statistics.median(self.samples_ns) if self.samples_ns else float("nan")
+
+
+@dataclass(frozen=True)
 class Capture:
     """A whole capture file: environment, protocol and the recorded fusions."""
 
@@ -339,6 +366,25 @@ class Capture:
     """safetensors file next to the JSON holding the exact inputs, if saved."""
     warnings: tuple[str, ...] = ()
     schema_version: int = SCHEMA_VERSION
+    communication: tuple[CommunicationKernel, ...] = ()
+    """The session's collectives (NCCL's kernels) observed on this rank during the capture block,
+    one record per kernel name: kept apart from fusion time, never part of a fusion's kernels or
+    samples. Empty outside torchrun, with ``--no-communication``, where CUPTI was not ours to use
+    (a warning says why), and in files written before the field existed."""
+
+    @property
+    def fusion_time_ns(self) -> float:
+        """The fusions' device time in the capture block, as each timed fusion's median times its
+        call count, summed (failed and untimed fusions count 0)."""
+        return math.fsum(
+            f.timing.median_ns * f.call_count for f in self.fusions if f.timing.samples_ns and f.failure is None
+        )
+
+    @property
+    def communication_ns(self) -> float:
+        """The communication kernels' device time in the capture block, every call summed: time the
+        rank's collectives ran, waiting for the other ranks included."""
+        return math.fsum(k.total_ns for k in self.communication)
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,6 +26,10 @@ class RecordingOptions:
     """Save each fusion's exact inputs (whole storages) in a safetensors file beside the capture."""
     cuda_source: bool = False
     """Record the CUDA source of each kernel, not only its hash."""
+    communication: bool = True
+    """Under torchrun, record the session's communication kernels (NCCL's) across the capture block,
+    apart from fusion time (:mod:`fusiondiff.recording.communication`); ``--no-communication`` turns
+    it off. Outside torchrun, and in a replay, nothing is traced either way."""
 
     @property
     def timer(self) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from fusiondiff.errors import CaptureFormatError
 from fusiondiff.model import (
     Capture,
+    CommunicationKernel,
     Environment,
     FusionRecord,
     KernelRecord,
@@ -97,6 +98,10 @@ FIELD_RULES: dict[tuple[type, str], Rule] = {
     (Environment, "local_rank"): _count,
     (Environment, "world_size"): _positive,
     (Environment, "cuda_device_index"): _count,
+    (CommunicationKernel, "calls"): _positive,
+    (CommunicationKernel, "samples_ns"): _duration,
+    (CommunicationKernel, "total_ns"): _duration,
+    (CommunicationKernel, "stream"): _count,
 }
 """Per record and field, the rule each value must pass (each element, for a tuple)."""
 
@@ -138,6 +143,16 @@ def _apply(rule: Rule, value: object, where: str) -> None:
 
 def _check_record(record: object, where: str) -> None:
     """Rules across the fields of one record."""
+    if isinstance(record, CommunicationKernel):
+        if record.calls < len(record.samples_ns):
+            raise CaptureFormatError(
+                f"{where}: {len(record.samples_ns)} samples for {record.calls} call(s): calls counts every sample"
+            )
+        kept = math.fsum(record.samples_ns)
+        if kept > record.total_ns * (1 + 1e-9) + 1e-6:
+            raise CaptureFormatError(
+                f"{where}: total_ns {record.total_ns!r} is below the sum of its samples ({kept!r})"
+            )
     if isinstance(record, TensorMeta):
         if record.kind == "tensor" and len(record.shape) != len(record.stride):
             raise CaptureFormatError(

@@ -45,6 +45,15 @@ PAYLOAD = "PWNED"
 """Injected code calls this name: a script is safe when it never appears as a name token."""
 
 Mutation = Callable[[Any], Any]
+COMMUNICATION = {
+    "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+    "calls": 2,
+    "samples_ns": [1000.0, 3000.0],
+    "total_ns": 4000.0,
+    "stream": 13,
+    "launch": None,
+}
+"""SYNTHETIC: one all-reduce's record, to be damaged (the recording above was not made under torchrun)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -799,6 +808,22 @@ CASES = [
         put("fusions.0.sm_clock_mhz.1", -1980),
         2,
         r"sm_clock_mhz\[1\]: -1980 is negative",
+    ),
+    Case(
+        "values",
+        "communication samples beyond its calls",
+        SHOW,
+        put("communication", [COMMUNICATION | {"calls": 1}]),
+        2,
+        r"cap\.json\.communication\[0\]: 2 samples for 1 call\(s\): calls counts every sample$",
+    ),
+    Case(
+        "values",
+        "negative communication sample",
+        SHOW,
+        put("communication", [COMMUNICATION | {"samples_ns": [1000.0, -1.0]}]),
+        2,
+        r"cap\.json\.communication\[0\]\.samples_ns\[1\]: -1\.0 is not a duration$",
     ),
     Case(
         "values",

@@ -17,6 +17,30 @@ EVERY_CAPTURE = sorted(
 )
 
 
+def _communication(**change: object) -> dict[str, object]:
+    """SYNTHETIC: a communication kernel's record (no capture here was recorded under torchrun)."""
+    record: dict[str, object] = {
+        "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+        "calls": 2,
+        "samples_ns": [1000.0, 3000.0],
+        "total_ns": 4000.0,
+        "stream": 13,
+        "launch": {"grid": [2, 1, 1], "block": [640, 1, 1]},
+    }
+    return record | change
+
+
+def test_communication_takes_both_fast_paths() -> None:
+    data = json.loads((DATA / "fidelity/pythia/live.json").read_text())
+    data["communication"] = [_communication()]
+    fast = codec.try_decode_capture(data)
+    assert fast is not None and fast.communication[0].calls == 2
+    assert codec.decode_capture_bytes(json.dumps(data).encode()) == fast
+    reference = model._decode_record(model.Capture, data, "live.json")
+    validate_capture(reference, "live.json")
+    assert model.to_jsonable(fast) == model.to_jsonable(reference)
+
+
 @pytest.mark.parametrize("path", RECORDED, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_fast_decoder_equals_reference(path: Path) -> None:
     data = json.loads(path.read_text())
@@ -40,6 +64,9 @@ def test_fast_decoder_equals_reference(path: Path) -> None:
         lambda d: d["fusions"][0]["kernels"][0]["launch"].__setitem__("grid", [1, 2]),
         lambda d: d["protocol"].__setitem__("l2_mode", "lukewarm"),
         lambda d: d["fusions"][0].pop("definition"),
+        lambda d: d.__setitem__("communication", [_communication(calls=1)]),  # 2 samples, 1 call
+        lambda d: d.__setitem__("communication", [_communication(total_ns=-1.0)]),
+        lambda d: d.__setitem__("communication", [_communication(samples_ns=[1.0, None])]),
     ],
 )
 def test_fast_decoder_defers_what_the_reference_refuses(change) -> None:

@@ -51,3 +51,4 @@ def test_rank_files_are_described(tmp_path: Path) -> None:
         (1, 12, 1, "nccl"),
     ]
     assert described[0]["offset_inputs"] == [] and described[1]["offset_inputs"] == ["nvFusion2[forward]"]
+    assert described[0]["collectives"] == {} and described[0]["collectives_not_recorded"] == []

@@ -9,6 +9,10 @@ inputs always differs from rank 0's: that is where the rank runs, not a differen
 diff, a rank's fusions on its own device are described as if on the reference rank's device
 (:func:`on_reference_device`); a fusion that ran on another device than its rank's own keeps its
 index, and the diff reports it. Two ranks recorded on one GPU of one host are reported as sharing it.
+
+Each rank's collectives (NCCL's kernels, recorded apart from its fusions) are set side by side, and
+ranks whose time in them differs by more than :data:`COMMUNICATION_SPREAD` are named
+(:class:`CommunicationImbalance`): they are never part of a fusion's diff.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from fusiondiff.diff.core import diff
 from fusiondiff.diff.model import DiffResult
 from fusiondiff.distributed import rank_of_path
 from fusiondiff.errors import DiffError
-from fusiondiff.model import Capture, TensorMeta
+from fusiondiff.model import Capture, CommunicationKernel, TensorMeta
 from fusiondiff.store import load_capture
 
 
@@ -57,6 +61,42 @@ class RankComparison:
         return self.gap_ns > 0
 
 
+COMMUNICATION_SPREAD = 0.10
+"""Ranks whose communication totals differ by more than this fraction of the largest are reported."""
+
+
+@dataclass(frozen=True)
+class RankCommunication:
+    """One rank's collectives in its capture block, apart from its fusions."""
+
+    rank: int
+    kernels: tuple[CommunicationKernel, ...]
+    """As the capture recorded them (empty: none recorded, see the capture's warnings)."""
+    total_ns: float
+    """Every communication kernel's calls, summed: time in collectives, waiting included."""
+    fusion_time_ns: float
+    """The rank's fusion time in the block (:attr:`fusiondiff.model.Capture.fusion_time_ns`)."""
+
+
+@dataclass(frozen=True)
+class CommunicationImbalance:
+    """The ranks' time in collectives differs by more than :data:`COMMUNICATION_SPREAD`.
+
+    A collective ends on every rank only when the last rank reaches it, so a rank's time in it is
+    largely time spent waiting for the others: the rank that waits longest is usually not the one
+    holding the session back, and the one that waits least (``least_rank``) is the likelier straggler."""
+
+    most_rank: int
+    most_ns: float
+    least_rank: int
+    least_ns: float
+
+    @property
+    def spread(self) -> float:
+        """``(most - least) / most``."""
+        return (self.most_ns - self.least_ns) / self.most_ns if self.most_ns > 0 else 0.0
+
+
 @dataclass(frozen=True)
 class RanksResult:
     """Every rank compared with the reference rank."""
@@ -66,6 +106,20 @@ class RanksResult:
     comparisons: tuple[RankComparison, ...]
     """In rank order."""
     warnings: tuple[str, ...] = ()
+    communication: tuple[RankCommunication, ...] = ()
+    """Every rank's collectives, the reference rank's included, in rank order."""
+
+    @property
+    def communication_imbalance(self) -> CommunicationImbalance | None:
+        """The ranks that spent most and least time in collectives, where they differ by more than
+        :data:`COMMUNICATION_SPREAD` (only ranks that recorded communication kernels count)."""
+        recorded = [c for c in self.communication if c.kernels]
+        if len(recorded) < 2:
+            return None
+        most = max(recorded, key=lambda c: (c.total_ns, -c.rank))
+        least = min(recorded, key=lambda c: (c.total_ns, c.rank))
+        found = CommunicationImbalance(most.rank, most.total_ns, least.rank, least.total_ns)
+        return found if found.spread > COMMUNICATION_SPREAD else None
 
     @property
     def stragglers(self) -> tuple[RankComparison, ...]:
@@ -206,4 +260,13 @@ def diff_ranks(ranks: Sequence[RankCapture]) -> RanksResult:
         reference_path=reference.path,
         comparisons=tuple(comparisons),
         warnings=tuple(warnings),
+        communication=tuple(
+            RankCommunication(
+                rank=rc.rank,
+                kernels=rc.capture.communication,
+                total_ns=rc.capture.communication_ns,
+                fusion_time_ns=rc.capture.fusion_time_ns,
+            )
+            for rc in sorted(ranks, key=lambda r: r.rank)
+        ),
     )

@@ -15,6 +15,7 @@ from fusiondiff.diff.compare import input_bytes
 from fusiondiff.diff.context import RuleContext, fusion_gap_ns, limited, make_finding, mib, show
 from fusiondiff.diff.model import Finding, FusionPair, PropertyChange
 from fusiondiff.diff.stats import MIN_SAMPLES
+from fusiondiff.distributed import COMMUNICATION_NOT_RECORDED
 from fusiondiff.model import Capture, FusionRecord
 from fusiondiff.recording.seed_method import METHOD as SEED_METHOD
 
@@ -119,7 +120,9 @@ def _capture_issues(ctx: RuleContext) -> list[str]:
     shared = set(ctx.a.warnings) & set(ctx.b.warnings)
     for side, capture in (("A", ctx.a), ("B", ctx.b)):
         lines += [
-            f"{side}'s capture warns: {w}" for w in capture.warnings if _PROFILER_TROUBLE.search(w) and w not in shared
+            f"{side}'s capture warns: {w}"
+            for w in capture.warnings
+            if _PROFILER_TROUBLE.search(w) and w not in shared and not w.startswith(COMMUNICATION_NOT_RECORDED)
         ]
     return lines
 

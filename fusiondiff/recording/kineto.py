@@ -53,6 +53,19 @@ def _launch(args: dict[str, Any]) -> LaunchConfig:
     )
 
 
+def kernel_event(kernel: dict[str, Any]) -> KernelEvent:
+    """One ``kernel`` event of an exported Kineto trace (``cat == "kernel"``) as a :class:`KernelEvent`."""
+    args = kernel.get("args", {})
+    return KernelEvent(
+        name=kernel["name"],
+        start_ns=kernel["ts"] * 1000.0,
+        # Kineto writes microseconds with three decimals: round to whole ns
+        duration_ns=float(round(kernel["dur"] * 1000.0)),
+        launch=_launch(args),
+        stream=args.get("stream"),
+    )
+
+
 def parse_trace(trace: dict[str, Any], sample_count: int) -> SampledRun:
     """Split an exported Kineto chrome trace into the kernels of each ``fusiondiff/sample/<i>`` range.
 
@@ -95,21 +108,7 @@ def parse_trace(trace: dict[str, Any], sample_count: int) -> SampledRun:
         raise ProfilerError(CUPTI_MISSING)
     if not kernels:
         raise ProfilerError(CUPTI_MISSING)
-    samples = []
-    for i in range(sample_count):
-        samples.append(
-            tuple(
-                KernelEvent(
-                    name=k["name"],
-                    start_ns=k["ts"] * 1000.0,
-                    # Kineto writes microseconds with three decimals: round to whole ns
-                    duration_ns=float(round(k["dur"] * 1000.0)),
-                    launch=_launch(k.get("args", {})),
-                    stream=k.get("args", {}).get("stream"),
-                )
-                for k in kernels_in(*ranges[i])
-            )
-        )
+    samples = [tuple(kernel_event(k) for k in kernels_in(*ranges[i])) for i in range(sample_count)]
     warnings = []
     if copies:
         warnings.append(f"{copies} memcpy/memset events ran during the profiled window (not counted as kernels)")
@@ -121,6 +120,19 @@ def profiler_active() -> bool:
     import torch
 
     return bool(torch.autograd.profiler._is_profiler_enabled)
+
+
+def exported_trace(prof: Any) -> dict[str, Any]:
+    """A stopped ``torch.profiler.profile``'s trace, exported as Kineto's chrome trace and read back."""
+    fd, path = tempfile.mkstemp(prefix="fusiondiff-kineto-", suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            trace: dict[str, Any] = json.load(f)
+    finally:
+        os.unlink(path)
+    return trace
 
 
 class KinetoSource(KernelSource):
@@ -149,14 +161,7 @@ class KinetoSource(KernelSource):
                 with record_function(f"{SAMPLE_PREFIX}{i}"):
                     run_once()
                 torch.cuda.synchronize()
-        fd, path = tempfile.mkstemp(prefix="fusiondiff-kineto-", suffix=".json")
-        os.close(fd)
-        try:
-            prof.export_chrome_trace(path)
-            with open(path) as f:
-                trace = json.load(f)
-        finally:
-            os.unlink(path)
+        trace = exported_trace(prof)
         # launches are taken from the thread that opened the sample ranges (Kineto's tid)
         try:
             return parse_trace(trace, count)

@@ -1,4 +1,5 @@
-"""The terminal summary of ``fusiondiff ranks``: one verdict line per rank, then the stragglers."""
+"""The terminal summary of ``fusiondiff ranks``: one verdict line per rank, then the stragglers,
+then each rank's communication kernels side by side."""
 
 from __future__ import annotations
 
@@ -20,6 +21,47 @@ def _top_finding(comparison: RankComparison) -> str:
 
 def _signed_us(ns: float) -> str:
     return f"{'+' if ns >= 0 else '-'}{us(abs(ns))} us"
+
+
+def _communication_lines(result: RanksResult) -> list[str]:
+    """Per collective, each rank's calls and total; each rank's totals; the imbalance, if any."""
+    ranks = result.communication
+    if not any(c.kernels for c in ranks):
+        return []
+    names = sorted({k.name for c in ranks for k in c.kernels})
+    width = max(40, *(len(n) for n in names))
+    cell = 22
+    lines = [
+        "communication kernels per rank (kept apart from fusion time; calls x total)",
+        f"  {'name':<{width}}" + "".join(f" {'rank ' + str(c.rank):>{cell}}" for c in ranks),
+    ]
+    for name in names:
+        cells = []
+        for c in ranks:
+            k = next((k for k in c.kernels if k.name == name), None)
+            cells.append("-" if k is None else f"{k.calls} x {us(k.total_ns)} us")
+        lines.append(f"  {name:<{width}}" + "".join(f" {text:>{cell}}" for text in cells))
+    lines.append(
+        f"  {'communication total':<{width}}"
+        + "".join(f" {(us(c.total_ns) + ' us') if c.kernels else 'not recorded':>{cell}}" for c in ranks)
+    )
+    lines.append(
+        f"  {'fusion time (median x calls)':<{width}}"
+        + "".join(f" {us(c.fusion_time_ns) + ' us':>{cell}}" for c in ranks)
+    )
+    imbalance = result.communication_imbalance
+    if imbalance is not None:
+        lines.append(
+            f"  time in collectives differs by {imbalance.spread * 100:.0f} %: rank {imbalance.most_rank} "
+            f"{us(imbalance.most_ns)} us, rank {imbalance.least_rank} {us(imbalance.least_ns)} us"
+        )
+        lines.append(
+            "  a collective ends when the last rank reaches it, so this time is largely waiting for the other ranks: "
+            f"rank {imbalance.most_rank}, which waits longest, is usually not the straggler; rank "
+            f"{imbalance.least_rank}, which waits least, is the likelier one to hold the others back"
+        )
+    lines.append("")
+    return lines
 
 
 def render_ranks_text(result: RanksResult) -> str:
@@ -45,6 +87,7 @@ def render_ranks_text(result: RanksResult) -> str:
     else:
         lines.append(f"no straggler: no rank spends longer in its fusions than rank {ref}")
     lines.append("")
+    lines += _communication_lines(result)
     warnings = list(result.warnings) + [f"rank {c.rank}: {w}" for c in result.comparisons for w in c.result.warnings]
     if warnings:
         lines.append("warnings")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fusiondiff.escape import printable
-from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig
+from fusiondiff.model import Capture, CommunicationKernel, FusionRecord, KernelRecord, LaunchConfig
 from fusiondiff.units import us
 
 
@@ -38,6 +38,28 @@ def _inputs_line(f: FusionRecord) -> str:
             extra = "" if t.storage_offset == 0 else f"+{t.storage_offset}"
             parts.append(f"{dtype}{list(t.shape)}{extra}@{t.alignment_bytes}B")
     return ", ".join(parts)
+
+
+def communication_lines(
+    kernels: tuple[CommunicationKernel, ...], fusion_time_ns: float, fusion_count: int
+) -> list[str]:
+    """The communication kernels' table (name, calls, median and total in us), then the block's
+    fusion time against its communication time; nothing when none was recorded."""
+    if not kernels:
+        return []
+    width = max(40, *(len(k.name) for k in kernels))
+    lines = [
+        "  communication kernels (kept apart from fusion time)",
+        f"    {'name':<{width}} {'calls':>7} {'median us':>10} {'total us':>12}",
+    ]
+    for k in sorted(kernels, key=lambda k: (-k.total_ns, k.name)):
+        lines.append(f"    {k.name:<{width}} {k.calls:>7} {us(k.median_ns):>10} {us(k.total_ns):>12}")
+    total = sum(k.total_ns for k in kernels)
+    lines.append(
+        f"  in the capture block: fusions {us(fusion_time_ns)} us ({fusion_count} record(s), median x calls, summed), "
+        f"communication {us(total)} us (every call, waiting for the other ranks included)"
+    )
+    return lines
 
 
 MAX_FUSIONS_SHOWN = 1_000
@@ -98,4 +120,5 @@ def render_capture_text(
             f"  ... {len(capture.fusions) - len(fusions)} more fusion(s) not shown: pick with `--top N` or "
             f"`--fusion NAME`, or `--format json` for all"
         )
+    lines += communication_lines(capture.communication, capture.fusion_time_ns, len(capture.fusions))
     return "\n".join(printable(line) for line in lines) + "\n"

@@ -96,7 +96,7 @@ def rank_files(folder: Path) -> list[Path]:
 
 
 def describe_ranks(folder: Path) -> list[dict]:
-    """Per rank file: fusion records, kernels, communication warnings, device and backend."""
+    """Per rank file: fusion records, kernels, communication warnings and collectives, device and backend."""
     found = []
     for path in rank_files(folder):
         data = json.loads(path.read_text())
@@ -117,6 +117,14 @@ def describe_ranks(folder: Path) -> list[dict]:
                 "communication_warnings": sum(
                     1 for f in fusions for w in f.get("warnings", []) if w.startswith("communication kernels")
                 ),
+                # the session's collectives, recorded apart from the fusions across the capture block
+                "collectives": {
+                    k["name"]: {"calls": k["calls"], "total_us": round(k["total_ns"] / 1000, 2)}
+                    for k in data.get("communication", [])
+                },
+                "collectives_not_recorded": [
+                    w for w in data.get("warnings", []) if w.startswith("communication kernels not recorded")
+                ],
                 "offset_inputs": sorted(
                     {f"{f['name']}[{f.get('trace')}]" for f in fusions for t in f["inputs"] if t.get("storage_offset")}
                 ),
@@ -151,6 +159,9 @@ def capture(name: str, script: str, script_args: list[str], out: Path, env: dict
             f"{r['kernels']} kernels), cuda:{r['device']}, backend {r['backend']}, "
             f"communication kernels {r['communication'] or 'none'} (warnings {r['communication_warnings']}), inputs at an offset in {r['offset_inputs'] or 'none'}"
         )
+    for r in ranks:
+        collectives = ", ".join(f"{n} {c['calls']}x {c['total_us']} us" for n, c in r["collectives"].items())
+        print(f"   {r['file']} collectives: {collectives or 'none'}; {'; '.join(r['collectives_not_recorded'])}")
     for line in interesting(log):
         print(f"   | {line[:220]}")
     return {"name": name, "capture_exit": code, "capture_s": round(took, 1), "ranks": ranks}
