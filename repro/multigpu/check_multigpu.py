@@ -111,9 +111,6 @@ def describe_ranks(folder: Path) -> list[dict]:
                 "calls": sum(f.get("call_count", 1) for f in fusions),
                 "device": env.get("cuda_device_index"),
                 "backend": env.get("distributed_backend"),
-                "communication": {
-                    c.get("name"): c.get("calls") for c in data.get("communication", []) if isinstance(c, dict)
-                },
                 "communication_warnings": sum(
                     1 for f in fusions for w in f.get("warnings", []) if w.startswith("communication kernels")
                 ),
@@ -157,7 +154,7 @@ def capture(name: str, script: str, script_args: list[str], out: Path, env: dict
         print(
             f"   {r['file']}: rank {r['rank']}, {r['fusions']} fusion records ({r['calls']} calls, "
             f"{r['kernels']} kernels), cuda:{r['device']}, backend {r['backend']}, "
-            f"communication kernels {r['communication'] or 'none'} (warnings {r['communication_warnings']}), inputs at an offset in {r['offset_inputs'] or 'none'}"
+            f"communication warnings {r['communication_warnings']}, inputs at an offset in {r['offset_inputs'] or 'none'}"
         )
     for r in ranks:
         collectives = ", ".join(f"{n} {c['calls']}x {c['total_us']} us" for n, c in r["collectives"].items())
