@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from fusiondiff.diff.compare import LAUNCH_FIELDS
 from fusiondiff.diff.match import match_kernels
-from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig
+from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig, parse_kernel_name
 
 DEFAULT_TOLERANCE = 0.05
 """Relative difference of two medians still called agreement (5 %)."""
@@ -50,6 +50,11 @@ class FusionAgreement:
     only_b: tuple[str, ...]
     disagreements: tuple[str, ...]
     """One line per disagreement; empty when the timers agree on this fusion."""
+    outside_nvfuser: tuple[tuple[str, float], ...] = ()
+    """Kernels only the Kineto side saw that nvFuser did not generate (an ATen fill of an output
+    buffer, launched while the fusion ran), with their medians (ns): nvFuser's ``PythonProfiler``
+    reports only nvFuser's own kernels, so these are explained, not disagreements, and the fusion
+    medians are compared without them."""
 
     @property
     def ratio(self) -> float:
@@ -100,8 +105,23 @@ def _relative(a: float, b: float) -> float:
     return abs(b - a) / a if a else (0.0 if a == b else float("inf"))
 
 
-def reconcile_fusion(a: FusionRecord, b: FusionRecord, tolerance: float = DEFAULT_TOLERANCE) -> FusionAgreement:
-    """Compare one fusion's two recordings: kernels, launch configurations, medians."""
+def _outside_nvfuser(kernels: tuple[KernelRecord, ...], positions: list[int]) -> tuple[list[int], list[int]]:
+    """Split unpaired kernel positions into (not nvFuser's, nvFuser's)."""
+    outside = [i for i in positions if parse_kernel_name(kernels[i].name)[1] is None]
+    return outside, [i for i in positions if i not in outside]
+
+
+def reconcile_fusion(
+    a: FusionRecord,
+    b: FusionRecord,
+    tolerance: float = DEFAULT_TOLERANCE,
+    nvfuser_side: str | None = None,
+) -> FusionAgreement:
+    """Compare one fusion's two recordings: kernels, launch configurations, medians.
+
+    ``nvfuser_side`` (``"a"`` or ``"b"``) names the recording taken with nvFuser's profiler: the
+    kernels only the other side saw that nvFuser did not generate are explained
+    (:attr:`FusionAgreement.outside_nvfuser`), and left out of the fusion medians' comparison."""
     match = match_kernels(a.kernels, b.kernels)
     kernels: list[KernelAgreement] = []
     lines: list[str] = []
@@ -115,15 +135,27 @@ def reconcile_fusion(a: FusionRecord, b: FusionRecord, tolerance: float = DEFAUL
                 f"{ka.normalized_name} medians {ka.timing.median_ns / 1000:.2f} vs {kb.timing.median_ns / 1000:.2f} us, "
                 f"more than {tolerance * 100:g} % apart"
             )
-    only_a = tuple(a.kernels[i].normalized_name for i in match.only_a)
-    only_b = tuple(b.kernels[j].normalized_name for j in match.only_b)
+    only_a_positions, only_b_positions = list(match.only_a), list(match.only_b)
+    outside: list[KernelRecord] = []
+    if nvfuser_side == "b":
+        apart, only_a_positions = _outside_nvfuser(a.kernels, only_a_positions)
+        outside = [a.kernels[i] for i in apart]
+    elif nvfuser_side == "a":
+        apart, only_b_positions = _outside_nvfuser(b.kernels, only_b_positions)
+        outside = [b.kernels[j] for j in apart]
+    only_a = tuple(a.kernels[i].normalized_name for i in only_a_positions)
+    only_b = tuple(b.kernels[j].normalized_name for j in only_b_positions)
     lines += [f"{name} only in A" for name in only_a] + [f"{name} only in B" for name in only_b]
+    extra_ns = sum(k.timing.median_ns for k in outside)
+    median_a = a.timing.median_ns - (extra_ns if nvfuser_side == "b" else 0.0)
+    median_b = b.timing.median_ns - (extra_ns if nvfuser_side == "a" else 0.0)
     failure = a.failure or b.failure
     if failure is not None:
         lines.append(f"failed on one side: {failure.message}")
-    elif _relative(a.timing.median_ns, b.timing.median_ns) > tolerance:
+    elif _relative(median_a, median_b) > tolerance:
+        without = " (without the kernels nvFuser did not generate)" if outside else ""
         lines.append(
-            f"fusion medians {a.timing.median_ns / 1000:.2f} vs {b.timing.median_ns / 1000:.2f} us, "
+            f"fusion medians{without} {median_a / 1000:.2f} vs {median_b / 1000:.2f} us, "
             f"more than {tolerance * 100:g} % apart"
         )
     return FusionAgreement(
@@ -134,6 +166,7 @@ def reconcile_fusion(a: FusionRecord, b: FusionRecord, tolerance: float = DEFAUL
         only_a=only_a,
         only_b=only_b,
         disagreements=tuple(lines),
+        outside_nvfuser=tuple((k.name, k.timing.median_ns) for k in outside),
     )
 
 
@@ -154,17 +187,19 @@ def reconcile(a: Capture, b: Capture, tolerance: float = DEFAULT_TOLERANCE) -> R
     waiting: dict[Hashable, list[FusionRecord]] = defaultdict(list)
     for f in b.fusions:
         waiting[_key(f)].append(f)
+    timer_a, timer_b = _timer_of(a), _timer_of(b)
+    nvfuser_side = "b" if timer_b == "nvfuser" != timer_a else "a" if timer_a == "nvfuser" != timer_b else None
     fusions, unmatched_a = [], []
     for f in a.fusions:
         partners = waiting.get(_key(f))
         if partners:
-            fusions.append(reconcile_fusion(f, partners.pop(0), tolerance))
+            fusions.append(reconcile_fusion(f, partners.pop(0), tolerance, nvfuser_side))
         else:
             unmatched_a.append(f.name)
     unmatched_b = [f.name for left in waiting.values() for f in left]
     return Reconciliation(
-        timer_a=_timer_of(a),
-        timer_b=_timer_of(b),
+        timer_a=timer_a,
+        timer_b=timer_b,
         tolerance=tolerance,
         fusions=tuple(fusions),
         unmatched_a=tuple(unmatched_a),
@@ -186,11 +221,21 @@ def render_reconciliation(result: Reconciliation) -> str:
         )
         for k in f.kernels:
             lines.append(f"  {k.name:<42} {k.median_a_ns / 1000:>14.2f} {k.median_b_ns / 1000:>14.2f} {k.ratio:>7.3f}")
+        for name, median_ns in f.outside_nvfuser:
+            side = result.timer_b if result.timer_a == "nvfuser" else result.timer_a
+            lines.append(f"    = {side} only: {name} {median_ns / 1000:.2f} us, not an nvFuser kernel (explained)")
         lines += [f"    ! {line}" for line in f.disagreements]
     lines += [f"{name}: only in A" for name in result.unmatched_a]
     lines += [f"{name}: only in B" for name in result.unmatched_b]
     disagreeing = sum(1 for f in result.fusions if f.disagreements)
     unmatched = len(result.unmatched_a) + len(result.unmatched_b)
+    explained = sum(1 for f in result.fusions if f.outside_nvfuser)
+    if explained:
+        lines.append(
+            f"{explained} fusion(s) launched kernels nvFuser did not generate (marked =): nvFuser's PythonProfiler "
+            "reports only nvFuser's own kernels, so only the other timer saw them; their time is left out of "
+            "those fusions' comparison"
+        )
     if result.agree:
         lines.append(f"the timers agree on all {len(result.fusions)} fusion(s)")
     else:
