@@ -2,6 +2,7 @@
 
     python3 benchmarks/bench_timing_methods.py OUT            # writes OUT.json and OUT.md
     python3 benchmarks/bench_timing_methods.py OUT --fusions 3 --repeats 5
+    python3 benchmarks/bench_timing_methods.py --render OUT.json   # summarize again, no GPU
 
 The methods:
 
@@ -409,6 +410,29 @@ def summarize(runs: dict[str, Any]) -> dict[str, Any]:
     return {"methods": per_method, "planted": planted}
 
 
+def overview(summary: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    """Per method, over every fusion and both sides: the median and largest spread (CV of the
+    repeated figures), the median and largest live-vs-replay disagreement (absolute), and the
+    median cost of one measurement: the figures the methods are ranked by."""
+
+    def med(values: list[float]) -> float | None:
+        return statistics.median(values) if values else None
+
+    out: dict[str, dict[str, float | None]] = {}
+    for method, rows in summary["methods"].items():
+        cvs = [r[k] for r in rows.values() for k in ("live_cv_pct", "replay_cv_pct") if r[k] is not None]
+        gaps = [abs(r["replay_vs_live_pct"]) for r in rows.values() if r["replay_vs_live_pct"] is not None]
+        costs = [r["cost_s"] for r in rows.values() if r["cost_s"] is not None]
+        out[method] = {
+            "median_cv_pct": med(cvs),
+            "max_cv_pct": max(cvs) if cvs else None,
+            "median_abs_replay_vs_live_pct": med(gaps),
+            "max_abs_replay_vs_live_pct": max(gaps) if gaps else None,
+            "median_cost_s": med(costs),
+        }
+    return out
+
+
 def _us(ns: float | None) -> str:
     return "-" if ns is None else f"{ns / 1000:.2f}"
 
@@ -435,7 +459,23 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
         "variation of the repeated figures; replay/live: difference of the medians; cost: wall time of one "
         "measurement.",
         "",
+        "## Overview",
+        "",
+        "Per method, over the fusions and both sides: spread (CV % of the repeated figures), live-vs-replay "
+        "disagreement (|replay/live - 1| %), cost of one measurement. Lower is better in every column; the "
+        "smallest of each column is in bold.",
+        "",
+        "| method | median CV % | largest CV % | median live-vs-replay % | largest live-vs-replay % | median cost s |",
+        "|---|---|---|---|---|---|",
     ]
+    figures = overview(summary)
+    columns = ("median_cv_pct", "max_cv_pct", "median_abs_replay_vs_live_pct", "max_abs_replay_vs_live_pct")
+    best = {c: min((f[c] for f in figures.values() if f[c] is not None), default=None) for c in columns}
+    for method, f in figures.items():
+        cells = ["-" if f[c] is None else (f"**{f[c]:.2f}**" if f[c] == best[c] else f"{f[c]:.2f}") for c in columns]
+        cost = "-" if f["median_cost_s"] is None else f"{f['median_cost_s']:.3f}"
+        lines.append(f"| {method} | {' | '.join(cells)} | {cost} |")
+    lines.append("")
     for method, rows in summary["methods"].items():
         cost = {name: "-" if r["cost_s"] is None else f"{r['cost_s']:.3f}" for name, r in rows.items()}
         lines += [
@@ -483,9 +523,22 @@ def main() -> None:
     parser.add_argument("--child", choices=("live", "replay"), help=argparse.SUPPRESS)
     parser.add_argument("--group", choices=tuple(GROUPS), help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--render",
+        metavar="JSON",
+        help="no measuring: summarize an earlier run's OUTPUT.json again and rewrite it and its .md (CPU)",
+    )
     args = parser.parse_args()
     if args.child:
         child(args)
+        return
+    if args.render:
+        saved = json.loads(Path(args.render).read_text())
+        saved["summary"] = summarize(saved["runs"])
+        saved["overview"] = overview(saved["summary"])
+        Path(args.render).write_text(json.dumps(saved, indent=1))
+        Path(args.render).with_suffix(".md").write_text(markdown(saved["summary"], saved["meta"]))
+        print(markdown(saved["summary"], saved["meta"]))
         return
     if not args.output:
         parser.error("OUTPUT is required")
@@ -528,7 +581,8 @@ def main() -> None:
         "wall_s": time.perf_counter() - start,
     }
     summary = summarize(runs)
-    Path(f"{output}.json").write_text(json.dumps({"meta": meta, "summary": summary, "runs": runs}, indent=1))
+    record = {"meta": meta, "summary": summary, "overview": overview(summary), "runs": runs}
+    Path(f"{output}.json").write_text(json.dumps(record, indent=1))
     Path(f"{output}.md").write_text(markdown(summary, meta))
     print(markdown(summary, meta))
 
