@@ -174,3 +174,26 @@ def test_environment_is_read_again_for_the_device_the_rank_chose(monkeypatch, to
     recorder._environment = dataclasses.replace(settled, distributed_backend=None)
     assert recorder._settled_environment(fusions).distributed_backend == "nccl"
     assert read_for == [1]
+
+
+@pytest.mark.parametrize(
+    ("kind", "source", "timer", "said"),
+    [
+        ("live", "session", "kineto", "nvFuser's PythonProfiler cannot run in it afterwards"),
+        ("live", "session", "nvfuser", "torch.profiler sees no kernel events in it afterwards"),
+        ("live", "train.py --steps 1", "kineto", None),
+        ("replay", "session", "kineto", None),
+    ],
+)
+def test_the_cupti_notice_is_said_only_to_a_session_that_goes_on(kind, source, timer, said):
+    """Every replay of a round trip printed it once before; only ``with fusiondiff.capture():`` in the
+    user's own process needs to know that CUPTI stays taken."""
+    pytest.importorskip("torch")
+    from fusiondiff.options import RecordingOptions
+    from fusiondiff.recording import recorder as recorder_module
+
+    recorder = recorder_module.Recorder(kind, RecordingOptions().with_timer(timer), source=source)
+    assert recorder.session_notice() is None, "nothing to say before a profiler ran"
+    recorder.used_profiler = True
+    notice = recorder.session_notice()
+    assert (notice is None) if said is None else (said in notice)

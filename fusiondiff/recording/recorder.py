@@ -534,16 +534,9 @@ class Recorder:
         warnings = list(self.warnings)
         if self.out_of_memory:
             warnings.append(f"{self.out_of_memory} fusion(s) not timed: the GPU ran out of memory")
-        if self.used_profiler:
-            # about the session, not the measurement: said once, not stored in the capture
-            if self.protocol.method == NVFUSER_TIMER:
-                self.progress(
-                    "fusiondiff: nvFuser's PythonProfiler (CUPTI) was used in this process: torch.profiler sees no kernel events in it afterwards"
-                )
-            else:
-                self.progress(
-                    "fusiondiff: torch.profiler (CUPTI) was used in this process: nvFuser's PythonProfiler cannot run in it afterwards"
-                )
+        notice = self.session_notice()
+        if notice is not None:
+            self.progress(notice)
         return Capture(
             kind=self.kind,
             environment=self._settled_environment(fusions),
@@ -551,6 +544,24 @@ class Recorder:
             fusions=fusions,
             source=self.source,
             warnings=tuple(warnings),
+        )
+
+    def session_notice(self) -> str | None:
+        """What recording left in this process that the user's session should know, said once and
+        not stored in the capture: the profiler it used holds CUPTI for good. Only where the process
+        goes on afterwards (``with fusiondiff.capture():`` in the user's own session); a script under
+        ``fusiondiff capture`` and a replay end with the recording, and every round-trip replay would
+        repeat it."""
+        if not (self.used_profiler and self.kind == "live" and self.source == "session"):
+            return None
+        if self.protocol.method == NVFUSER_TIMER:
+            return (
+                "fusiondiff: nvFuser's PythonProfiler (CUPTI) was used in this process: torch.profiler sees no "
+                "kernel events in it afterwards"
+            )
+        return (
+            "fusiondiff: torch.profiler (CUPTI) was used in this process: nvFuser's PythonProfiler cannot run "
+            "in it afterwards"
         )
 
     def _settled_environment(self, fusions: Sequence[FusionRecord]) -> Environment:
