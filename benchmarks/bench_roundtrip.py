@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -46,8 +47,17 @@ def save_half(directory: Path, wall_s: float, result: RoundTripResult) -> None:
         "distinct": len(result.distinct),
         "isolation": result.isolation,
         "verdicts": {str(r.index): r.verdict for r in result.rows},
+        "process_s": [[p.device, p.scripts, p.seconds] for p in result.processes],
     }
     (directory / "bench.json").write_text(json.dumps(figures, indent=1))
+
+
+def process_words(seconds: list[float]) -> str:
+    """The replay processes' wall times: isolation's cost, and where a slower half lost its time."""
+    if not seconds:
+        return "no replay process timed"
+    ordered = sorted(seconds)
+    return f"{len(ordered)} replay processes, median {statistics.median(ordered):.1f} s (fastest {ordered[0]:.1f}, slowest {ordered[-1]:.1f})"
 
 
 def load_half(directory: Path) -> dict[str, Any]:
@@ -81,6 +91,7 @@ def main() -> int:
         save_half(work / "one", one_s, one)
         print(f"round trip of {args.live}: {len(one.rows)} records, {len(one.distinct)} distinct, {one.isolation}")
         print(f"  one GPU : {one_s:8.1f} s  ({one_s / TARGET_ONE_S:.2f}x of the {TARGET_ONE_S:.0f} s target)")
+        print(f"            {process_words([p.seconds for p in one.processes])}")
         if args.half == "one":
             return 0
     first = load_half(work / "one")
@@ -92,7 +103,9 @@ def main() -> int:
     one_s = float(first["wall_s"])
     print(f"round trip of {args.live}: {len(two.rows)} records, {len(two.distinct)} distinct, {two.isolation}")
     print(f"  one GPU : {one_s:8.1f} s  ({one_s / TARGET_ONE_S:.2f}x of the {TARGET_ONE_S:.0f} s target)")
+    print(f"            {process_words([row[2] for row in first.get('process_s', [])])}")
     print(f"  two GPUs: {two_s:8.1f} s  ({two_s / one_s:.2f}x of one GPU; target <= {TARGET_TWO_RATIO})")
+    print(f"            {process_words([p.seconds for p in two.processes])}")
     counts = {v: list(verdicts_two.values()).count(v) for v in sorted(set(verdicts_two.values()))}
     print(f"  verdicts (two GPUs): {', '.join(f'{v} {n}' for v, n in counts.items())}")
     print(f"  same verdicts: {'yes' if not differ else 'no, records ' + ', '.join(f'#{i}' for i in differ)}")

@@ -47,6 +47,8 @@ def test_the_530_record_step_round_trips_with_the_verdicts_of_the_two_gpu_run(tm
     # the 66 FASTER are the records of one distinct forward fusion, replayed once
     faster = {r.replayed_as for r in result.rows if r.verdict == "FASTER"}
     assert len(faster) == 1
+    assert len(result.processes) == 12 and {(p.device, p.scripts) for p in result.processes} == {(None, 1)}
     text = render_summary(result)
     assert "530 live fusion record(s), 12 distinct" in text
+    assert "replay processes: 12, median" in text
     assert "verdicts: FASTER 66, SAME 464" in text

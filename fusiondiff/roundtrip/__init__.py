@@ -44,7 +44,14 @@ from fusiondiff.roundtrip.plan import (
     load_live_sources,
     visible_devices,
 )
-from fusiondiff.roundtrip.records import DistinctFusion, FusionRow, LiveSource, RankRow, RoundTripResult
+from fusiondiff.roundtrip.records import (
+    DistinctFusion,
+    FusionRow,
+    LiveSource,
+    RankRow,
+    ReplayProcess,
+    RoundTripResult,
+)
 from fusiondiff.roundtrip.results import merge_replays
 from fusiondiff.roundtrip.run import ReplayFunction, replay_in_child, roundtrip
 from fusiondiff.roundtrip.summary import render_summary
@@ -54,6 +61,7 @@ __all__ = [
     "FusionRow",
     "LiveSource",
     "RankRow",
+    "ReplayProcess",
     "ReplayFunction",
     "RoundTripResult",
     "batches",

@@ -52,6 +52,17 @@ class FusionRow:
 
 
 @dataclass(frozen=True)
+class ReplayProcess:
+    """One replay process of a round trip: where it ran, how many scripts, how long it took."""
+
+    device: str | None
+    scripts: int
+    seconds: float
+    """Wall time from start to exit: the process's start (imports, CUDA context), the fusions'
+    compiles and their timing."""
+
+
+@dataclass(frozen=True)
 class RoundTripResult:
     """What a round trip did and found."""
 
@@ -76,6 +87,8 @@ class RoundTripResult:
     interrupted: bool = False
     sources: tuple[LiveSource, ...] = ()
     """The live captures taken: one, or one per rank."""
+    processes: tuple[ReplayProcess, ...] = ()
+    """Every replay process this run started, in the order they ended."""
 
     @property
     def rank_rows(self) -> tuple[RankRow, ...]:

@@ -26,7 +26,7 @@ from fusiondiff.roundtrip.plan import (
     source_of,
     visible_devices,
 )
-from fusiondiff.roundtrip.records import DistinctFusion, LiveSource, RoundTripResult
+from fusiondiff.roundtrip.records import DistinctFusion, LiveSource, ReplayProcess, RoundTripResult
 from fusiondiff.roundtrip.results import finish, valid_replay
 
 ReplayFunction = Callable[[Sequence[str], Path, "str | None"], None]
@@ -116,9 +116,10 @@ def roundtrip(
         _stop_replays(token)
         raise
     not_replayed.update(work.failures)
-    return finish(
+    result = finish(
         capture, sources, directory, distinct, isolation, devices, work.replayed, resumed, not_replayed, interrupted
     )
+    return dataclasses.replace(result, processes=tuple(work.processes))
 
 
 def _write_scripts(
@@ -196,6 +197,8 @@ class _Work:
         self.stopping = threading.Event()
         self.replayed = 0
         self.failures: dict[int, str] = {}
+        self.processes: list[ReplayProcess] = []
+        """Every replay process started, with its wall time, in the order they ended."""
         self.assignments: list[tuple[str | None, tuple[int, ...]]] = []
         """(device, distinct fusion indices) of every batch started, in order: which GPU ran what."""
         self.threads: list[threading.Thread] = []
@@ -245,10 +248,13 @@ class _Work:
         output = self.logs_dir / f"{group[0].stem}{'' if len(group) == 1 else f'+{len(group) - 1}'}.json"
         output.parent.mkdir(parents=True, exist_ok=True)
         message = ""
+        started = self.clock()
         try:
             self.replay([str(self.scripts[d.index]) for d in group], output, device)
         except ReplayError as exc:
             message = str(exc)
+        with self.lock:
+            self.processes.append(ReplayProcess(device, len(group), self.clock() - started))
         if self.stopping.is_set() and not output.exists():
             return []
         kept = self._split(group, output) if output.exists() else set()

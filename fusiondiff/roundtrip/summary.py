@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 
 from fusiondiff.roundtrip.plan import device_words
 from fusiondiff.roundtrip.records import RoundTripResult
@@ -22,6 +23,12 @@ def render_summary(result: RoundTripResult, top: int | None = None) -> str:
         f"without a replay {len(result.not_replayed)}"
         + ("  (interrupted: rerun to resume)" if result.interrupted else ""),
     ]
+    if result.processes:
+        seconds = sorted(p.seconds for p in result.processes)
+        lines.append(
+            f"  replay processes: {len(seconds)}, median {statistics.median(seconds):.1f} s each "
+            f"(fastest {seconds[0]:.1f} s, slowest {seconds[-1]:.1f} s)"
+        )
     if result.replay_path:
         lines.append(f"  merged replay: {result.replay_path}   diff record: {result.diff_path}")
     header = f"  {'#':>5} {'fusion':<36} {'calls':>5} {'live us':>10} {'replay us':>10} {'gap us':>9} {'unexpl. us':>10}  verdict"
