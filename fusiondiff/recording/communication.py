@@ -30,7 +30,7 @@ from fusiondiff import distributed
 from fusiondiff.errors import ProfilerError, exception_line
 from fusiondiff.model import CommunicationKernel, LaunchConfig
 from fusiondiff.recording import cupti_owner
-from fusiondiff.recording.kineto import _launch, exported_trace, kernel_event
+from fusiondiff.recording.kineto import exported_trace, kernel_event, launch_from_args
 from fusiondiff.recording.timing import KernelEvent
 
 MAX_SAMPLES = 10_000
@@ -107,7 +107,7 @@ def _events_of_results(results: Any) -> Iterator[KernelEvent]:
             with contextlib.suppress(Exception):  # the launch is a detail: never lose the kernel for it
                 args = json.loads("{" + (event.metadata_json() or "") + "}")
                 if "grid" in args or "block" in args:
-                    launch = _launch(args)
+                    launch = launch_from_args(args)
         yield KernelEvent(
             name=name,
             start_ns=float(event.start_ns()),

@@ -40,7 +40,7 @@ def _dims(value: Any) -> tuple[int, int, int]:
     return (0, 0, 0)
 
 
-def _launch(args: dict[str, Any]) -> LaunchConfig:
+def launch_from_args(args: dict[str, Any]) -> LaunchConfig:
     smem = args.get("shared memory")
     regs = args.get("registers per thread")
     cluster = args.get("cluster")
@@ -61,7 +61,7 @@ def kernel_event(kernel: dict[str, Any]) -> KernelEvent:
         start_ns=kernel["ts"] * 1000.0,
         # Kineto writes microseconds with three decimals: round to whole ns
         duration_ns=float(round(kernel["dur"] * 1000.0)),
-        launch=_launch(args),
+        launch=launch_from_args(args),
         stream=args.get("stream"),
     )
 
