@@ -42,7 +42,8 @@ def _dims(value: Any) -> tuple[int, int, int]:
 
 def launch_from_args(args: dict[str, Any]) -> LaunchConfig:
     """A kernel's launch configuration from a Kineto event's ``args`` (grid, block, cluster, shared
-    memory, registers per thread); a field Kineto did not write is ``None``."""
+    memory, registers per thread). Where Kineto wrote no grid or block they are ``(0, 0, 0)``; the
+    other fields are ``None`` then."""
     smem = args.get("shared memory")
     regs = args.get("registers per thread")
     cluster = args.get("cluster")
