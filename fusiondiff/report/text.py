@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fusiondiff.escape import printable
-from fusiondiff.model import Capture, CommunicationKernel, FusionRecord, KernelRecord, LaunchConfig
+from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig
 from fusiondiff.units import us
 
 
@@ -40,11 +40,10 @@ def _inputs_line(f: FusionRecord) -> str:
     return ", ".join(parts)
 
 
-def communication_lines(
-    kernels: tuple[CommunicationKernel, ...], fusion_time_ns: float, fusion_count: int
-) -> list[str]:
-    """The communication kernels' table (name, calls, median and total in us), then the block's
+def communication_lines(capture: Capture) -> list[str]:
+    """The capture's communication kernels (name, calls, median and total in us), then the block's
     fusion time against its communication time; nothing when none was recorded."""
+    kernels = capture.communication
     if not kernels:
         return []
     width = max(40, *(len(k.name) for k in kernels))
@@ -54,10 +53,10 @@ def communication_lines(
     ]
     for k in sorted(kernels, key=lambda k: (-k.total_ns, k.name)):
         lines.append(f"    {k.name:<{width}} {k.calls:>7} {us(k.median_ns):>10} {us(k.total_ns):>12}")
-    total = sum(k.total_ns for k in kernels)
     lines.append(
-        f"  in the capture block: fusions {us(fusion_time_ns)} us ({fusion_count} record(s), median x calls, summed), "
-        f"communication {us(total)} us (every call, waiting for the other ranks included)"
+        f"  in the capture block: fusions {us(capture.fusion_time_ns)} us ({len(capture.fusions)} record(s), median x "
+        f"calls, summed), communication {us(capture.communication_ns)} us (every call, waiting for the other ranks "
+        "included)"
     )
     return lines
 
@@ -120,5 +119,5 @@ def render_capture_text(
             f"  ... {len(capture.fusions) - len(fusions)} more fusion(s) not shown: pick with `--top N` or "
             f"`--fusion NAME`, or `--format json` for all"
         )
-    lines += communication_lines(capture.communication, capture.fusion_time_ns, len(capture.fusions))
+    lines += communication_lines(capture)
     return "\n".join(printable(line) for line in lines) + "\n"
