@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from fusiondiff.diff.compare import LAUNCH_FIELDS
 from fusiondiff.diff.match import match_kernels
-from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig, parse_kernel_name
+from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig
 
 DEFAULT_TOLERANCE = 0.05
 """Relative difference of two medians still called agreement (5 %)."""
@@ -106,8 +106,9 @@ def _relative(a: float, b: float) -> float:
 
 
 def _outside_nvfuser(kernels: tuple[KernelRecord, ...], positions: list[int]) -> tuple[list[int], list[int]]:
-    """Split unpaired kernel positions into (not nvFuser's, nvFuser's)."""
-    outside = [i for i in positions if parse_kernel_name(kernels[i].name)[1] is None]
+    """Split unpaired kernel positions into (not nvFuser's, nvFuser's): a kernel record has a
+    scheduler only when nvFuser generated it (parsed from its name when it was recorded)."""
+    outside = [i for i in positions if kernels[i].scheduler is None]
     return outside, [i for i in positions if i not in outside]
 
 
