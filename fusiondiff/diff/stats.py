@@ -25,7 +25,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import mannwhitneyu
 
 from fusiondiff.diff.model import TimingVerdict, Verdict
 from fusiondiff.model import Timing
@@ -88,6 +87,12 @@ def _medians_and_iqrs(timings: Sequence[Timing]) -> tuple[list[float], list[floa
 
 def _mann_whitney(pairs: Sequence[tuple[Timing, Timing]], indices: Sequence[int]) -> dict[int, float]:
     """Two-sided U-test p-values for the given pairs, one scipy call per (count A, count B)."""
+    if not indices:
+        return {}
+    # imported here: scipy.stats costs about half a second to import, and a diff whose medians all
+    # agree within noise asks for no test
+    from scipy.stats import mannwhitneyu
+
     by_counts: dict[tuple[int, int], list[int]] = defaultdict(list)
     for i in indices:
         by_counts[(pairs[i][0].count, pairs[i][1].count)].append(i)
