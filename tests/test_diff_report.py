@@ -269,3 +269,17 @@ def test_differ_and_renderer_run_without_torch():
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("verdict: B is 1.72x slower")
     assert "nothing recorded explains the gap" in result.stdout
+
+
+def test_a_long_list_of_unmatched_fusions_is_cut_to_forty_with_a_count_of_the_rest():
+    from fusiondiff.report.diff_text import MAX_UNMATCHED
+
+    # two live sessions, the second ran 2 of the first's 45 fusions: 43 are only in A
+    a = syn.capture([syn.fusion(f"nvFusion{i}") for i in range(45)])
+    b = syn.capture([syn.fusion(f"nvFusion{i}") for i in range(2)])
+    result = diff(a, b)
+    assert len(result.unmatched) == 43 and not result.b_replays_subset
+    text = render_diff_text(result)
+    block = text.split("unmatched fusions\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(block) == MAX_UNMATCHED + 1 and all(line.startswith("  A: nvFusion") for line in block[:-1])
+    assert block[-1] == f"  ... {43 - MAX_UNMATCHED} more in the JSON record (--json FILE)"

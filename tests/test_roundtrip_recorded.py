@@ -100,3 +100,24 @@ def test_a_gemma_2_step_of_544_records_round_trips_as_it_did_on_the_gpu(tmp_path
     totals = "records with a replay (544): live 4049.74 us, replayed 4077.73 us (1.01x)"
     assert totals in text and totals in log
     assert "544 live fusion record(s), 27 distinct" in text and "544 live fusion record(s), 27 distinct" in log
+
+
+def test_plain_diff_of_a_step_against_its_round_trip_names_40_unreplayed_fusions_and_says_where_the_rest_are(
+    tmp_path,
+):
+    """``fusiondiff diff live.json rt/replay.json``: the 518 records that share a distinct fusion's
+    replay are not replayed by B; the text names 40 and says where the rest are and what pairs them."""
+    from fusiondiff.diff import diff_files
+    from fusiondiff.report.diff_text import MAX_UNMATCHED, render_diff_text
+
+    live = tmp_path / "live.json"
+    live.write_bytes(gzip.decompress((DATA / "live.json.gz").read_bytes()))
+    result = diff_files(str(live), str(DATA / "replay_one_gpu.json"))
+    assert len(result.not_replayed) == 518
+    text = render_diff_text(result)
+    block = text.split("not replayed by B (518 fusion(s) of A)\n", 1)[1].split("\n\n", 1)[0]
+    assert block.count("[forward]") + block.count("[backward]") == MAX_UNMATCHED == 40
+    assert block.splitlines()[-1] == (
+        f"  ... {518 - MAX_UNMATCHED} more in the JSON record (--json FILE); "
+        "`fusiondiff roundtrip` pairs every live record with its distinct fusion's replay"
+    )

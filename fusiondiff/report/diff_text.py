@@ -15,6 +15,9 @@ MAX_FUSION_ROWS = 20
 """Beyond this many fusions, SAME ones are counted instead of listed."""
 MAX_FINDINGS = 10
 """Findings shown with their evidence; the JSON record holds all of them."""
+MAX_UNMATCHED = 40
+"""Unmatched (or not replayed) fusions named; a step's round trip leaves hundreds unreplayed,
+every record that shares its distinct fusion's replay, and the JSON record names them all."""
 
 
 def _row(name: str, t: TimingVerdict, width: int) -> str:
@@ -168,6 +171,21 @@ def _wrap(items: list[str], indent: str, width: int = 100) -> list[str]:
     return lines + [indent + line]
 
 
+_ROUNDTRIP_HINT = "; `fusiondiff roundtrip` pairs every live record with its distinct fusion's replay"
+
+
+def _from_roundtrip(result: DiffResult) -> bool:
+    """B is the merged replay ``fusiondiff roundtrip`` wrote: its capture's source says so, and
+    ``source_b`` reads ``PATH (SOURCE)`` (:func:`fusiondiff.diff.core.describe_source`)."""
+    return "(roundtrip of " in (result.source_b or "")
+
+
+def _more_line(count: int, hint: str = "") -> list[str]:
+    if count <= MAX_UNMATCHED:
+        return []
+    return [f"  ... {count - MAX_UNMATCHED} more in the JSON record (--json FILE){hint}"]
+
+
 def render_diff_text(result: DiffResult) -> str:
     """A short terminal summary: per fusion the medians (us), ratio and verdict of B relative to
     A; unmatched fusions; ranked findings with their evidence; warnings. Plain text, every line
@@ -183,14 +201,15 @@ def render_diff_text(result: DiffResult) -> str:
     if section:
         lines += [*section, ""]
     if result.b_replays_subset:
-        names = [f"{u.name} [{u.trace}]" if u.trace else u.name for u in result.not_replayed]
-        lines += [f"not replayed by B ({len(result.not_replayed)} fusion(s) of A)", *_wrap(names, "  "), ""]
+        names = [f"{u.name} [{u.trace}]" if u.trace else u.name for u in result.not_replayed[:MAX_UNMATCHED]]
+        lines += [f"not replayed by B ({len(result.not_replayed)} fusion(s) of A)", *_wrap(names, "  ")]
+        lines += [*_more_line(len(result.not_replayed), _ROUNDTRIP_HINT if _from_roundtrip(result) else ""), ""]
     elif result.unmatched:
         lines.append("unmatched fusions")
-        for u in result.unmatched:
+        for u in result.unmatched[:MAX_UNMATCHED]:
             where = f" [{u.trace}]" if u.trace else ""
             lines.append(f"  {u.side}: {u.name}{where} ({us(u.median_ns)} us median): {u.reason}")
-        lines.append("")
+        lines += [*_more_line(len(result.unmatched)), ""]
     if result.findings:
         lines.append("findings, ranked: failures first, then by the time they explain (each gap counted once)")
         rules_by_rank = {f.rank: f.rule for f in result.findings}
