@@ -273,7 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="replay every distinct fusion of a live capture from its faithful repro, and diff",
         description="For a live capture: write the faithful repro of each distinct fusion (same definition "
         "graph, input signature and options) to DIR/scripts, replay them in fresh processes, one worker per "
-        "visible GPU (CUDA_VISIBLE_DEVICES or torch's count), keep each replay in DIR/replays (a rerun resumes "
+        "visible GPU (CUDA_VISIBLE_DEVICES or torch's count; each worker starts its next process while one "
+        "runs, and lets it touch the GPU only in its turn), keep each replay in DIR/replays (a rerun resumes "
         "and skips those; Ctrl-C keeps what finished), then write the merged replay DIR/replay.json and the diff "
         "record DIR/diff.json, and print every fusion live vs replay ranked by the time nothing recorded "
         "explains, with the step's totals. Progress and an ETA go to stderr. Exit 0: every fusion replayed at "

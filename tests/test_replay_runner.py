@@ -1,5 +1,6 @@
 """The replay runner's timeout and process-group handling, with fake children (tiny Python
-scripts in place of the replay child; no torch, nvFuser or GPU)."""
+scripts in place of the replay child; no torch, nvFuser or GPU), and a replay started ahead of its
+turn, with the real child module (it imports torch where installed; no nvFuser or GPU needed)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from fusiondiff.errors import ReplayError
 from fusiondiff.replay import runner
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")
@@ -96,3 +98,56 @@ def test_the_real_child_command_runs_the_replay_child_module():
     command = runner.child_command({"scripts": ["a.py"], "status": "s.json"})
     assert command[:3] == [sys.executable, "-m", "fusiondiff.replay.child"]
     assert '"scripts": ["a.py"]' in command[3]
+
+
+def _marking_script(tmp_path: Path) -> tuple[Path, Path]:
+    """A script that runs no fusion and leaves a marker file when it runs."""
+    marker = tmp_path / "ran"
+    script = tmp_path / "marks.py"
+    script.write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    return script, marker
+
+
+def _wait_for_line(log: Path, text: str, within_s: float = 60.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if log.exists() and text in log.read_text():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+PREPARED = "waiting for its turn"
+
+
+def test_a_replay_started_ahead_runs_nothing_until_its_turn(tmp_path):
+    """The real child module, gated: it prepares and says so in its log, then waits; the script
+    runs (and the replay reports) only after ``run``. Without nvFuser (this CPU machine) the report
+    is that nvFuser is missing; with it, that the script executed no fusion."""
+    script, marker = _marking_script(tmp_path)
+    pending = runner.start_replay([str(script)], output=str(tmp_path / "replay.json"))
+    proc = pending._child._proc
+    assert _wait_for_line(tmp_path / "replay.log", PREPARED)
+    time.sleep(0.5)
+    assert proc.poll() is None and not marker.exists()
+    with pytest.raises(ReplayError, match="executed no fusion|nvFuser is not importable"):
+        pending.run()
+    assert _gone(proc.pid)
+
+
+def test_a_replay_started_ahead_and_cancelled_runs_nothing_and_leaves_no_process(tmp_path):
+    script, marker = _marking_script(tmp_path)
+    pending = runner.start_replay([str(script)], output=str(tmp_path / "replay.json"))
+    proc = pending._child._proc
+    assert _wait_for_line(tmp_path / "replay.log", PREPARED)
+    pending.cancel()
+    assert _gone(proc.pid) and not marker.exists()
+    assert not (tmp_path / "replay.json").exists()
+
+
+def test_a_bad_script_is_refused_before_any_process_starts_ahead(tmp_path, monkeypatch):
+    started = []
+    monkeypatch.setattr(runner.subprocess, "Popen", lambda *a, **k: started.append(a))
+    with pytest.raises(ReplayError, match="no such file"):
+        runner.start_replay([str(tmp_path / "missing.py")], output=str(tmp_path / "replay.json"))
+    assert not started

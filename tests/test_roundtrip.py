@@ -239,3 +239,75 @@ def test_ctrl_c_keeps_what_finished_and_a_rerun_resumes(live: Path, tmp_path: Pa
     again = FakeReplay(capture)
     result = rt.roundtrip(live, tmp_path / "rt", replay=again, devices=[None])
     assert result.resumed == 2 and len(again.calls) == 9 and not result.interrupted
+
+
+class StartingReplay(FakeReplay):
+    """A FakeReplay that can also start a replay ahead of its turn, as the real one does: logs
+    ("start", stem) when started, ("run", stem) and ("end", stem) around its turn, ("cancel", stem)."""
+
+    def __init__(self, live: Capture, **kwargs):
+        super().__init__(live, **kwargs)
+        self.events: list[tuple[str, str]] = []
+
+    def _log(self, what: str, scripts) -> None:
+        with self.lock:
+            self.events += [(what, Path(s).stem) for s in scripts]
+
+    def start(self, scripts, output: Path, device):
+        self._log("start", scripts)
+        replay = self
+
+        class Pending:
+            def run(self):
+                replay._log("run", scripts)
+                replay(scripts, output, device)
+                replay._log("end", scripts)
+
+            def cancel(self):
+                replay._log("cancel", scripts)
+
+        return Pending()
+
+
+def test_each_replay_process_starts_while_the_one_before_it_runs(live: Path, tmp_path: Path) -> None:
+    fake = StartingReplay(load_capture(live))
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None])
+    assert result.replayed_now == 11 and result.exit_code == 0
+    stems = [d.stem for d in result.distinct]
+    # the first runs as it starts (nothing ran before it); every later one was started before the
+    # replay ahead of it ran, and ran after that one ended: one replay at a time on the GPU
+    assert fake.scripts_run == stems
+    assert [s for what, s in fake.events if what == "start"] == stems[1:]
+    for before, after in zip(stems[1:], stems[2:]):
+        assert fake.events.index(("start", after)) < fake.events.index(("run", before))
+        assert fake.events.index(("end", before)) < fake.events.index(("run", after))
+    assert not [e for e in fake.events if e[0] == "cancel"]
+
+
+def test_no_worker_holds_a_replay_ahead_while_another_would_idle(live: Path, tmp_path: Path) -> None:
+    """Two workers: a replay is started ahead only while the queue holds one for each worker."""
+    fake = StartingReplay(load_capture(live), delay_s=0.05)
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=["0", "1"])
+    assert result.replayed_now == 11
+    assert sorted(fake.scripts_run) == sorted(d.stem for d in result.distinct)
+    started = [s for what, s in fake.events if what == "start"]
+    assert len(started) < 11 - 2  # the last ones ran in their turn, each taken by a free worker
+    assert {device for device, _ in fake.calls} == {"0", "1"}
+
+
+def test_ctrl_c_cancels_the_replay_started_ahead_and_a_rerun_does_it(live: Path, tmp_path: Path) -> None:
+    class InterruptedOnTheThird(StartingReplay):
+        def __call__(self, scripts, output, device):
+            if len(self.calls) == 2:
+                raise KeyboardInterrupt  # reaches the main thread as Ctrl-C would
+            super().__call__(scripts, output, device)
+
+    capture = load_capture(live)
+    fake = InterruptedOnTheThird(capture)
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None])
+    assert result.interrupted and result.replayed_now == 2
+    cancelled = [s for what, s in fake.events if what == "cancel"]
+    assert len(cancelled) == 1, fake.events  # the fourth, started while the third ran
+    again = FakeReplay(capture)
+    result = rt.roundtrip(live, tmp_path / "rt", replay=again, devices=[None])
+    assert result.replayed_now == 9 and cancelled[0] in again.scripts_run

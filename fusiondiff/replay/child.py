@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -88,25 +88,22 @@ def run_replay(
     kind_note: str = "",
     log_file: str | None = None,
     device: int | None = None,
+    wait_for_turn: Callable[[], None] | None = None,
 ) -> ReplayOutcome:
     """Run ``scripts`` one after the other with the recorder installed, time their fusions, write
     ``output``. A fusion that fails is kept with its inputs and the failure; the capture is written
     all the same, so the differ can say why. ``device`` (``--device``) is the GPU to replay on;
     without it, a CUDA ordinal a script pins that this machine lacks is moved to the current
-    device (:mod:`fusiondiff.replay.devices`), with a warning."""
+    device (:mod:`fusiondiff.replay.devices`), with a warning. ``wait_for_turn``, when given, is
+    called once the scripts are read and torch and nvFuser imported, before anything touches the
+    GPU (a round trip's next replay prepares while the current one runs)."""
     from fusiondiff.replay.legacy import translate_legacy
     from fusiondiff.replay.script_env import script_nvfuser_env
 
     scripts = [scripts] if isinstance(scripts, str) else list(scripts)
-    count, current = _cuda_devices(device)
-    programs = []
-    device_warnings: list[str] = []
+    translations = [(script, translate_legacy(read_script(script), filename=script)) for script in scripts]
     environment: dict[str, tuple[str, str]] = {}
-    for script in scripts:
-        translation = translate_legacy(read_script(script), filename=script)
-        source, moved = _on_existing_device(translation.source, script, count, device, current)
-        device_warnings += moved
-        programs.append((script, translation, compile(source, script, "exec")))
+    for script, translation in translations:
         for name, value in script_nvfuser_env(translation.source, filename=script).items():
             first = environment.setdefault(name, (value, script))
             if first[0] != value:
@@ -114,6 +111,16 @@ def run_replay(
     # the recorder imports nvFuser before the scripts run: their NVFUSER_* settings must be in the
     # environment first, or nvFuser may never read them
     os.environ.update({name: value for name, (value, _) in environment.items()})
+    if wait_for_turn is not None:
+        _import_frontends()
+        wait_for_turn()
+    count, current = _cuda_devices(device)
+    programs = []
+    device_warnings: list[str] = []
+    for script, translation in translations:
+        source, moved = _on_existing_device(translation.source, script, count, device, current)
+        device_warnings += moved
+        programs.append((script, translation, compile(source, script, "exec")))
     override = InputSubstitution(inputs_capture) if inputs_capture else None
     source = scripts[0] if len(scripts) == 1 else f"{len(scripts)} scripts: {', '.join(scripts)}"
     recorder = Recorder(
@@ -217,6 +224,27 @@ def _traceback_in(log_file: str | None, status: str) -> str:
     return f" (its traceback is in {log_file} beside the capture)"
 
 
+def _import_frontends() -> None:
+    """Import torch and nvFuser's frontend now: about half of a fresh process's start, and neither
+    creates a CUDA context (measured on the H200: tests/data/roundtrip_deep/same_machine). A missing
+    one is left for the script's own import to report."""
+    import importlib
+
+    for module in ("torch", "nvfuser_direct"):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
+
+
+def _wait_for_go() -> None:
+    """A gated child's turn: the parent writes ``go`` on stdin; a closed stdin means the parent
+    is gone or dropped this replay, and the child leaves without running anything."""
+    print("replay child: prepared (scripts read, torch and nvFuser imported); waiting for its turn", flush=True)
+    if sys.stdin.readline().strip() != "go":
+        raise SystemExit(3)
+
+
 def _cuda_devices(chosen: int | None) -> tuple[int, int]:
     """(visible CUDA devices, the device the replay runs on); with ``chosen``, that one is made
     current first, so a script's unpinned ``"cuda"`` lands there too."""
@@ -298,6 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress=progress,
             log_file=params.get("log"),
             device=params.get("device"),
+            wait_for_turn=_wait_for_go if params.get("gated") else None,
         )
     except ReplayTimeout:
         outcome = ReplayOutcome(status="timeout", message="stopped at the timeout while timing")

@@ -90,28 +90,69 @@ def child_command(params: dict[str, Any]) -> list[str]:
     return [sys.executable, "-m", "fusiondiff.replay.child", json.dumps(params)]
 
 
-def _run_child(
-    params: dict[str, Any],
-    timeout_s: float,
-    progress: Progress,
-    log_file: Path,
-    command: Callable[[dict[str, Any]], list[str]] = child_command,
-    child_env: Mapping[str, str] | None = None,
-) -> ReplayOutcome:
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="fusiondiff-replay-") as tmp, open(log_file, "wb") as log:
-        status = Path(tmp) / "status.json"
-        params = {**params, "status": str(status), "log": log_file.name}
-        proc = subprocess.Popen(
-            command(params),
-            start_new_session=True,
-            env={**os.environ, **child_env} if child_env else None,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        assert proc.stdout is not None
-        reader = threading.Thread(target=_forward, args=(proc.stdout, log), daemon=True)
-        reader.start()
+class ChildReplay:
+    """One replay child process, started at construction.
+
+    With ``gated``, the child reads its scripts, sets their ``NVFUSER_*`` environment and imports
+    torch and nvFuser (about half of a fresh process's start), then waits for :meth:`go` before it
+    touches the GPU: the round trip starts the next replay this way while the current one runs, so a
+    GPU still runs one replay at a time and each replay is still a fresh process. Without ``gated``
+    it runs at once. :meth:`wait` (after :meth:`go` when gated) gives its :class:`ReplayOutcome`;
+    :meth:`cancel` stops a child that will not be used."""
+
+    def __init__(
+        self,
+        params: dict[str, Any],
+        log_file: Path,
+        *,
+        command: Callable[[dict[str, Any]], list[str]] = child_command,
+        child_env: Mapping[str, str] | None = None,
+        gated: bool = False,
+    ) -> None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        self.log_file = log_file
+        self._tmp = tempfile.TemporaryDirectory(prefix="fusiondiff-replay-")
+        self._status = Path(self._tmp.name) / "status.json"
+        self._log = open(log_file, "wb")  # noqa: SIM115 - closed by wait() or cancel()
+        params = {**params, "status": str(self._status), "log": log_file.name, "gated": gated}
+        try:
+            self._proc = subprocess.Popen(
+                command(params),
+                start_new_session=True,
+                env={**os.environ, **child_env} if child_env else None,
+                stdin=subprocess.PIPE if gated else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
+        except BaseException:
+            self._close()
+            raise
+        assert self._proc.stdout is not None
+        self._reader = threading.Thread(target=_forward, args=(self._proc.stdout, self._log), daemon=True)
+        self._reader.start()
+
+    def go(self) -> None:
+        """Let a gated child run its scripts (a child that already died is reported by :meth:`wait`)."""
+        stdin = self._proc.stdin
+        if stdin is None:
+            return
+        try:
+            stdin.write(b"go\n")
+            stdin.close()
+        except OSError:
+            pass
+
+    def cancel(self) -> None:
+        """Stop the child and everything in its group, unused."""
+        _kill_group(self._proc.pid, signal.SIGKILL)
+        self._proc.wait()
+        self._reader.join(timeout=5)
+        self._close()
+
+    def wait(self, timeout_s: float, progress: Progress) -> ReplayOutcome:
+        """Wait for the child (at most ``timeout_s``, then SIGTERM, then SIGKILL after
+        :data:`GRACE_S`) and read what it reported."""
+        proc = self._proc
         timed_out = False
         try:
             proc.wait(timeout=timeout_s)
@@ -127,13 +168,20 @@ def _run_child(
         except BaseException:
             _kill_group(proc.pid, signal.SIGKILL)
             proc.wait()
+            self._close()
             raise
         finally:
             # whatever the script left behind in its group goes too
             _kill_group(proc.pid, signal.SIGKILL)
-            reader.join(timeout=5)
-        if status.exists():
-            outcome = ReplayOutcome(**json.loads(status.read_text()))
+            self._reader.join(timeout=5)
+        try:
+            return self._outcome(timed_out, timeout_s)
+        finally:
+            self._close()
+
+    def _outcome(self, timed_out: bool, timeout_s: float) -> ReplayOutcome:
+        if self._status.exists():
+            outcome = ReplayOutcome(**json.loads(self._status.read_text()))
             if timed_out and outcome.status != "timeout":
                 outcome = dataclasses.replace(
                     outcome, status="timeout", message=f"timed out after {timeout_s:.0f} s; " + outcome.message
@@ -143,11 +191,94 @@ def _run_child(
             return ReplayOutcome(
                 status="timeout", message=f"the script ran past {timeout_s:.0f} s and was killed; nothing was recorded"
             )
-        code = proc.returncode
+        code = self._proc.returncode
         died = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         return ReplayOutcome(
-            status="error", message=f"the replay process died ({died}) before reporting; its output is in {log_file}"
+            status="error",
+            message=f"the replay process died ({died}) before reporting; its output is in {self.log_file}",
         )
+
+    def _close(self) -> None:
+        self._log.close()
+        self._tmp.cleanup()
+
+
+def _run_child(
+    params: dict[str, Any],
+    timeout_s: float,
+    progress: Progress,
+    log_file: Path,
+    command: Callable[[dict[str, Any]], list[str]] = child_command,
+    child_env: Mapping[str, str] | None = None,
+) -> ReplayOutcome:
+    """Run one replay child now and wait for its outcome."""
+    return ChildReplay(params, log_file, command=command, child_env=child_env).wait(timeout_s, progress)
+
+
+class PendingReplay:
+    """A replay whose fresh process is started and prepared, waiting for its turn
+    (:func:`start_replay`): :meth:`run` lets it run and returns the capture written, as
+    :func:`replay_scripts` does; :meth:`cancel` stops it unused."""
+
+    def __init__(self, child: ChildReplay, timeout_s: float, progress: Progress) -> None:
+        self._child, self._timeout_s, self._progress = child, timeout_s, progress
+
+    def run(self) -> Path:
+        self._child.go()
+        return _written(self._child.wait(self._timeout_s, self._progress))
+
+    def cancel(self) -> None:
+        self._child.cancel()
+
+
+def start_replay(
+    scripts: Sequence[str],
+    *,
+    output: str,
+    options: RecordingOptions | None = None,
+    timeout_s: float = 900.0,
+    progress: Progress | None = None,
+    child_env: Mapping[str, str] | None = None,
+) -> PendingReplay:
+    """Start the fresh process of a replay of ``scripts`` now; it prepares (imports torch and
+    nvFuser) and waits for :meth:`PendingReplay.run` before it touches the GPU. The same checks as
+    :func:`replay_scripts` run first and raise :class:`ReplayError`."""
+    params = _child_params(scripts, output, options or RecordingOptions(), None, None)
+    child = ChildReplay(params, log_path_for(output), child_env=child_env, gated=True)
+    return PendingReplay(child, timeout_s, progress or silent)
+
+
+def _child_params(
+    scripts: Sequence[str],
+    output: str,
+    options: RecordingOptions,
+    inputs_capture: str | None,
+    device: int | None,
+) -> dict[str, Any]:
+    """The child's parameters, after the checks that fail early with one line."""
+    if device is not None and device < 0:
+        raise ReplayError(f"--device {device}: a device index is 0 or more")
+    scripts = expand_scripts(scripts)
+    for script in scripts:
+        _check_script(script)
+    if inputs_capture is not None:
+        from fusiondiff.store import load_capture
+
+        load_capture(inputs_capture)  # a bad --inputs file fails before the script runs
+    return {
+        "scripts": scripts,
+        "output": output,
+        "options": options.to_jsonable(),
+        "inputs": inputs_capture,
+        "device": device,
+    }
+
+
+def _written(outcome: ReplayOutcome) -> Path:
+    if outcome.status != "ok":
+        raise ReplayError(outcome.message)
+    assert outcome.written is not None
+    return Path(outcome.written)
 
 
 def replay_scripts(
@@ -170,20 +301,12 @@ def replay_scripts(
     ``device`` is the GPU (index among those visible) to replay on; a CUDA ordinal a script pins
     that the machine lacks is replayed on the current device either way
     (:mod:`fusiondiff.replay.devices`)."""
-    if device is not None and device < 0:
-        raise ReplayError(f"--device {device}: a device index is 0 or more")
     progress = progress or silent
     options = options or RecordingOptions()
-    scripts = expand_scripts(scripts)
-    for script in scripts:
-        _check_script(script)
-    if inputs_capture is not None:
-        from fusiondiff.store import load_capture
-
-        load_capture(inputs_capture)  # a bad --inputs file fails before the script runs
+    params = _child_params(scripts, output, options, inputs_capture, device)
     if in_process:
         outcome = run_replay(
-            scripts,
+            params["scripts"],
             output,
             options,
             inputs_capture=inputs_capture,
@@ -192,18 +315,8 @@ def replay_scripts(
             device=device,
         )
     else:
-        params = {
-            "scripts": scripts,
-            "output": output,
-            "options": options.to_jsonable(),
-            "inputs": inputs_capture,
-            "device": device,
-        }
         outcome = _run_child(params, timeout_s, progress, log_path_for(output), child_env=child_env)
-    if outcome.status != "ok":
-        raise ReplayError(outcome.message)
-    assert outcome.written is not None
-    return Path(outcome.written)
+    return _written(outcome)
 
 
 def replay_script(script: str, **kwargs: Any) -> Path:

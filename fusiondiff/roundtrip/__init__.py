@@ -12,7 +12,11 @@ layers). The round trip:
    per visible GPU fed from a queue, each worker's processes seeing only its GPU
    (``CUDA_VISIBLE_DEVICES``); a fresh process per fusion by default, or ``batch`` scripts per
    process, which is faster and less isolated (a fusion can then inherit another's compiled
-   kernels or a lost CUDA context: scripts a batch did not replay are retried alone);
+   kernels or a lost CUDA context: scripts a batch did not replay are retried alone); while a
+   worker's replay runs, its next replay's process is already started: it reads its script and
+   imports torch and nvFuser (about half of a process's start), then waits for its turn before it
+   touches the GPU (:func:`fusiondiff.replay.runner.start_replay`), so each GPU runs one replay at
+   a time and each replay is still a fresh process;
 4. keeps each fusion's replay in ``DIR/replays/<script>.json`` as soon as it is done, so a rerun
    (or a run stopped by Ctrl-C) resumes and skips what is there and valid;
 5. merges them into ``DIR/replay.json``, diffs the distinct live fusions against it into

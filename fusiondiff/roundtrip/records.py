@@ -58,8 +58,9 @@ class ReplayProcess:
     device: str | None
     scripts: int
     seconds: float
-    """Wall time from start to exit: the process's start (imports, CUDA context), the fusions'
-    compiles and their timing."""
+    """Wall time the worker waited on it: from its turn to its exit (its CUDA context, the fusions'
+    compiles and their timing). A process started ahead did its imports while the replay before it
+    ran, so they are not counted; a worker's first process counts them."""
 
 
 @dataclass(frozen=True)

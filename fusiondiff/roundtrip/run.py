@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from fusiondiff.errors import CaptureFormatError, FusionDiffError, ReplayError
 from fusiondiff.model import Capture, FusionRecord
@@ -39,23 +39,63 @@ _TOKEN_ENV = "FUSIONDIFF_ROUNDTRIP_RUN"
 """Set in every replay process of one round trip, so Ctrl-C can stop exactly those."""
 
 
-def replay_in_child(
-    options: RecordingOptions | None = None, timeout_s: float = 900.0, token: str | None = None
-) -> ReplayFunction:
-    """The real replay: :func:`fusiondiff.replay.runner.replay_scripts` in a fresh child process
-    that sees only ``device``."""
+class PendingReplay(Protocol):
+    """A replay process started ahead of its turn (:func:`fusiondiff.replay.runner.start_replay`)."""
 
-    def replay(scripts: Sequence[str], output: Path, device: str | None) -> None:
-        from fusiondiff.replay.runner import replay_scripts
+    def run(self) -> Any:
+        """Let it run; raises :class:`ReplayError` as a :data:`ReplayFunction` does."""
 
+    def cancel(self) -> None:
+        """Stop it unused."""
+
+
+class ChildReplays:
+    """The real replay (a :data:`ReplayFunction`): :func:`fusiondiff.replay.runner.replay_scripts`
+    in a fresh child process that sees only ``device``. :meth:`start` starts such a process ahead
+    of its turn: it imports torch and nvFuser while the replay before it runs, and touches the GPU
+    only when :meth:`PendingReplay.run` is called."""
+
+    def __init__(
+        self, options: RecordingOptions | None = None, timeout_s: float = 900.0, token: str | None = None
+    ) -> None:
+        self.options, self.timeout_s, self.token = options, timeout_s, token
+
+    def _env(self, device: str | None) -> dict[str, str]:
         env = {}
         if device is not None:
             env["CUDA_VISIBLE_DEVICES"] = device
-        if token is not None:
-            env[_TOKEN_ENV] = token
-        replay_scripts(list(scripts), output=str(output), options=options, timeout_s=timeout_s, child_env=env)
+        if self.token is not None:
+            env[_TOKEN_ENV] = self.token
+        return env
 
-    return replay
+    def __call__(self, scripts: Sequence[str], output: Path, device: str | None) -> None:
+        from fusiondiff.replay.runner import replay_scripts
+
+        replay_scripts(
+            list(scripts),
+            output=str(output),
+            options=self.options,
+            timeout_s=self.timeout_s,
+            child_env=self._env(device),
+        )
+
+    def start(self, scripts: Sequence[str], output: Path, device: str | None) -> PendingReplay:
+        from fusiondiff.replay.runner import start_replay
+
+        return start_replay(
+            list(scripts),
+            output=str(output),
+            options=self.options,
+            timeout_s=self.timeout_s,
+            child_env=self._env(device),
+        )
+
+
+def replay_in_child(
+    options: RecordingOptions | None = None, timeout_s: float = 900.0, token: str | None = None
+) -> ReplayFunction:
+    """The real replay: :class:`ChildReplays`."""
+    return ChildReplays(options, timeout_s, token)
 
 
 def roundtrip(
@@ -229,28 +269,65 @@ class _Work:
             thread.join(timeout=30)
 
     def _worker(self, device: str | None) -> None:
+        spare: tuple[list[DistinctFusion], PendingReplay] | None = None
         try:
             while not self.stopping.is_set():
-                try:
-                    group = self.queue.get_nowait()
-                except queue.Empty:
-                    return
+                if spare is not None:
+                    (group, pending), spare = spare, None
+                else:
+                    try:
+                        group = self.queue.get_nowait()
+                    except queue.Empty:
+                        return
+                    pending = None
                 with self.lock:
                     self.assignments.append((device, tuple(d.index for d in group)))
-                retry = self._run_batch(group, device)
+                spare = self._start_spare(device)
+                retry = self._run_batch(group, device, pending)
                 for d in retry:  # a batch's left-overs go again, alone
                     self.queue.put([d])
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             self.errors.append(exc)
+        finally:
+            if spare is not None:  # stopped before its turn: not replayed, a rerun does it
+                spare[1].cancel()
 
-    def _run_batch(self, group: list[DistinctFusion], device: str | None) -> list[DistinctFusion]:
-        """Replay one batch, keep each fusion's replay; returns the fusions to retry alone."""
+    def _start_spare(self, device: str | None) -> tuple[list[DistinctFusion], PendingReplay] | None:
+        """Start this worker's next replay process now, so its imports overlap the replay about to
+        run; only while the queue holds a batch for every worker, so that no worker holds work
+        back while another one idles at the end."""
+        start = getattr(self.replay, "start", None)
+        if start is None or self.stopping.is_set() or self.queue.qsize() < len(self.threads):
+            return None
+        try:
+            group = self.queue.get_nowait()
+        except queue.Empty:
+            return None
+        output = self._output_for(group)
+        try:
+            return group, start([str(self.scripts[d.index]) for d in group], output, device)
+        except ReplayError:
+            self.queue.put(group)  # it could not start ahead: it runs in its turn, and says why
+            return None
+
+    def _output_for(self, group: list[DistinctFusion]) -> Path:
         output = self.logs_dir / f"{group[0].stem}{'' if len(group) == 1 else f'+{len(group) - 1}'}.json"
         output.parent.mkdir(parents=True, exist_ok=True)
+        return output
+
+    def _run_batch(
+        self, group: list[DistinctFusion], device: str | None, pending: PendingReplay | None = None
+    ) -> list[DistinctFusion]:
+        """Replay one batch (``pending``: in the process already started for it), keep each
+        fusion's replay; returns the fusions to retry alone."""
+        output = self._output_for(group)
         message = ""
         started = self.clock()
         try:
-            self.replay([str(self.scripts[d.index]) for d in group], output, device)
+            if pending is not None:
+                pending.run()
+            else:
+                self.replay([str(self.scripts[d.index]) for d in group], output, device)
         except ReplayError as exc:
             message = str(exc)
         with self.lock:
