@@ -11,6 +11,11 @@ same verdict. Not run on the CPU machine: see RESULTS.md.
 
 With ``--half one`` and then ``--half two`` the two halves run as two commands (each may be its own
 device command); the second compares its verdicts with the first's saved ``one/bench.json``.
+
+``--compare-prestart`` first runs the one-GPU round trip with every replay process started in its
+turn (``--no-prestart``), then the usual halves (each worker starting its next process while one
+runs), and prints both one-GPU wall times and, per distinct fusion, the replayed median both ways:
+whether starting processes ahead changes what a replay measures.
 """
 
 from __future__ import annotations
@@ -32,10 +37,14 @@ TARGET_ONE_S = 600.0
 TARGET_TWO_RATIO = 0.6
 
 
-def run(live: str, directory: Path, devices: list[str], batch: int) -> tuple[float, RoundTripResult]:
+def run(
+    live: str, directory: Path, devices: list[str], batch: int, prestart: bool = True
+) -> tuple[float, RoundTripResult]:
     shutil.rmtree(directory, ignore_errors=True)  # no resume: every fusion is replayed
     start = time.perf_counter()
-    result = roundtrip(live, directory, devices=devices, batch=batch, progress=lambda m: print(m, file=sys.stderr))
+    result = roundtrip(
+        live, directory, devices=devices, batch=batch, prestart=prestart, progress=lambda m: print(m, file=sys.stderr)
+    )
     return time.perf_counter() - start, result
 
 
@@ -48,6 +57,8 @@ def save_half(directory: Path, wall_s: float, result: RoundTripResult) -> None:
         "isolation": result.isolation,
         "verdicts": {str(r.index): r.verdict for r in result.rows},
         "process_s": [[p.device, p.scripts, p.seconds] for p in result.processes],
+        "started_ahead": result.started_ahead,
+        "replay_median_ns": {str(r.index): r.replay_median_ns for r in result.rows if r.index == r.replayed_as},
     }
     (directory / "bench.json").write_text(json.dumps(figures, indent=1))
 
@@ -58,6 +69,25 @@ def process_words(seconds: list[float]) -> str:
         return "no replay process timed"
     ordered = sorted(seconds)
     return f"{len(ordered)} replay processes, median {statistics.median(ordered):.1f} s (fastest {ordered[0]:.1f}, slowest {ordered[-1]:.1f})"
+
+
+def print_prestart_comparison(work: Path) -> None:
+    """Per distinct fusion, the replayed median with every process started in its turn against
+    started ahead (same GPU, one run after the other)."""
+    cold, ahead = load_half(work / "one_in_turn"), load_half(work / "one")
+    print(f"  started ahead: {ahead['wall_s'] / cold['wall_s']:.2f}x of the wall time started in turn")
+    print("  replayed median per distinct fusion (us): in turn, ahead, ahead/in turn")
+    ratios = []
+    for index, median in cold["replay_median_ns"].items():
+        other = ahead["replay_median_ns"].get(index)
+        if other is None or not median:
+            continue
+        ratios.append(other / median)
+        print(f"    #{index:>5}  {median / 1000:9.2f}  {other / 1000:9.2f}  {other / median:6.3f}")
+    if ratios:
+        print(f"  ahead/in turn: median {statistics.median(ratios):.3f}, range {min(ratios):.3f}-{max(ratios):.3f}")
+    same = cold["verdicts"] == ahead["verdicts"]
+    print(f"  same verdicts in turn and ahead: {'yes' if same else 'no'}")
 
 
 def load_half(directory: Path) -> dict[str, Any]:
@@ -75,6 +105,11 @@ def main() -> int:
     parser.add_argument("--gpus", default="0,1", help="two GPU ids (default 0,1)")
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument(
+        "--compare-prestart",
+        action="store_true",
+        help="first a one-GPU run with every process started in its turn, compared with the usual one",
+    )
+    parser.add_argument(
         "--half",
         choices=("one", "two", "both"),
         default="both",
@@ -86,12 +121,19 @@ def main() -> int:
     if len(gpus) < 2:
         parser.error("--gpus needs two GPU ids")
     work = Path(args.workdir)
+    if args.compare_prestart:
+        cold_s, cold = run(args.live, work / "one_in_turn", gpus[:1], args.batch, prestart=False)
+        save_half(work / "one_in_turn", cold_s, cold)
+        print(f"  one GPU, each process started in its turn: {cold_s:8.1f} s")
+        print(f"            {process_words([p.seconds for p in cold.processes])}")
     if args.half in ("one", "both"):
         one_s, one = run(args.live, work / "one", gpus[:1], args.batch)
         save_half(work / "one", one_s, one)
         print(f"round trip of {args.live}: {len(one.rows)} records, {len(one.distinct)} distinct, {one.isolation}")
         print(f"  one GPU : {one_s:8.1f} s  ({one_s / TARGET_ONE_S:.2f}x of the {TARGET_ONE_S:.0f} s target)")
         print(f"            {process_words([p.seconds for p in one.processes])}")
+        if args.compare_prestart:
+            print_prestart_comparison(work)
         if args.half == "one":
             return 0
     first = load_half(work / "one")

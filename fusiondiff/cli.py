@@ -307,6 +307,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--batch", type=int, metavar="N", help="N scripts per fresh process: faster, less isolated")
     p.add_argument(
+        "--no-prestart",
+        action="store_true",
+        help="start each replay process only in its turn (by default the next one starts, and imports torch "
+        "and nvFuser, while one runs): slower, and nothing else runs on the host while a replay is timed",
+    )
+    p.add_argument(
         "--timeout", type=float, default=900.0, help="seconds before one replay process is stopped (default 900)"
     )
     p.add_argument("--top", type=int, metavar="N", help="print only the N fusions with the most unexplained time")
@@ -579,6 +585,7 @@ def _cmd_roundtrip(args: argparse.Namespace) -> int:
         options=_recording_options(args),
         timeout_s=args.timeout,
         progress=_progress,
+        prestart=not args.no_prestart,
     )
     _emit(render_summary(result, top=args.top))
     return EXIT_INTERRUPTED if result.interrupted else result.exit_code

@@ -284,15 +284,22 @@ def test_each_replay_process_starts_while_the_one_before_it_runs(live: Path, tmp
     assert not [e for e in fake.events if e[0] == "cancel"]
 
 
-def test_no_worker_holds_a_replay_ahead_while_another_would_idle(live: Path, tmp_path: Path) -> None:
-    """Two workers: a replay is started ahead only while the queue holds one for each worker."""
+def test_two_workers_start_ahead_and_without_prestart_every_process_starts_in_its_turn(
+    live: Path, tmp_path: Path
+) -> None:
     fake = StartingReplay(load_capture(live), delay_s=0.05)
-    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=["0", "1"])
-    assert result.replayed_now == 11
+    result = rt.roundtrip(live, tmp_path / "a", replay=fake, devices=["0", "1"])
+    assert result.replayed_now == 11 and result.started_ahead
     assert sorted(fake.scripts_run) == sorted(d.stem for d in result.distinct)
-    started = [s for what, s in fake.events if what == "start"]
-    assert len(started) < 11 - 2  # the last ones ran in their turn, each taken by a free worker
     assert {device for device, _ in fake.calls} == {"0", "1"}
+    assert len([e for e in fake.events if e[0] == "start"]) == 11 - 2  # all but each worker's first
+    assert "each process started (imports only) while the one before it ran" in rt.render_summary(result)
+
+    fake = StartingReplay(load_capture(live))
+    result = rt.roundtrip(live, tmp_path / "b", replay=fake, devices=["0", "1"], prestart=False)
+    assert result.replayed_now == 11 and not result.started_ahead
+    assert not [e for e in fake.events if e[0] == "start"]
+    assert "started (imports only)" not in rt.render_summary(result)
 
 
 def test_ctrl_c_cancels_the_replay_started_ahead_and_a_rerun_does_it(live: Path, tmp_path: Path) -> None:

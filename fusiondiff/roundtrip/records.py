@@ -90,6 +90,8 @@ class RoundTripResult:
     """The live captures taken: one, or one per rank."""
     processes: tuple[ReplayProcess, ...] = ()
     """Every replay process this run started, in the order they ended."""
+    started_ahead: bool = False
+    """Each worker started its next replay process while one ran (``--no-prestart`` turns it off)."""
 
     @property
     def rank_rows(self) -> tuple[RankRow, ...]:

@@ -109,11 +109,14 @@ def roundtrip(
     timeout_s: float = 900.0,
     progress: Progress | None = None,
     clock: Callable[[], float] = time.monotonic,
+    prestart: bool = True,
 ) -> RoundTripResult:
     """Round trip of every distinct fusion of the live capture ``live`` (or of the per-rank captures
     of one torchrun session: several files, or a folder of ``NAME.rank<N>.json``) into
     ``directory``; see the module docstring. ``devices`` defaults to :func:`visible_devices`,
-    ``replay`` to :func:`replay_in_child`. On Ctrl-C, the replays running are stopped, what finished
+    ``replay`` to :func:`replay_in_child`. With ``prestart`` (and a ``replay`` that can start ahead,
+    as the real one can), each worker starts its next replay process while one runs; without it, each
+    process starts in its turn, so nothing else runs on the host while a replay is timed. On Ctrl-C, the replays running are stopped, what finished
     is kept, the merged capture and diff are written of it, and the result says ``interrupted``."""
     if batch < 1:
         raise FusionDiffError("--batch needs a number of scripts per process, 1 or more")
@@ -141,7 +144,8 @@ def roundtrip(
         f"({device_words(devices)}), {isolation}"
     )
 
-    work = _Work(pending, batch, devices, replay, scripts, replays_dir, logs_dir, progress, clock)
+    ahead = prestart and callable(getattr(replay, "start", None))
+    work = _Work(pending, batch, devices, replay, scripts, replays_dir, logs_dir, progress, clock, ahead)
     interrupted = False
     try:
         work.run()
@@ -159,7 +163,7 @@ def roundtrip(
     result = finish(
         capture, sources, directory, distinct, isolation, devices, work.replayed, resumed, not_replayed, interrupted
     )
-    return dataclasses.replace(result, processes=tuple(work.processes))
+    return dataclasses.replace(result, processes=tuple(work.processes), started_ahead=ahead)
 
 
 def _write_scripts(
@@ -221,7 +225,9 @@ class _Work:
         logs_dir: Path,
         progress: Progress,
         clock: Callable[[], float],
+        ahead: bool = False,
     ) -> None:
+        self.ahead = ahead
         self.queue: queue.Queue[list[DistinctFusion]] = queue.Queue()
         for group in batches(pending, batch):
             self.queue.put(group)
@@ -294,10 +300,10 @@ class _Work:
 
     def _start_spare(self, device: str | None) -> tuple[list[DistinctFusion], PendingReplay] | None:
         """Start this worker's next replay process now, so its imports overlap the replay about to
-        run; only while the queue holds a batch for every worker, so that no worker holds work
-        back while another one idles at the end."""
+        run. At the end of the queue a worker may hold the last batch while another has none: the
+        one held has its imports done, so it still ends about when a cold start elsewhere would."""
         start = getattr(self.replay, "start", None)
-        if start is None or self.stopping.is_set() or self.queue.qsize() < len(self.threads):
+        if not self.ahead or start is None or self.stopping.is_set():
             return None
         try:
             group = self.queue.get_nowait()

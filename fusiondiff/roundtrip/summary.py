@@ -18,7 +18,9 @@ def render_summary(result: RoundTripResult, top: int | None = None) -> str:
     replay ranked by unexplained time, and the step's totals (times in us)."""
     lines = [
         f"round trip of {result.live}: {len(result.rows)} live fusion record(s), {len(result.distinct)} distinct",
-        f"  isolation: {result.isolation}; {len(result.devices)} worker(s) on {device_words(result.devices)}",
+        f"  isolation: {result.isolation}"
+        + (", each process started (imports only) while the one before it ran" if result.started_ahead else "")
+        + f"; {len(result.devices)} worker(s) on {device_words(result.devices)}",
         f"  replayed now {result.replayed_now}, kept from an earlier run {result.resumed}, "
         f"without a replay {len(result.not_replayed)}"
         + ("  (interrupted: rerun to resume)" if result.interrupted else ""),
