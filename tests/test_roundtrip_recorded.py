@@ -81,6 +81,25 @@ def test_both_halves_on_one_machine_gave_one_verdict_per_record_and_used_both_gp
     assert f"({ratio:.2f}x of one GPU; target <= 0.6)" in log
 
 
+def test_starting_processes_ahead_halved_the_wall_time_and_changed_no_replayed_median_by_more_than_one_percent():
+    """bench_roundtrip.py --half both --compare-prestart on the x2 kind (prestart/): one GPU with
+    every process started in its turn, then started ahead, then two GPUs started ahead."""
+    folder = DATA / "prestart"
+    in_turn = json.loads((folder / "one_gpu_in_turn_bench.json").read_text())
+    ahead = json.loads((folder / "one_gpu_bench.json").read_text())
+    two = json.loads((folder / "two_gpus_bench.json").read_text())
+    earlier = json.loads((DATA / "two_gpus_bench.json").read_text())
+    assert (in_turn["started_ahead"], ahead["started_ahead"], two["started_ahead"]) == (False, True, True)
+    assert in_turn["verdicts"] == ahead["verdicts"] == two["verdicts"] == earlier["verdicts"]
+    assert ahead["wall_s"] / in_turn["wall_s"] < 0.55
+    ratios = [ahead["replay_median_ns"][i] / m for i, m in in_turn["replay_median_ns"].items()]
+    assert len(ratios) == 12 and max(abs(r - 1) for r in ratios) < 0.01
+    assert two["wall_s"] / ahead["wall_s"] <= 0.6
+    log = (folder / "bench.log").read_text()
+    assert f"({two['wall_s'] / ahead['wall_s']:.2f}x of one GPU; target <= 0.6)" in log
+    assert "same verdicts in turn and ahead: yes" in log and "same verdicts: yes" in log
+
+
 def test_a_gemma_2_step_of_544_records_round_trips_as_it_did_on_the_gpu(tmp_path):
     """A model that is in no fixture of this repo: litgpt's gemma-2-2b (2 layers, block 512, batch 2,
     two training steps) under thunderfx, 544 fusion records of 27 distinct fusions; each replayed in
