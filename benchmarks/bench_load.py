@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
+import gzip
 import json
 import os
 import signal
@@ -64,6 +65,7 @@ from fusiondiff.store import dumps_capture, load_capture  # noqa: E402
 from fusiondiff.validate import validate_capture  # noqa: E402
 
 SOURCE = ROOT / "tests" / "data" / "fidelity" / "llama3" / "live.json"
+GEMMA = ROOT / "tests" / "data" / "roundtrip_gemma"
 SIZES = (100, 1_000, 10_000)
 TARGETS_S = {
     "load 10000": 2.0,
@@ -287,6 +289,16 @@ def main() -> int:
         b.write_text(build_capture_json(544, kind="replay"))
         s, _ = timed(lambda: render_diff_text(diff(load_capture(a), load_capture(b))), 3)
         row("diff of two 544-fusion captures", s, TARGETS_S["diff 544"])
+        # a recorded 544-record step (gemma-2-2b under thunderfx on the H200): against a copy of
+        # itself (the self-diff), and against its round trip's merged replay (27 fusions)
+        gemma, copy, replay = folder / "gemma.json", folder / "gemma_copy.json", folder / "gemma_replay.json"
+        gemma.write_bytes(gzip.decompress((GEMMA / "live.json.gz").read_bytes()))
+        copy.write_bytes(gemma.read_bytes())
+        replay.write_bytes(gzip.decompress((GEMMA / "replay.json.gz").read_bytes()))
+        s, _ = timed(lambda: render_diff_text(diff(load_capture(gemma), load_capture(copy))), 3)
+        row("diff, recorded gemma-2-2b step (544) x2", s, TARGETS_S["diff 544"])
+        s, _ = timed(lambda: render_diff_text(diff(load_capture(gemma), load_capture(replay))), 3)
+        row("diff, same step vs its round trip's replay", s, None)
 
     fusions_a = [
         syn.fusion(f"nvFusion{i}", definition=long_definition(i, False), kernels=[syn.kernel(n=5)]) for i in range(100)
