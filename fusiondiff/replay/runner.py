@@ -155,29 +155,28 @@ class ChildReplay:
         proc = self._proc
         timed_out = False
         try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            progress(f"fusiondiff: the script ran past {timeout_s:.0f} s; stopping it")
-            _kill_group(proc.pid, signal.SIGTERM)
             try:
-                proc.wait(timeout=GRACE_S)
+                proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
+                timed_out = True
+                progress(f"fusiondiff: the script ran past {timeout_s:.0f} s; stopping it")
+                _kill_group(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=GRACE_S)
+                except subprocess.TimeoutExpired:
+                    _kill_group(proc.pid, signal.SIGKILL)
+                    proc.wait()
+            except BaseException:
                 _kill_group(proc.pid, signal.SIGKILL)
                 proc.wait()
-        except BaseException:
-            _kill_group(proc.pid, signal.SIGKILL)
-            proc.wait()
-            self._close()
-            raise
-        finally:
-            # whatever the script left behind in its group goes too
-            _kill_group(proc.pid, signal.SIGKILL)
-            self._reader.join(timeout=5)
-        try:
+                raise
+            finally:
+                # whatever the script left behind in its group goes too
+                _kill_group(proc.pid, signal.SIGKILL)
+                self._reader.join(timeout=5)
             return self._outcome(timed_out, timeout_s)
         finally:
-            self._close()
+            self._close()  # after the reader thread is done with the log
 
     def _outcome(self, timed_out: bool, timeout_s: float) -> ReplayOutcome:
         if self._status.exists():
@@ -199,6 +198,12 @@ class ChildReplay:
         )
 
     def _close(self) -> None:
+        for pipe in (self._proc.stdin, self._proc.stdout) if hasattr(self, "_proc") else ():
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
         self._log.close()
         self._tmp.cleanup()
 
