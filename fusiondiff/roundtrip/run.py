@@ -115,9 +115,9 @@ def roundtrip(
     of one torchrun session: several files, or a folder of ``NAME.rank<N>.json``) into
     ``directory``; see the module docstring. ``devices`` defaults to :func:`visible_devices`,
     ``replay`` to :func:`replay_in_child`. With ``prestart`` (and a ``replay`` that can start ahead,
-    as the real one can), each worker starts its next replay process while one runs; without it, each
-    process starts in its turn, so nothing else runs on the host while a replay is timed. On Ctrl-C, the replays running are stopped, what finished
-    is kept, the merged capture and diff are written of it, and the result says ``interrupted``."""
+    as the real one can), each worker starts its next replay process while one runs; without it,
+    each process starts in its turn. On Ctrl-C, the replays running are stopped, what finished is
+    kept, the merged capture and diff are written of it, and the result says ``interrupted``."""
     if batch < 1:
         raise FusionDiffError("--batch needs a number of scripts per process, 1 or more")
     directory = Path(directory)
