@@ -109,6 +109,8 @@ def test_round_trip_writes_merged_replay_diff_and_summary(live: Path, tmp_path: 
     assert "isolation: a fresh process per fusion" in text
     assert "13 live fusion record(s), 11 distinct" in text
     assert any("11/11 done" in line for line in lines)
+    assert lines[-1].startswith("fusiondiff roundtrip: [" + "#" * 20 + "] 11/11 done")
+    assert any("[" + "#" * 9 + "." * 11 + "] 5/11 done" in line for line in lines)
     assert next(r for r in result.rows if r.index == 9).note == "replay of #6"
     assert any("left" in line for line in lines[1:-1])  # an ETA while work remains
 
@@ -220,7 +222,7 @@ def test_cli_roundtrip(
     assert code == 0, err
     assert "a fresh process per batch of 6 fusions" in out
     assert "... 10 more fusion(s) not shown" in out
-    assert "fusiondiff roundtrip: 11/11 done" in err
+    assert "fusiondiff roundtrip: [####################] 11/11 done" in err
 
 
 def test_ctrl_c_keeps_what_finished_and_a_rerun_resumes(live: Path, tmp_path: Path) -> None:

@@ -389,7 +389,10 @@ class _Work:
         left = max(self.total - done, 0)
         eta = "" if done == 0 or left == 0 else f", about {_duration(elapsed / done * left)} left"
         failed = f" ({len(self.failures)} failed)" if self.failures else ""
-        self.progress(f"fusiondiff roundtrip: {done}/{self.total} done{failed}, {_duration(elapsed)} elapsed{eta}")
+        self.progress(
+            f"fusiondiff roundtrip: {_bar(done, self.total)} {done}/{self.total} done{failed}, "
+            f"{_duration(elapsed)} elapsed{eta}"
+        )
 
 
 def _moved_log(f: FusionRecord, output: Path, replays_dir: Path) -> Any:
@@ -398,6 +401,13 @@ def _moved_log(f: FusionRecord, output: Path, replays_dir: Path) -> Any:
         return f.failure
     log = output.parent / f.failure.log_file
     return dataclasses.replace(f.failure, log_file=os.path.relpath(log, replays_dir))
+
+
+def _bar(done: int, total: int, width: int = 20) -> str:
+    """``[########............]``: one line per replay, so the log of a run reads like a bar
+    that fills (the replays' own lines come between, so it is not redrawn in place)."""
+    filled = width * done // total if total else width
+    return "[" + "#" * filled + "." * (width - filled) + "]"
 
 
 def _duration(seconds: float) -> str:
