@@ -226,7 +226,7 @@ def _traceback_in(log_file: str | None, status: str) -> str:
 
 def _import_frontends() -> None:
     """Import torch and nvFuser's frontend now: about half of a fresh process's start, and neither
-    creates a CUDA context (measured on the H200: tests/data/roundtrip_deep/same_machine). A missing
+    creates a CUDA context (on the H200: tests/data/roundtrip_deep/same_machine/import_probe.log). A missing
     one is left for the script's own import to report."""
     import importlib
 
