@@ -30,8 +30,6 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from deepdiff import DeepDiff
-
 from fusiondiff.diff.model import Category, PropertyChange
 from fusiondiff.model import Capture, FusionRecord, KernelRecord, to_jsonable
 
@@ -89,6 +87,10 @@ _FUSION_CATEGORIES: dict[str, Category] = {
 
 def _deep_changes(view_a: dict[str, Any], view_b: dict[str, Any]) -> Iterable[list[Any]]:
     """Paths (as key lists) of every difference DeepDiff finds between two JSON-able views."""
+    # imported here: deepdiff (and pandas, which it imports) cost about 0.3 s, and only records
+    # that differ get this far
+    from deepdiff import DeepDiff
+
     tree = DeepDiff(view_a, view_b, view="tree", ignore_numeric_type_changes=True, verbose_level=2)
     for levels in tree.values():
         for level in levels:
