@@ -287,6 +287,11 @@ class FusionRecord:
         return f"{self.trace or 'script'}/{self.name}/{self.definition_hash[:12]}"
 
 
+def traced_name(name: str, trace: str | None) -> str:
+    """How every output names a fusion: ``nvFusion0 [forward]``, or the bare name outside a trace."""
+    return f"{name} [{trace}]" if trace else name
+
+
 @dataclass(frozen=True)
 class Environment:
     """Where a capture was recorded."""

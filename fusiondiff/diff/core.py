@@ -25,7 +25,7 @@ from fusiondiff.diff.model import (
 from fusiondiff.diff.rules_setup import capture_warnings
 from fusiondiff.diff.stats import MIN_SAMPLES, compare_timings
 from fusiondiff.errors import DiffError
-from fusiondiff.model import Capture, FusionRecord
+from fusiondiff.model import Capture, FusionRecord, traced_name
 from fusiondiff.store import collector_paused, load_capture
 
 
@@ -131,7 +131,7 @@ def _timing_verdicts(
 
 
 def _name(f: FusionRecord) -> str:
-    return f"{f.name} [{f.trace}]" if f.trace else f.name
+    return traced_name(f.name, f.trace)
 
 
 def _pair_labels(records: Sequence[tuple[FusionRecord, FusionRecord]]) -> list[str]:

@@ -32,6 +32,7 @@ from fusiondiff.model import (
     FusionRecord,
     Segmentation,
     Timing,
+    traced_name,
 )
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress, silent
@@ -479,9 +480,8 @@ class Recorder:
             )
         )
         pending.copies = None
-        where = f" [{record.trace}]" if record.trace else ""
         self.progress(
-            f"fusiondiff: {record.name}{where}: {len(kernels)} kernel(s), "
+            f"fusiondiff: {traced_name(record.name, record.trace)}: {len(kernels)} kernel(s), "
             f"{noise_summary(timing.samples_ns)} over {timing.count} {self.protocol.l2_mode}-L2 samples"
         )
 

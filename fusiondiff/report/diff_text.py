@@ -8,7 +8,7 @@ from typing import Any
 
 from fusiondiff.diff.model import DiffResult, Finding, FusionPair, TimingVerdict
 from fusiondiff.escape import printable
-from fusiondiff.model import to_jsonable
+from fusiondiff.model import to_jsonable, traced_name
 from fusiondiff.units import p_value, ratio, us
 
 MAX_FUSION_ROWS = 20
@@ -201,14 +201,13 @@ def render_diff_text(result: DiffResult) -> str:
     if section:
         lines += [*section, ""]
     if result.b_replays_subset:
-        names = [f"{u.name} [{u.trace}]" if u.trace else u.name for u in result.not_replayed[:MAX_UNMATCHED]]
+        names = [traced_name(u.name, u.trace) for u in result.not_replayed[:MAX_UNMATCHED]]
         lines += [f"not replayed by B ({len(result.not_replayed)} fusion(s) of A)", *_wrap(names, "  ")]
         lines += [*_more_line(len(result.not_replayed), _ROUNDTRIP_HINT if _from_roundtrip(result) else ""), ""]
     elif result.unmatched:
         lines.append("unmatched fusions")
         for u in result.unmatched[:MAX_UNMATCHED]:
-            where = f" [{u.trace}]" if u.trace else ""
-            lines.append(f"  {u.side}: {u.name}{where} ({us(u.median_ns)} us median): {u.reason}")
+            lines.append(f"  {u.side}: {traced_name(u.name, u.trace)} ({us(u.median_ns)} us median): {u.reason}")
         lines += [*_more_line(len(result.unmatched)), ""]
     if result.findings:
         lines.append("findings, ranked: failures first, then by the time they explain (each gap counted once)")

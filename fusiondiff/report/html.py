@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from fusiondiff.model import Capture
+from fusiondiff.model import Capture, traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
@@ -185,7 +185,7 @@ def _unmatched(report: DiffReport) -> str:
     if not result.unmatched:
         return ""
     if result.b_replays_subset:
-        names = ", ".join(f"{u.name} [{u.trace}]" if u.trace else u.name for u in result.not_replayed)
+        names = ", ".join(traced_name(u.name, u.trace) for u in result.not_replayed)
         return f"<h2>Not replayed by B</h2><p>{len(result.not_replayed)} fusion(s) of A: {_e(names)}</p>"
     rows = [
         f'<tr><td>{_e(u.side)}</td><td>{_e(u.name)}</td><td>{_e(u.trace or "-")}</td><td class="num">{c.us(u.median_ns)}</td><td>{_e(u.reason)}</td></tr>'
@@ -338,7 +338,7 @@ def capture_html(capture: Capture, path: str | None = None) -> str:
     items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in head)
     rows = []
     for f in capture.fusions:
-        name = f"{f.name} [{f.trace}]" if f.trace else f.name
+        name = traced_name(f.name, f.trace)
         inputs = "; ".join(c.input_text(t) for t in f.inputs)
         rows.append(
             f'<tr class="fusion"><td>{_e(name)}</td><td class="num">{c.us(f.timing.median_ns)}</td><td class="num">{c.us(f.timing.iqr_ns)}</td>'

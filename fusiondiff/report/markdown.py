@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fusiondiff.model import traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
@@ -119,7 +120,7 @@ def _unmatched(report: DiffReport) -> list[str]:
     if not result.unmatched:
         return []
     if result.b_replays_subset:
-        names = ", ".join(f"{u.name} [{u.trace}]" if u.trace else u.name for u in result.not_replayed)
+        names = ", ".join(traced_name(u.name, u.trace) for u in result.not_replayed)
         return ["### Not replayed by B", "", f"{len(result.not_replayed)} fusion(s) of A: {names}", ""]
     rows = [(u.side, u.name, u.trace or "-", c.us(u.median_ns), u.reason) for u in result.unmatched]
     return ["### Unmatched fusions", "", *table(["side", "fusion", "trace", "median (us)", "why"], rows, "lllrl"), ""]

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from fusiondiff.diff.model import FusionPair, KernelPair, TimingVerdict
-from fusiondiff.model import Capture, FusionRecord, KernelRecord
+from fusiondiff.model import Capture, FusionRecord, KernelRecord, traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report.interface import DiffReport, Renderer
 from fusiondiff.report.occupancy import occupancy
@@ -175,7 +175,7 @@ def _fusion_events(
         events.extend(_sm_events(side, kernel, capture, cursor, dur))
         cursor += dur
     length = cursor - start_ns
-    name = f"{fusion.name} [{fusion.trace}]" if fusion.trace else fusion.name
+    name = traced_name(fusion.name, fusion.trace)
     events.append(
         {
             "ph": "X",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fusiondiff.escape import printable
-from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig
+from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig, traced_name
 from fusiondiff.units import us
 
 
@@ -92,16 +92,15 @@ def render_capture_text(
         lines.append(f"  warning: {w}")
     fusions = capture.fusions if max_fusions is None else capture.fusions[:max_fusions]
     for i, f in enumerate(fusions):
-        where = f" [{f.trace}]" if f.trace else ""
         segs = "+".join(f.segmentation.schedulers) or "-"
         if f.failure is not None:
             log = f" (full output: {f.failure.log_file})" if f.failure.log_file else ""
             lines.append(
-                f"  #{i} {f.name}{where}  FAILED, {f.failure.kind.replace('_', ' ')}: {f.failure.message}{log}"
+                f"  #{i} {traced_name(f.name, f.trace)}  FAILED, {f.failure.kind.replace('_', ' ')}: {f.failure.message}{log}"
             )
         else:
             lines.append(
-                f"  #{i} {f.name}{where}  {us(f.timing.median_ns)} us median over {f.timing.count} samples, "
+                f"  #{i} {traced_name(f.name, f.trace)}  {us(f.timing.median_ns)} us median over {f.timing.count} samples, "
                 f"{len(f.kernels)} kernel(s), segments {segs}, called {f.call_count}x"
             )
         lines.append(f"    inputs: {_inputs_line(f)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 
+from fusiondiff.model import traced_name
 from fusiondiff.roundtrip.plan import device_words
 from fusiondiff.roundtrip.records import RoundTripResult
 
@@ -37,7 +38,7 @@ def render_summary(result: RoundTripResult, top: int | None = None) -> str:
     lines += ["", "fusions, ranked by time nothing recorded explains (per call):", header]
     shown = result.rows if top is None else result.rows[:top]
     for r in shown:
-        label = f"{r.name} [{r.trace}]" if r.trace else r.name
+        label = traced_name(r.name, r.trace)
         gap = "-" if math.isnan(r.gap_ns) else f"{r.gap_ns / 1000:+.2f}"
         # of several ranks: r1#3 is fusion #3 of rank 1's own capture
         position = f"#{r.index}" if r.rank is None else f"r{r.rank}#{r.rank_index}"
