@@ -39,8 +39,8 @@ _TOKEN_ENV = "FUSIONDIFF_ROUNDTRIP_RUN"
 """Set in every replay process of one round trip, so Ctrl-C can stop exactly those."""
 
 
-class PendingReplay(Protocol):
-    """A replay process started ahead of its turn (:func:`fusiondiff.replay.runner.start_replay`)."""
+class StartedReplay(Protocol):
+    """A replay process started ahead of its turn (as :class:`fusiondiff.replay.runner.PendingReplay`)."""
 
     def run(self) -> Any:
         """Let it run; raises :class:`ReplayError` as a :data:`ReplayFunction` does."""
@@ -49,11 +49,16 @@ class PendingReplay(Protocol):
         """Stop it unused."""
 
 
+StartAhead = Callable[[Sequence[str], Path, "str | None"], StartedReplay]
+"""``start(scripts, output, device)``: start the replay process of ``scripts`` now, to run in its
+turn (:meth:`ChildReplays.start`)."""
+
+
 class ChildReplays:
     """The real replay (a :data:`ReplayFunction`): :func:`fusiondiff.replay.runner.replay_scripts`
     in a fresh child process that sees only ``device``. :meth:`start` starts such a process ahead
     of its turn: it imports torch and nvFuser while the replay before it runs, and touches the GPU
-    only when :meth:`PendingReplay.run` is called."""
+    only when :meth:`StartedReplay.run` is called."""
 
     def __init__(
         self, options: RecordingOptions | None = None, timeout_s: float = 900.0, token: str | None = None
@@ -79,7 +84,7 @@ class ChildReplays:
             child_env=self._env(device),
         )
 
-    def start(self, scripts: Sequence[str], output: Path, device: str | None) -> PendingReplay:
+    def start(self, scripts: Sequence[str], output: Path, device: str | None) -> StartedReplay:
         from fusiondiff.replay.runner import start_replay
 
         return start_replay(
@@ -144,8 +149,8 @@ def roundtrip(
         f"({device_words(devices)}), {isolation}"
     )
 
-    ahead = prestart and callable(getattr(replay, "start", None))
-    work = _Work(pending, batch, devices, replay, scripts, replays_dir, logs_dir, progress, clock, ahead)
+    start_ahead: StartAhead | None = getattr(replay, "start", None) if prestart else None
+    work = _Work(pending, batch, devices, replay, scripts, replays_dir, logs_dir, progress, clock, start_ahead)
     interrupted = False
     try:
         work.run()
@@ -163,7 +168,7 @@ def roundtrip(
     result = finish(
         capture, sources, directory, distinct, isolation, devices, work.replayed, resumed, not_replayed, interrupted
     )
-    return dataclasses.replace(result, processes=tuple(work.processes), started_ahead=ahead)
+    return dataclasses.replace(result, processes=tuple(work.processes), started_ahead=start_ahead is not None)
 
 
 def _write_scripts(
@@ -225,9 +230,10 @@ class _Work:
         logs_dir: Path,
         progress: Progress,
         clock: Callable[[], float],
-        ahead: bool = False,
+        start_ahead: StartAhead | None = None,
     ) -> None:
-        self.ahead = ahead
+        self.start_ahead = start_ahead
+        """Starts a replay process ahead of its turn; None: each starts in its turn."""
         self.queue: queue.Queue[list[DistinctFusion]] = queue.Queue()
         for group in batches(pending, batch):
             self.queue.put(group)
@@ -275,7 +281,7 @@ class _Work:
             thread.join(timeout=30)
 
     def _worker(self, device: str | None) -> None:
-        spare: tuple[list[DistinctFusion], PendingReplay] | None = None
+        spare: tuple[list[DistinctFusion], StartedReplay] | None = None
         try:
             while not self.stopping.is_set():
                 if spare is not None:
@@ -298,12 +304,11 @@ class _Work:
             if spare is not None:  # stopped before its turn: not replayed, a rerun does it
                 spare[1].cancel()
 
-    def _start_spare(self, device: str | None) -> tuple[list[DistinctFusion], PendingReplay] | None:
+    def _start_spare(self, device: str | None) -> tuple[list[DistinctFusion], StartedReplay] | None:
         """Start this worker's next replay process now, so its imports overlap the replay about to
         run. At the end of the queue a worker may hold the last batch while another has none: the
         one held has its imports done, so it still ends about when a cold start elsewhere would."""
-        start = getattr(self.replay, "start", None)
-        if not self.ahead or start is None or self.stopping.is_set():
+        if self.start_ahead is None or self.stopping.is_set():
             return None
         try:
             group = self.queue.get_nowait()
@@ -311,7 +316,7 @@ class _Work:
             return None
         output = self._output_for(group)
         try:
-            return group, start([str(self.scripts[d.index]) for d in group], output, device)
+            return group, self.start_ahead([str(self.scripts[d.index]) for d in group], output, device)
         except ReplayError:
             self.queue.put(group)  # it could not start ahead: it runs in its turn, and says why
             return None
@@ -322,7 +327,7 @@ class _Work:
         return output
 
     def _run_batch(
-        self, group: list[DistinctFusion], device: str | None, pending: PendingReplay | None = None
+        self, group: list[DistinctFusion], device: str | None, pending: StartedReplay | None = None
     ) -> list[DistinctFusion]:
         """Replay one batch (``pending``: in the process already started for it), keep each
         fusion's replay; returns the fusions to retry alone."""
