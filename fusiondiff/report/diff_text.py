@@ -175,8 +175,9 @@ _ROUNDTRIP_HINT = "; `fusiondiff roundtrip` pairs every live record with its dis
 
 
 def _from_roundtrip(result: DiffResult) -> bool:
-    """B is the merged replay ``fusiondiff roundtrip`` wrote: its capture's source says so, and
-    ``source_b`` reads ``PATH (SOURCE)`` (:func:`fusiondiff.diff.core.describe_source`)."""
+    """B is the merged replay ``fusiondiff roundtrip`` wrote: its capture's source is
+    ``roundtrip of LIVE: N script(s)`` (:func:`fusiondiff.roundtrip.results.finish`; a test diffs a
+    fresh one), and ``source_b`` reads ``PATH (SOURCE)`` (:func:`fusiondiff.diff.core.describe_source`)."""
     return "(roundtrip of " in (result.source_b or "")
 
 
