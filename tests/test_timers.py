@@ -189,7 +189,7 @@ def test_an_unknown_subscriber_found_by_the_probe_refuses_the_nvfuser_timer():
 
 
 def test_a_running_torch_profiler_refuses_the_nvfuser_timer(monkeypatch: pytest.MonkeyPatch):
-    import torch
+    torch = pytest.importorskip("torch")
 
     monkeypatch.setattr(torch.autograd.profiler, "_is_profiler_enabled", True)
     with pytest.raises(ProfilerError, match="a torch profiler is running"):
@@ -197,6 +197,7 @@ def test_a_running_torch_profiler_refuses_the_nvfuser_timer(monkeypatch: pytest.
 
 
 def test_watch_notes_a_torch_profiler_started_by_the_session(monkeypatch: pytest.MonkeyPatch):
+    pytest.importorskip("torch")
     import torch.autograd.profiler as autograd_profiler
 
     hook = autograd_profiler._run_on_profiler_start
