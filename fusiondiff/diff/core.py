@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from fusiondiff.definition import canonical_definition
 from fusiondiff.diff.compare import RecordComparer, compare_captures, definition_diff
 from fusiondiff.diff.context import RuleContext
+from fusiondiff.diff.devices import on_own_device_of
 from fusiondiff.diff.findings import find_findings
 from fusiondiff.diff.match import FusionMatch, KernelMatch, match_fusions, match_kernels
 from fusiondiff.diff.model import (
@@ -50,7 +51,8 @@ def diff(
     source_b: str | None = None,
 ) -> DiffResult:
     """Compare two captures: pair fusions and kernels, compare their properties and timings, and
-    rank the findings that explain the gap. Raises :class:`DiffError` if a capture has no fusions."""
+    rank the findings that explain the gap. B's fusions on B's own GPU are compared as if on A's
+    (:mod:`fusiondiff.diff.devices`): a device index is where a capture ran. Raises :class:`DiffError` if a capture has no fusions."""
     for side, capture, source in (("A", a, source_a), ("B", b, source_b)):
         if not capture.fusions:
             raise DiffError(
@@ -72,6 +74,7 @@ def _diff(
     source_a: str | None,
     source_b: str | None,
 ) -> DiffResult:
+    b = on_own_device_of(b, a)  # B's own GPU index is where it ran, not a difference from A's
     matches, left_overs = match_fusions(a.fusions, b.fusions)
     records = [(a.fusions[m.index_a], b.fusions[m.index_b]) for m in matches]
     # a failed execution launched nothing that was recorded: its kernels are not compared

@@ -49,7 +49,6 @@ def finish(
     not_replayed: dict[int, str],
     interrupted: bool,
 ) -> RoundTripResult:
-    from fusiondiff.diff.ranks import on_reference_device, own_device
     from fusiondiff.store import check_not_input, save_capture, write_text
 
     lives = [s.path for s in sources]
@@ -83,24 +82,23 @@ def finish(
                 for f in (capture.fusions[d.index],)
             ),
         )
-        # the replay ran on the worker's GPU (cuda:0 of its CUDA_VISIBLE_DEVICES): the device the
-        # live rank ran on is where it ran, not a property of the fusion
-        compared = on_reference_device(merged, own_device(merged), own_device(subset))
         from fusiondiff.diff.core import describe_source, diff
         from fusiondiff.report.interface import DiffReport
         from fusiondiff.report.paths import display_paths
         from fusiondiff.report.record import dumps_diff_record
 
         result = diff(
+            # the replay ran on the worker's GPU (cuda:0 of its CUDA_VISIBLE_DEVICES), which the
+            # differ describes as the live rank's own device: where it ran is not a property
             subset,
-            compared,
+            merged,
             source_a=describe_source(label if several else lives[0], capture),
             source_b=describe_source(replay_path, merged),
         )
         diff_path = directory / "diff.json"
         check_not_input(diff_path, lives)
         path_a, path_b = display_paths([lives[0], replay_path])
-        write_text(diff_path, dumps_diff_record(DiffReport(result, subset, compared, path_a, path_b)))
+        write_text(diff_path, dumps_diff_record(DiffReport(result, subset, merged, path_a, path_b)))
     rows = _rows(capture, distinct, have, result, merged, rep_of_stem, not_replayed, sources)
     return RoundTripResult(
         live=label if several else str(lives[0]),
