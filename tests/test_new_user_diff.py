@@ -38,3 +38,45 @@ def test_a_plain_diff_of_two_ranks_ranks_the_planted_offset_first_as_ranks_does(
     # the same diff: the verdict of rank 1 in `ranks` is the verdict line of the plain diff
     verdict = plain.stdout.split("verdict: ", 1)[1].splitlines()[0]
     assert f"rank 1: {verdict}" in ranks.stdout
+
+
+LLAMA3 = DATA / "fidelity" / "llama3"
+
+
+def diff_record(a: Path, b: Path) -> dict:
+    import json
+
+    result = fusiondiff("diff", a, b, "--format", "json")
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout)
+
+
+def test_fusions_of_one_definition_pair_with_the_script_written_for_them():
+    """Item 2: nvFusion2, 6 and 10 of the llama3 step share a definition and inputs (RMSNorm of three
+    layers); each is paired with the replay of its own script, forward_nvFusion<N>.py."""
+    record = diff_record(LLAMA3 / "live.json", LLAMA3 / "replay.json")
+    pairs = record["diff"]["pairs"]
+    assert len(pairs) == 26
+    live = record["captures"]["A"]["fusions"]
+    replay = record["captures"]["B"]["fusions"]
+    for pair in pairs:
+        a, b = live[pair["index_a"]], replay[pair["index_b"]]
+        assert b["name"] == f"{a['trace']}_{a['name']}:fusion0", pair["label"]
+    assert "same definition as" not in fusiondiff("diff", LLAMA3 / "live.json", LLAMA3 / "replay.json").stdout
+
+
+def test_fusions_of_one_definition_paired_by_order_say_so(tmp_path):
+    """Item 2: where nothing but the graph tells same-definition fusions apart, the label says the
+    pairing is by definition. B is the recorded llama3 replay with every fusion renamed ``fusion<i>``
+    (a SYNTHETIC change: as a replay of scripts that carry no fusion names would name them)."""
+    import json
+
+    data = json.loads((LLAMA3 / "replay.json").read_text())
+    for i, f in enumerate(data["fusions"]):
+        f["name"] = f"fusion{i}"
+    renamed = tmp_path / "replay.json"
+    renamed.write_text(json.dumps(data))
+    labels = [p["label"] for p in diff_record(LLAMA3 / "live.json", renamed)["diff"]["pairs"]]
+    shared = [label for label in labels if label.startswith(("nvFusion2 ", "nvFusion6 ", "nvFusion10 "))]
+    assert len(shared) == 3 and all(", same definition as fusion" in label for label in shared), shared
+    assert "nvFusion0 [forward] vs fusion13" in labels, "a definition no other fusion has is paired as before"

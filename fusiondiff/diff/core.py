@@ -87,7 +87,7 @@ def _diff(
     pairs = tuple(
         _fusion_pair(comparer, fa, fb, m, km, label, fv, kv)
         for (fa, fb), m, km, label, fv, kv in zip(
-            records, matches, kernel_matches, _pair_labels(records), fusion_verdicts, kernel_verdicts
+            records, matches, kernel_matches, _pair_labels(records, matches), fusion_verdicts, kernel_verdicts
         )
     )
     unmatched = tuple(
@@ -137,13 +137,17 @@ def _name(f: FusionRecord) -> str:
     return traced_name(f.name, f.trace)
 
 
-def _pair_labels(records: Sequence[tuple[FusionRecord, FusionRecord]]) -> list[str]:
-    """``nvFusion0 [forward]`` when both sides agree, else ``nvFusion0 [forward] vs fusion0``;
-    a repeated label gets ``#2``, ``#3``... so every label names one pair."""
+def _pair_labels(records: Sequence[tuple[FusionRecord, FusionRecord]], matches: Sequence[FusionMatch]) -> list[str]:
+    """``nvFusion0 [forward]`` when both sides agree, else ``nvFusion0 [forward] vs fusion0``, or
+    ``nvFusion6 [forward], same definition as fusion18`` where only capture order paired it among
+    fusions of one definition; a repeated label gets ``#2``, ``#3``... so every label names one pair."""
     labels = []
     seen: Counter[str] = Counter()
-    for fa, fb in records:
-        label = _name(fa) if _name(fa) == _name(fb) else f"{_name(fa)} vs {_name(fb)}"
+    for (fa, fb), match in zip(records, matches):
+        if _name(fa) == _name(fb):
+            label = _name(fa)
+        else:
+            label = f"{_name(fa)}{', same definition as' if match.by_order else ' vs'} {_name(fb)}"
         seen[label] += 1
         labels.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
     return labels
