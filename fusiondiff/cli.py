@@ -254,10 +254,13 @@ def build_parser() -> argparse.ArgumentParser:
         "Paths in the report are relative to the captures' folder.",
     )
     p.add_argument("inputs", nargs="+", metavar="FILE", help="two captures (A B), or one diff record (.json)")
+    from fusiondiff.report import FORMATS, suffix_help
+
     p.add_argument(
         "--format",
-        default=None,
-        help="md, html, perfetto, json or text (default: from -o's suffix: .md, .html, .json for the diff record; else text)",
+        choices=FORMATS,
+        help=f"what to write (default: from -o's file name: {suffix_help()}, each also with .gz for a gzipped "
+        "file; without -o, text)",
     )
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
     g = p.add_argument_group("narrowing (the verdict then speaks of the fusions shown)")
@@ -444,8 +447,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 def timer_outputs(output: str) -> dict[str, str]:
     """Where ``replay --timer both`` writes each timer's capture: OUTPUT for kineto, OUTPUT with
     ``.nvfuser.json`` for nvfuser."""
-    stem = output[: -len(".json")] if output.endswith(".json") else output
-    return {"kineto": output, "nvfuser": f"{stem}.nvfuser.json"}
+    stem, gz = (output[: -len(".gz")], ".gz") if output.endswith(".gz") else (output, "")
+    stem = stem.removesuffix(".json")
+    return {"kineto": output, "nvfuser": f"{stem}.nvfuser.json{gz}"}
 
 
 def _cmd_timers(args: argparse.Namespace) -> int:
@@ -516,19 +520,12 @@ def _cmd_ranks(args: argparse.Namespace) -> int:
     return result.exit_code(strict=args.strict)
 
 
-_SUFFIX_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json", ".txt": "text"}
-
-
 def _cmd_report(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from fusiondiff.report import FORMATS, get_renderer
+    from fusiondiff.report import format_for_path, get_renderer
     from fusiondiff.report.record import open_report
     from fusiondiff.store import check_not_input, write_text
 
-    name = args.format or _SUFFIX_FORMATS.get(Path(args.output).suffix.lower() if args.output else "", "text")
-    if name not in FORMATS:
-        raise FusionDiffError(f"unknown --format {name!r}; choose one of {', '.join(FORMATS)}")
+    name = args.format or (format_for_path(args.output) if args.output else "text")
     from fusiondiff.report.filters import Selection, select
 
     renderer = get_renderer(name)

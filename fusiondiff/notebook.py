@@ -148,15 +148,14 @@ class DiffView:
         return render(format, self.report)
 
     def save(self, path: str | os.PathLike[str], format: str | None = None) -> Path:  # noqa: A002
-        """Write the report; the format follows the suffix (``.md``, ``.html``, ``.json`` for the
-        diff record) unless given (``perfetto``)."""
+        """Write the report; the format follows the file name as on the command line
+        (:func:`fusiondiff.report.format_for_path`: ``.md``, ``.html``, ``.json`` for the diff
+        record, ``.perfetto.json``...) unless given; a name ending in ``.gz`` is gzipped."""
+        from fusiondiff.report import format_for_path
+        from fusiondiff.store import write_text
+
         path = Path(path)
-        name = format or {".md": "md", ".html": "html", ".json": "json", ".txt": "text"}.get(path.suffix.lower())
-        if name is None:
-            raise ReportError(
-                f"cannot tell the format from {path.name}: give format='md', 'html', 'json', 'perfetto' or 'text'"
-            )
-        path.write_text(self.render(name), encoding="utf-8")
+        write_text(path, self.render(format or format_for_path(path)))
         return path
 
     def to_dataframe(self, table: DiffTable = "fusions") -> pandas.DataFrame:

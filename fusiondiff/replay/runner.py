@@ -54,8 +54,10 @@ def expand_scripts(paths: Sequence[str]) -> list[str]:
 
 
 def log_path_for(output: str | os.PathLike[str]) -> Path:
-    """Where the replay keeps the child's whole output: beside the capture, ``.log``."""
-    return Path(output).with_suffix(".log")
+    """Where the replay keeps the child's whole output: beside the capture, ``.log`` (``replay.log``
+    for ``replay.json`` and ``replay.json.gz``)."""
+    path = Path(output)
+    return path.with_name(path.name.removesuffix(".gz")).with_suffix(".log")
 
 
 def _kill_group(pgid: int, sig: int) -> None:

@@ -8,8 +8,6 @@ from fusiondiff.report.interface import DiffReport, Renderer
 
 class TextRenderer(Renderer):
     name = "text"
-    suffix = ".txt"
-    description = "the terminal summary: verdict, fusions, ranked findings"
 
     def render(self, report: DiffReport) -> str:
         from fusiondiff.report.diff_text import render_diff_text
@@ -20,8 +18,6 @@ class TextRenderer(Renderer):
 
 class JsonRenderer(Renderer):
     name = "json"
-    suffix = ".json"
-    description = "the diff record: diff, both environments and protocols, samples, captures"
 
     def render(self, report: DiffReport) -> str:
         from fusiondiff.report.interface import ReportError

@@ -361,8 +361,6 @@ def capture_html(capture: Capture, path: str | None = None) -> str:
 
 class HtmlRenderer(Renderer):
     name = "html"
-    suffix = ".html"
-    description = "one self-contained HTML page with plots (works offline)"
 
     def render(self, report: DiffReport) -> str:
         return render_html(report)

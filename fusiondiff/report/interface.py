@@ -1,8 +1,8 @@
 """What every report renderer takes and gives: one :class:`DiffReport` in, one text out.
 
-A renderer is a class with a ``name``, a file ``suffix`` and a pure ``render(report) -> str``
-(pip-audit's format classes and pyinstrument's renderers are the models). The registry by name
-is in :mod:`fusiondiff.report`. Renderers choose words and units; the records keep numbers.
+A renderer is a class with a ``name`` (its entry in the table of formats, which also holds its file
+suffixes) and a pure ``render(report) -> str`` (pip-audit's format classes and pyinstrument's
+renderers are the models). The table and the registry by name are in :mod:`fusiondiff.report`. Renderers choose words and units; the records keep numbers.
 """
 
 from __future__ import annotations
@@ -64,11 +64,15 @@ class Renderer(ABC):
     """Turns a :class:`DiffReport` into one text (Markdown, HTML, JSON...). Never prints."""
 
     name: str
-    """The ``--format`` value that selects it."""
-    suffix: str
-    """File suffix of what it writes (``.md``)."""
-    description: str
-    """One line for ``--help``."""
+    """The ``--format`` value that selects it: its entry in :data:`fusiondiff.report.REPORT_FORMATS`,
+    the one table of formats, file suffixes and descriptions."""
+
+    @property
+    def suffix(self) -> str:
+        """File suffix of what it writes (``.md``), from the table of formats."""
+        from fusiondiff.report import report_format
+
+        return report_format(self.name).suffixes[0]
 
     @abstractmethod
     def render(self, report: DiffReport) -> str:

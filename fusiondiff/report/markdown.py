@@ -209,8 +209,6 @@ def render_markdown(report: DiffReport) -> str:
 
 class MarkdownRenderer(Renderer):
     name = "md"
-    suffix = ".md"
-    description = "Markdown to paste into a GitHub issue"
 
     def render(self, report: DiffReport) -> str:
         return render_markdown(report)

@@ -272,8 +272,6 @@ def render_perfetto(report: DiffReport) -> str:
 
 class PerfettoRenderer(Renderer):
     name = "perfetto"
-    suffix = ".json"
-    description = "Chrome trace-event JSON for ui.perfetto.dev: both sides on one timeline, derived per-SM view"
 
     def render(self, report: DiffReport) -> str:
         return render_perfetto(report)

@@ -1,0 +1,103 @@
+"""What a new user met with the commands themselves (issue #23, section 2), each through the real
+command line in a fresh process: gzipped captures, the live side's packages, ``--fusion``, output
+formats and help texts."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data"
+GEMMA = DATA / "roundtrip_gemma"
+
+
+def fusiondiff(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m fusiondiff ARGS`` in a fresh process."""
+    command = [sys.executable, "-m", "fusiondiff", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def one_line_error(result: subprocess.CompletedProcess[str], command: str) -> str:
+    """The command failed with exit 2 and exactly one line on stderr, no traceback; that line."""
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"fusiondiff {command}: error: "), result.stderr
+    return lines[0]
+
+
+def test_the_bundled_gzipped_captures_are_read_and_a_gzip_output_is_written(tmp_path):
+    """Item 3: ``roundtrip_gemma/*.json.gz`` are read like plain captures; ``-o x.json.gz`` writes gzip."""
+    shown = fusiondiff("show", GEMMA / "live.json.gz", "--top", "1")
+    assert shown.returncode == 0, shown.stderr
+    assert "--model gemma-2-2b" in shown.stdout
+    out = tmp_path / "diff.json.gz"
+    diffed = fusiondiff("diff", GEMMA / "live.json.gz", GEMMA / "replay.json.gz", "--json", out)
+    assert diffed.returncode == 0, diffed.stderr
+    assert "same speed: all 27 matched fusion(s) SAME" in diffed.stdout
+    assert json.loads(gzip.decompress(out.read_bytes()))["diff"]["pairs"]
+    report = tmp_path / "report.json.gz"
+    made = fusiondiff("report", GEMMA / "live.json.gz", GEMMA / "replay.json.gz", "-o", report)
+    assert made.returncode == 0, made.stderr
+    assert json.loads(gzip.decompress(report.read_bytes()))["record"] == "fusiondiff diff"
+
+
+def _gzip_of_zeros(path: Path, mib: int, forged_size: int | None = None) -> None:
+    """A gzip member of ``mib`` MiB of zeros, written in pieces; ``forged_size`` replaces the size
+    its trailer states (a bomb that lies about its size)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    chunk = bytes(2**20)
+    parts = [packer.compress(chunk) for _ in range(mib)]
+    data = b"".join(parts) + packer.flush()
+    if forged_size is not None:
+        data = data[:-4] + forged_size.to_bytes(4, "little")
+    path.write_bytes(data)
+
+
+def test_a_gzip_bomb_is_refused_in_one_line(tmp_path):
+    """Item 3: the bound on a capture (512 MiB) holds for what a gzip file decompresses to, also when
+    its trailer states a small size."""
+    bomb = tmp_path / "bomb.json.gz"
+    _gzip_of_zeros(bomb, 513)
+    assert bomb.stat().st_size < 2**20
+    line = one_line_error(fusiondiff("show", bomb), "show")
+    assert "decompresses to more than 512 MiB" in line
+    _gzip_of_zeros(bomb, 513, forged_size=1000)
+    line = one_line_error(fusiondiff("show", bomb), "show")
+    assert "decompresses to more than 512 MiB" in line
+    damaged = tmp_path / "damaged.json.gz"
+    damaged.write_bytes(gzip.compress(b'{"kind": "live"')[:-12])
+    assert "not a fusiondiff capture" in one_line_error(fusiondiff("show", damaged), "show")
+
+
+OFFSET = (DATA / "offset" / "live.json", DATA / "offset" / "replay_nvfuser.json")
+
+
+def test_the_report_format_follows_one_table_of_suffixes_and_an_unknown_one_is_an_error(tmp_path):
+    """Item 9: ``-o x.pdf`` wrote text and said ``wrote x.pdf (text)``; perfetto and json both took
+    ``.json``. Now: one line naming the formats; ``.perfetto.json`` is a trace, ``.json`` the record,
+    and ``--format`` wins over the suffix."""
+    pdf = tmp_path / "x.pdf"
+    line = one_line_error(fusiondiff("report", *OFFSET, "-o", pdf), "report")
+    assert "cannot tell the report format from the file name 'x.pdf'" in line
+    for suffix in (".txt", ".json", ".md", ".html", ".perfetto.json"):
+        assert suffix in line
+    assert not pdf.exists()
+    made = {}
+    for name in ("r.txt", "r.md", "r.html", "r.json", "r.perfetto.json", "r.trace.json", "r.md.gz"):
+        result = fusiondiff("report", *OFFSET, "-o", tmp_path / name)
+        assert result.returncode == 1, result.stderr  # the diff's exit code: the runs differ
+        made[name] = result.stderr.strip()
+    assert made["r.perfetto.json"].endswith("(perfetto)") and made["r.trace.json"].endswith("(perfetto)")
+    assert made["r.json"].endswith("(json)") and made["r.md.gz"].endswith("(md)")
+    assert "traceEvents" in json.loads((tmp_path / "r.perfetto.json").read_text())
+    assert json.loads((tmp_path / "r.json").read_text())["record"] == "fusiondiff diff"
+    assert gzip.decompress((tmp_path / "r.md.gz").read_bytes()).startswith(b"## fusiondiff: ")
+    explicit = fusiondiff("report", *OFFSET, "--format", "perfetto", "-o", tmp_path / "plain.json")
+    assert explicit.returncode == 1 and "traceEvents" in json.loads((tmp_path / "plain.json").read_text())
+    wrong = fusiondiff("report", *OFFSET, "--format", "pdf")
+    assert wrong.returncode == 2 and "invalid choice: 'pdf'" in wrong.stderr and "perfetto" in wrong.stderr
