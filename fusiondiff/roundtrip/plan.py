@@ -61,9 +61,7 @@ def combine_ranks(sources: Sequence[LiveSource]) -> Capture:
     if len(sources) == 1:
         return sources[0].capture
     reference = own_device(sources[0].capture)
-    fusions = tuple(
-        f for s in sources for f in on_device(s.capture, own_device(s.capture), reference).fusions
-    )
+    fusions = tuple(f for s in sources for f in on_device(s.capture, own_device(s.capture), reference).fusions)
     warnings = tuple(dict.fromkeys(w for s in sources for w in s.capture.warnings))
     label = " + ".join(s.path.name for s in sources)
     return dataclasses.replace(sources[0].capture, fusions=fusions, warnings=warnings, source=label)
