@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from fusiondiff import live_side
 from fusiondiff.distributed import RankInfo, process_group_backend, rank_from_env, rank_path
 from fusiondiff.errors import CaptureError, FusionDiffError, exception_line
 from fusiondiff.model import Capture
@@ -284,10 +285,12 @@ def capture_script(
     options: RecordingOptions | None = None,
     progress: Progress | None = None,
 ) -> Path:
-    """Run ``script`` as ``__main__`` under :func:`capture` (like ``python -m cProfile``)."""
+    """Run ``script`` as ``__main__`` under :func:`capture` (like ``python -m cProfile``). Raises
+    :class:`~fusiondiff.errors.MissingPackageError` before running it when torch or nvFuser is missing."""
     path = Path(script)
     if not path.is_file():
         raise FusionDiffError(f"{script}: no such file")
+    live_side.require("the capture")
     source = " ".join([script, *args])
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(path), *args]

@@ -101,3 +101,42 @@ def test_the_report_format_follows_one_table_of_suffixes_and_an_unknown_one_is_a
     assert explicit.returncode == 1 and "traceEvents" in json.loads((tmp_path / "plain.json").read_text())
     wrong = fusiondiff("report", *OFFSET, "--format", "pdf")
     assert wrong.returncode == 2 and "invalid choice: 'pdf'" in wrong.stderr and "perfetto" in wrong.stderr
+
+
+def without_live_side(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``fusiondiff ARGS`` in a fresh process whose Python has no torch and no nvFuser: they are
+    marked absent in ``sys.modules`` first, so the test means the same where they are installed."""
+    bootstrap = (
+        "import runpy, sys\n"
+        "sys.modules.update(dict.fromkeys(['torch', 'nvfuser_direct']))\n"
+        f"sys.argv = ['fusiondiff', *{[str(a) for a in args]!r}]\n"
+        "runpy.run_module('fusiondiff', run_name='__main__')\n"
+    )
+    return subprocess.run([sys.executable, "-c", bootstrap], capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+def readme_live_install() -> str:
+    """The install command README gives under "Installing the live side"."""
+    section = (Path(__file__).parent.parent / "README.md").read_text().split("## Installing the live side", 1)[1]
+    command = next(line.strip() for line in section.splitlines() if line.startswith("    python3 -m pip"))
+    return command.split("#", 1)[0].strip()
+
+
+def test_the_live_side_is_checked_before_any_work_and_named_in_one_line(tmp_path):
+    """Item 4: without torch, ``replay --in-process`` printed a traceback, ``replay`` an "internal
+    error", ``roundtrip`` wrote scripts and started workers, ``capture`` named only nvFuser."""
+    script = tmp_path / "plain.py"
+    script.write_text("print('hi')\n")
+    install = readme_live_install()
+    runs = {
+        "replay": without_live_side("replay", "--in-process", script, "-o", tmp_path / "a.json"),
+        "replay ": without_live_side("replay", script, "-o", tmp_path / "b.json"),
+        "roundtrip": without_live_side("roundtrip", DATA / "seed" / "live_forward.json", "-o", tmp_path / "rt"),
+        "capture": without_live_side("capture", script, "-o", tmp_path / "c.json"),
+    }
+    for command, result in runs.items():
+        line = one_line_error(result, command.strip())
+        assert "needs torch and nvFuser (nvfuser_direct), which are not installed in this Python" in line, line
+        assert f"`{install}`" in line, line
+        assert "internal error" not in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain.py"], "nothing written, no worker's log"

@@ -99,8 +99,17 @@ class ChildReplays:
 def replay_in_child(
     options: RecordingOptions | None = None, timeout_s: float = 900.0, token: str | None = None
 ) -> ReplayFunction:
-    """The real replay: :class:`ChildReplays`."""
+    """The real replay: :class:`ChildReplays`. Raises
+    :class:`~fusiondiff.errors.MissingPackageError` when torch or nvFuser, which its processes
+    import, is not installed."""
+    from fusiondiff import live_side
+
+    live_side.require("the round trip's replay")
     return ChildReplays(options, timeout_s, token)
+
+
+def _nothing_to_replay(scripts: Sequence[str], output: Path, device: str | None) -> None:
+    raise AssertionError("every distinct fusion has its replay: nothing is replayed")
 
 
 def roundtrip(
@@ -133,14 +142,17 @@ def roundtrip(
     ranks = [source_of(sources, i).rank for i in range(len(capture.fusions))] if several else None
     devices = tuple(devices) if devices is not None else tuple(visible_devices())
     token = f"{os.getpid()}-{time.time_ns()}"
-    replay = replay or replay_in_child(options, timeout_s, token)
     isolation = isolation_words(batch)
     distinct = distinct_fusions(capture, ranks)
     scripts_dir, replays_dir, logs_dir = directory / "scripts", directory / "replays", directory / "logs"
+    kept = {d.index for d in distinct if valid_replay(replays_dir / f"{d.stem}.json")}
+    # the real replay checks for torch and nvFuser before a script is written; a round trip whose
+    # replays are all kept from an earlier run needs neither (it only merges and diffs)
+    replay = replay or (replay_in_child(options, timeout_s, token) if len(kept) < len(distinct) else _nothing_to_replay)
 
     not_replayed: dict[int, str] = {}
     scripts = _write_scripts(capture, sources, distinct, scripts_dir, not_replayed)
-    pending = [d for d in distinct if d.index not in not_replayed and not valid_replay(replays_dir / f"{d.stem}.json")]
+    pending = [d for d in distinct if d.index not in not_replayed and d.index not in kept]
     resumed = sum(1 for d in distinct if d.index not in not_replayed) - len(pending)
     across = f" across {len(sources)} ranks" if several else ""
     progress(
