@@ -53,6 +53,13 @@ Thunder session, and reconstructed, from its repro script in a fresh process.
 """
 
 
+FUSION_HELP = (
+    "#N, its position from #0 as `fusiondiff show` numbers them, or a name (nvFusion0), name and pass "
+    "('nvFusion0 [forward]'), key (forward/nvFusion0/1a2b3c4d5e6f) or the start of a key"
+)
+"""The ``--fusion`` grammar of every command, in words (:mod:`fusiondiff.report.filters`)."""
+
+
 def _add_protocol_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("timing protocol (shared by capture and replay)")
     g.add_argument(
@@ -188,9 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--fusion",
         metavar="NAME",
-        help="only this fusion: its name (nvFusion0), key (forward/nvFusion0/1a2b3c4d5e6f, or its start) or "
-        "#N, its position in the capture from #0 as `fusiondiff show` numbers them; records that share a key "
-        "(one region run with an aligned and a misaligned input) are selected by #N",
+        help=f"only this fusion: {FUSION_HELP}; records that share a key (one region run with an aligned and a "
+        "misaligned input) are told apart by #N",
     )
     p.set_defaults(handler=_cmd_repro)
 
@@ -242,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--top", type=int, metavar="N", help="only the N fusions with the largest median time, largest first"
     )
-    p.add_argument("--fusion", metavar="NAME", help="only the fusions of this name (or key)")
+    p.add_argument("--fusion", metavar="NAME", help=f"only the fusions this names: {FUSION_HELP}")
     p.set_defaults(handler=_cmd_show)
 
     p = sub.add_parser(
@@ -265,7 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
     g = p.add_argument_group("narrowing (the verdict then speaks of the fusions shown)")
     g.add_argument("--top", type=int, metavar="N", help="only the N matched fusions with the largest median gap")
-    g.add_argument("--fusion", metavar="NAME", help="only this fusion (name on either side, label or key)")
+    g.add_argument(
+        "--fusion", metavar="NAME", help=f"only the fusions this names on either side: {FUSION_HELP} (#N: A's)"
+    )
     g.add_argument(
         "--min-gap", type=float, metavar="US", help="only fusions whose medians differ by at least US microseconds"
     )
@@ -544,28 +552,19 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_show(args: argparse.Namespace) -> int:
     import dataclasses
-    import math
 
+    from fusiondiff.report.filters import capture_positions
     from fusiondiff.report.text import render_capture_text
     from fusiondiff.store import dumps_capture, load_capture
 
     capture = load_capture(args.capture)
-    fusions = list(capture.fusions)
-    if args.fusion is not None:
-        fusions = [f for f in fusions if args.fusion in (f.name, f.key)]
-        if not fusions:
-            names = ", ".join(dict.fromkeys(f.name for f in capture.fusions))
-            raise FusionDiffError(f"no fusion named {args.fusion!r} in {args.capture}; it holds: {names}")
-    if args.top is not None:
-        if args.top < 1:
-            raise FusionDiffError("--top needs a number of fusions, 1 or more")
-        fusions = sorted(
-            fusions, key=lambda f: -1.0 if math.isnan(f.timing.median_ns) else f.timing.median_ns, reverse=True
-        )[: args.top]
-    shown = dataclasses.replace(capture, fusions=tuple(fusions))
-    if len(fusions) < len(capture.fusions):
-        print(f"fusiondiff show: {len(fusions)} of {len(capture.fusions)} fusion(s) shown", file=sys.stderr)
-    _emit(dumps_capture(shown) if args.format == "json" else render_capture_text(shown))
+    shown = capture_positions(capture.fusions, args.fusion, args.top, args.capture)
+    if len(shown) < len(capture.fusions):
+        print(f"fusiondiff show: {len(shown)} of {len(capture.fusions)} fusion(s) shown", file=sys.stderr)
+    if args.format == "json":
+        _emit(dumps_capture(dataclasses.replace(capture, fusions=tuple(capture.fusions[i] for i in shown))))
+    else:
+        _emit(render_capture_text(capture, shown))
     return EXIT_OK
 
 

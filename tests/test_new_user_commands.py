@@ -140,3 +140,38 @@ def test_the_live_side_is_checked_before_any_work_and_named_in_one_line(tmp_path
         assert f"`{install}`" in line, line
         assert "internal error" not in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plain.py"], "nothing written, no worker's log"
+
+
+FSDP0 = DATA / "multigpu" / "thunder_fsdp" / "live.rank0.json"
+
+
+def test_one_fusion_grammar_for_every_command_and_errors_that_name_a_few(tmp_path):
+    """Item 5: ``show --fusion '#3'`` failed where ``repro --fusion '#3'`` worked, and a wrong name
+    was one 6.8 KB line naming all 544 fusions; ``show --top 5`` said "5 fusion(s)" of 53."""
+    shown = fusiondiff("show", FSDP0, "--fusion", "#3")
+    assert shown.returncode == 0, shown.stderr
+    first = next(line for line in shown.stdout.splitlines() if line.startswith("  #"))
+    assert first.startswith("  #3 nvFusion7 [forward]"), first  # the fourth record: names skip odd numbers
+    made = fusiondiff("repro", FSDP0, "--fusion", "#3", "-o", tmp_path / "r.py")
+    assert made.returncode == 0, made.stderr
+    assert "# Repro of fusion forward/nvFusion7/" in (tmp_path / "r.py").read_text()
+    named = fusiondiff("show", FSDP0, "--fusion", "nvFusion7 [forward]")
+    assert named.returncode == 0 and "  #3 nvFusion7 [forward]" in named.stdout
+    report = fusiondiff("report", FSDP0, DATA / "multigpu" / "thunder_fsdp" / "live.rank1.json", "--fusion", "#3")
+    assert report.returncode == 0, report.stderr
+    assert "narrowed by --fusion #3: 1 of 53 matched fusion(s)" in report.stdout
+    for command in (("show", GEMMA / "live.json.gz"), ("repro", GEMMA / "live.json.gz", "-o", tmp_path / "x")):
+        line = one_line_error(fusiondiff(*command, "--fusion", "nvFusoin17"), command[0])
+        assert "has no fusion 'nvFusoin17'; did you mean nvFusion17 (#" in line, line
+        assert len(line) < 400 and line.count("nvFusion") <= 4, line
+        assert "It holds 544 records, #0 to #543" in line
+    past = one_line_error(fusiondiff("show", FSDP0, "--fusion", "#53"), "show")
+    assert "has no fusion #53: it holds 53, #0 to #52" in past
+    top = fusiondiff("show", FSDP0, "--top", "5")
+    assert top.returncode == 0, top.stderr
+    assert "  5 of 53 fusion(s) shown" in top.stdout and "  53 fusion(s)" not in top.stdout
+    numbers = [line.split()[0] for line in top.stdout.splitlines() if line.startswith("  #")]
+    assert len(numbers) == 5 and numbers != ["#0", "#1", "#2", "#3", "#4"], "each keeps its position"
+    check = fusiondiff("show", FSDP0, "--fusion", numbers[0])
+    medians = [line for line in top.stdout.splitlines() if line.startswith(f"  {numbers[0]} ")]
+    assert medians and medians[0] in check.stdout

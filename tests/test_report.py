@@ -288,7 +288,7 @@ def test_report_narrowed_by_top_fusion_and_min_gap(capsys: pytest.CaptureFixture
     assert "narrowed by --fusion nvFusion1: 1 of 13" in render("md", one)
     assert all(abs(p.timing.gap_ns) >= 500 for p in select(seed, Selection(min_gap_ns=500)).result.pairs)
     assert select(seed, Selection()) is seed
-    with pytest.raises(ReportError, match="no fusion named"):
+    with pytest.raises(ReportError, match="side A of this diff has no fusion 'nvFusion99'; did you mean nvFusion9"):
         select(seed, Selection(fusion="nvFusion99"))
     assert main(["report", *map(str, SEED), "--top", "2", "--format", "text"]) == 0  # the whole diff's code: same speed
     assert capsys.readouterr().out.startswith("(narrowed by --top 2: 2 of 13")

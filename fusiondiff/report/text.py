@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from fusiondiff.escape import printable
 from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig, traced_name
 from fusiondiff.units import us
@@ -69,14 +71,19 @@ MAX_KERNELS_SHOWN = 100
 
 
 def render_capture_text(
-    capture: Capture, max_fusions: int | None = MAX_FUSIONS_SHOWN, max_kernels: int | None = MAX_KERNELS_SHOWN
+    capture: Capture,
+    shown: Sequence[int] | None = None,
+    max_fusions: int | None = MAX_FUSIONS_SHOWN,
+    max_kernels: int | None = MAX_KERNELS_SHOWN,
 ) -> str:
-    """Summary of a capture: environment, protocol, and each fusion with its kernels (times in us).
+    """Summary of a capture: environment, protocol, and each fusion with its kernels (times in us);
+    ``shown`` are the positions of the fusions to print, in that order (``None``: all of them).
 
-    Fusions are numbered ``#0``, ``#1``... by their position, which ``fusiondiff repro --fusion``
-    accepts. Every line is escaped (:func:`~fusiondiff.escape.printable`): a capture's names are
-    someone else's text. Past ``max_fusions`` fusions, or ``max_kernels`` kernels of a fusion, one
-    line says how many were left out and how to see them (``None``: no limit)."""
+    Fusions are numbered ``#0``, ``#1``... by their position in the capture, which every
+    ``--fusion`` accepts. Every line is escaped (:func:`~fusiondiff.escape.printable`): a capture's
+    names are someone else's text. Past ``max_fusions`` fusions, or ``max_kernels`` kernels of a
+    fusion, one line says how many were left out and how to see them (``None``: no limit)."""
+    positions = list(range(len(capture.fusions))) if shown is None else list(shown)
     env, proto = capture.environment, capture.protocol
     lines = [
         f"{capture.kind} capture of {capture.source or '?'}  (schema {capture.schema_version})",
@@ -84,14 +91,17 @@ def render_capture_text(
         f"L2 {(env.l2_bytes or 0) / 2**20:.0f} MiB); torch {env.torch_version}, nvFuser {env.nvfuser_version}, "
         f"Thunder {env.thunder_version}",
         f"  protocol: {proto.method}, {proto.warmup} warm-up, {proto.samples} samples, L2 {proto.l2_mode}",
-        f"  {len(capture.fusions)} fusion(s)",
+        f"  {len(capture.fusions)} fusion(s)"
+        if len(positions) == len(capture.fusions)
+        else f"  {len(positions)} of {len(capture.fusions)} fusion(s) shown",
     ]
     if capture.tensors_file:
         lines.append(f"  exact inputs saved in {capture.tensors_file}")
     for w in capture.warnings:
         lines.append(f"  warning: {w}")
-    fusions = capture.fusions if max_fusions is None else capture.fusions[:max_fusions]
-    for i, f in enumerate(fusions):
+    listed = positions if max_fusions is None else positions[:max_fusions]
+    for i in listed:
+        f = capture.fusions[i]
         segs = "+".join(f.segmentation.schedulers) or "-"
         if f.failure is not None:
             log = f" (full output: {f.failure.log_file})" if f.failure.log_file else ""
@@ -113,9 +123,9 @@ def render_capture_text(
                 f"    ... {len(f.kernels) - len(kernels)} more kernel(s) not shown (`--format json` has them all)"
             )
         lines.extend(f"    warning: {w}" for w in f.warnings)
-    if len(fusions) < len(capture.fusions):
+    if len(listed) < len(positions):
         lines.append(
-            f"  ... {len(capture.fusions) - len(fusions)} more fusion(s) not shown: pick with `--top N` or "
+            f"  ... {len(positions) - len(listed)} more fusion(s) not shown: pick with `--top N` or "
             f"`--fusion NAME`, or `--format json` for all"
         )
     lines += communication_lines(capture)
