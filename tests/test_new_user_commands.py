@@ -175,3 +175,30 @@ def test_one_fusion_grammar_for_every_command_and_errors_that_name_a_few(tmp_pat
     check = fusiondiff("show", FSDP0, "--fusion", numbers[0])
     medians = [line for line in top.stdout.splitlines() if line.startswith(f"  {numbers[0]} ")]
     assert medians and medians[0] in check.stdout
+
+
+def test_help_offers_what_the_commands_take_and_argparse_refuses_the_rest(tmp_path):
+    """Item 12: ``capture``'s usage showed ``[-o OUTPUT]`` while required; ``capture --timer``
+    offered ``both`` and then refused it; ``report --format`` listed no choices; ``roundtrip
+    --isolation`` offered one choice."""
+    capture = fusiondiff("capture", "--help").stdout
+    usage = capture.split("\n\n", 1)[0]
+    assert "-o OUTPUT" in usage and "[-o OUTPUT]" not in usage, usage
+    assert "{kineto,nvfuser}" in capture and "{kineto,nvfuser,both}" not in capture
+    assert "{kineto,nvfuser,both}" in fusiondiff("replay", "--help").stdout
+    assert "--format {text,json,md,html,perfetto}" in fusiondiff("report", "--help").stdout
+    roundtrip = fusiondiff("roundtrip", "--help").stdout
+    assert "--isolation" not in roundtrip and "default 1: a fresh process per fusion" in roundtrip
+    script = tmp_path / "s.py"
+    script.write_text("print('never run')\n")
+    refused = {
+        ("capture", "-o", tmp_path / "c.json", "--timer", "both", script): "invalid choice: 'both'",
+        ("show", DATA / "seed" / "live_forward.json", "--top", "0"): "--top: 0 is out of range: at least 1",
+        ("replay", script, "-o", tmp_path / "r.json", "--samples", "0"): "--samples: 0 is out of range",
+        ("roundtrip", DATA / "seed" / "live_forward.json", "-o", tmp_path / "rt", "--batch", "x"): "'x' is not an integer",
+    }
+    for args, says in refused.items():
+        result = fusiondiff(*args)
+        assert result.returncode == 2 and says in result.stderr, (args, result.stderr)
+        assert result.stderr.startswith("usage: fusiondiff ") and "Traceback" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.py"]
