@@ -80,3 +80,49 @@ def test_fusions_of_one_definition_paired_by_order_say_so(tmp_path):
     shared = [label for label in labels if label.startswith(("nvFusion2 ", "nvFusion6 ", "nvFusion10 "))]
     assert len(shared) == 3 and all(", same definition as fusion" in label for label in shared), shared
     assert "nvFusion0 [forward] vs fusion13" in labels, "a definition no other fusion has is paired as before"
+
+
+FSDP = DATA / "multigpu" / "thunder_fsdp"
+LONG_NUMBER = re.compile(r"\b\d{5,}\.\d+ ?(?:ns|us|ms|s)\b")
+"""A time with five digits or more before its decimal point: 1997893.88 us."""
+
+
+def test_times_read_in_a_unit_chosen_for_them_and_integers_as_integers():
+    """Item 6: communication totals of ``1997893.88 us``; ``56 x 11296.45 us`` meaning calls and a
+    total; "median gap -560 ns" beside "explains 0.45 us" and "noise floor of 2209 ns"; an index
+    range as ``[131, 128243]`` in one finding and ``[131.0, 128243.0]`` in the next."""
+    show = fusiondiff("show", FSDP / "live.rank0.json").stdout
+    assert "    name                                           calls  median us     total ms" in show
+    assert "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL      56      146.6      1997.89" in show
+    assert "fusions 597.1 us (53 record(s), median x calls, summed), communication 2.01 s" in show
+    ranks = fusiondiff("ranks", FSDP).stdout
+    table = ranks.split("communication kernels per rank", 1)[1]
+    assert not re.search(r"\d x \d", table), "calls and totals are two columns, not a product"
+    assert "rank 0 calls rank 0 total ms rank 1 calls rank 1 total ms" in table
+    assert "time in collectives differs by 83 %: rank 0 2.01 s, rank 1 0.33 s" in table
+    llama = fusiondiff("diff", LLAMA3 / "live.json", LLAMA3 / "replay.json").stdout
+    assert "(median gap -0.56 us is within the noise floor of 2.21 us)" in llama
+    assert "(explains 0.448 us)" in llama and " ns" not in llama
+    crash = fusiondiff("diff", DATA / "fidelity" / "crash" / "live.json", DATA / "fidelity" / "crash" / "replay.json")
+    assert "A held [131, 128243] there" in crash.stdout
+    assert "values [131, 128243] in A, [-9, 9] in B" in crash.stdout and "128243.0" not in crash.stdout
+    for text in (show, ranks, llama, crash.stdout):
+        assert not LONG_NUMBER.findall(text)
+
+
+def test_a_verdict_on_one_fusion_reads_as_one_and_the_table_says_what_its_columns_mean():
+    """Item 7: "1 fusion(s) timed, 1 undecided" for one fusion; the text table's ``B/A 0.72x`` beside
+    the verdict's "1.40x faster" with no legend; a ``-`` p-value unexplained."""
+    seed = DATA / "zoo" / "seed_method"
+    undecided = fusiondiff("diff", seed / "live.json", seed / "replay.json").stdout
+    verdict = undecided.split("verdict: ", 1)[1].splitlines()[0]
+    assert verdict.startswith("undecided whether B runs at A's speed: only 1 vs 20 samples: a gap of +3.01 us"), verdict
+    assert "fusion(s) timed" not in verdict
+    offset = fusiondiff("diff", DATA / "offset" / "live.json", DATA / "offset" / "replay_nvfuser.json").stdout
+    assert "verdict: B is 1.40x faster: 27.07 us in A, 19.39 us in B" in offset
+    table = offset.split("\nfusions\n", 1)[1].split("\n\n", 1)[0]
+    assert "0.72x" in table
+    assert table.splitlines()[-1] == (
+        "  B/A: B's median over A's (above 1: B is slower); p-value: two-sided Mann-Whitney U test, - where no "
+        "test was run: the medians are within the noise floor, or a side has under 2 samples"
+    )

@@ -34,12 +34,12 @@ from fusiondiff.diff import rules_failure, rules_fusion, rules_inputs, rules_set
 from fusiondiff.diff.context import (
     Rule,
     RuleContext,
+    durations,
     fusion_gap_ns,
     kernel_gap_ns,
     kernel_label,
     limited,
     make_finding,
-    us,
 )
 from fusiondiff.diff.model import Finding
 
@@ -87,11 +87,13 @@ def unexplained(ctx: RuleContext, found: Sequence[Finding]) -> list[Finding]:
         if pair.label in covered or pair.failed or (pair.timing.verdict not in _DIRECTIONS and not kernels):
             continue
         t = pair.timing
-        lines = [f"fusion {t.verdict.lower()} in B: {us(t.median_a_ns)} in A, {us(t.median_b_ns)} in B ({t.reason})"]
+        median_a, median_b = durations(t.median_a_ns, t.median_b_ns)
+        lines = [f"fusion {t.verdict.lower()} in B: {median_a} in A, {median_b} in B ({t.reason})"]
         lines += limited(
             [
-                f"{k.normalized_name} {k.timing.verdict.lower()} in B: {us(k.timing.median_a_ns)} in A, "
-                f"{us(k.timing.median_b_ns)} in B"
+                "{} {} in B: {} in A, {} in B".format(
+                    k.normalized_name, k.timing.verdict.lower(), *durations(k.timing.median_a_ns, k.timing.median_b_ns)
+                )
                 for k in kernels
             ]
         )

@@ -2,7 +2,8 @@
 
 Both documents carry the same content (verdict, ranked findings, the fusion and kernel table, both
 environments side by side, recorded differences, unified diffs of definitions and CUDA sources);
-only the markup differs. Times stay in nanoseconds here; :func:`us` is the unit the documents use.
+only the markup differs. Times stay in nanoseconds here; a table's unit is chosen for its column
+(:func:`timing_column`, :class:`fusiondiff.units.Column`).
 """
 
 from __future__ import annotations
@@ -16,15 +17,13 @@ from typing import Any
 
 from fusiondiff.diff.model import Finding, FusionPair, PropertyChange, TimingVerdict
 from fusiondiff.model import Capture, KernelRecord, LaunchConfig, TensorMeta, parse_kernel_name
+from fusiondiff.report.diff_text import P_VALUE_DASH  # noqa: F401 - renderers read it from here
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.paths import scrub_paths
-from fusiondiff.units import p_value, ratio, us  # noqa: F401 - renderers read them from here
+from fusiondiff.units import Column, duration, p_value, ratio  # noqa: F401 - renderers read them from here
 
 MAX_PROPERTY_ROWS = 60
 """Recorded differences listed in a document; the diff record holds all of them."""
-
-
-P_VALUE_DASH = "- where the median gap is within the noise floor, so no test was needed"
 
 
 def dims(d: tuple[int, ...] | None) -> str:
@@ -212,10 +211,15 @@ def timing_rows(report: DiffReport) -> list[TimingRow]:
                     None,
                     launch if only.side == "A" else "-",
                     launch if only.side == "B" else "-",
-                    f"only in {only.side} ({us(only.median_ns)} us)",
+                    f"only in {only.side} ({duration(only.median_ns)})",
                 )
             )
     return rows
+
+
+def timing_column(rows: list[TimingRow]) -> Column:
+    """One unit for the table's medians, A's and B's alike, so they read side by side."""
+    return Column.of(t for r in rows if r.timing for t in (r.timing.median_a_ns, r.timing.median_b_ns))
 
 
 def launch_change(row: TimingRow) -> str:

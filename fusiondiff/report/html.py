@@ -145,10 +145,11 @@ def _timing_table(report: DiffReport) -> str:
         return ""
     plots = {(fusion, kernel): strip_plot_svg(a, b, width=280) for fusion, kernel, a, b in c.samples_of(report)}
     body = []
+    column = c.timing_column(rows)
     for r in rows:
         t = r.timing
         cells = (
-            [c.us(t.median_a_ns), c.us(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value)]
+            [column.cell(t.median_a_ns), column.cell(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value)]
             if t
             else ["", "", "", ""]
         )
@@ -169,8 +170,8 @@ def _timing_table(report: DiffReport) -> str:
     )
     header = [
         "fusion / kernel",
-        "A median (us)",
-        "B median (us)",
+        column.header("A median", brackets=True),
+        column.header("B median", brackets=True),
         "B/A",
         "p-value",
         "verdict (B vs A)",
@@ -187,11 +188,13 @@ def _unmatched(report: DiffReport) -> str:
     if result.b_replays_subset:
         names = ", ".join(traced_name(u.name, u.trace) for u in result.not_replayed)
         return f"<h2>Not replayed by B</h2><p>{len(result.not_replayed)} fusion(s) of A: {_e(names)}</p>"
+    column = c.Column.of(u.median_ns for u in result.unmatched)
     rows = [
-        f'<tr><td>{_e(u.side)}</td><td>{_e(u.name)}</td><td>{_e(u.trace or "-")}</td><td class="num">{c.us(u.median_ns)}</td><td>{_e(u.reason)}</td></tr>'
+        f'<tr><td>{_e(u.side)}</td><td>{_e(u.name)}</td><td>{_e(u.trace or "-")}</td><td class="num">{column.cell(u.median_ns)}</td><td>{_e(u.reason)}</td></tr>'
         for u in result.unmatched
     ]
-    return "<h2>Unmatched fusions</h2>" + _table(["side", "fusion", "trace", "median (us)", "why"], rows)
+    header = ["side", "fusion", "trace", column.header("median", brackets=True), "why"]
+    return "<h2>Unmatched fusions</h2>" + _table(header, rows)
 
 
 def _environments(report: DiffReport) -> str:
@@ -297,7 +300,8 @@ def diff_html_fragment(report: DiffReport) -> str:
             _text_diffs("Definitions", c.definition_diffs(report), "definition"),
             _text_diffs("CUDA source", sources, "CUDA source", missing),
             _warnings(report),
-            f"<footer>fusiondiff {_e(__version__)}: medians of per-sample device durations (us); p-value of a two-sided "
+            f"<footer>fusiondiff {_e(__version__)}: medians of per-sample device durations, in the unit each column "
+            "names; p-value of a two-sided "
             f"Mann-Whitney U test ({_e(c.P_VALUE_DASH)}); B/A above 1 means B is slower. This page loads nothing from the network.</footer>",
             "</div>",
         ]
@@ -337,19 +341,27 @@ def capture_html(capture: Capture, path: str | None = None) -> str:
     ]
     items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in head)
     rows = []
+    column = c.Column.of(t.median_ns for f in capture.fusions for t in (f.timing, *(k.timing for k in f.kernels)))
     for f in capture.fusions:
         name = traced_name(f.name, f.trace)
         inputs = "; ".join(c.input_text(t) for t in f.inputs)
         rows.append(
-            f'<tr class="fusion"><td>{_e(name)}</td><td class="num">{c.us(f.timing.median_ns)}</td><td class="num">{c.us(f.timing.iqr_ns)}</td>'
+            f'<tr class="fusion"><td>{_e(name)}</td><td class="num">{column.cell(f.timing.median_ns)}</td><td class="num">{column.cell(f.timing.iqr_ns)}</td>'
             f'<td>{strip_plot_svg(f.timing.samples_ns, (), label_a="")}</td><td class="launch">{_e(inputs)}</td></tr>'
         )
         for k in f.kernels:
             rows.append(
-                f'<tr class="kernel"><td>{_e(k.normalized_name)}</td><td class="num">{c.us(k.timing.median_ns)}</td>'
-                f'<td class="num">{c.us(k.timing.iqr_ns)}</td><td></td><td class="launch">{_e(c.launch_text(k.launch))}</td></tr>'
+                f'<tr class="kernel"><td>{_e(k.normalized_name)}</td><td class="num">{column.cell(k.timing.median_ns)}</td>'
+                f'<td class="num">{column.cell(k.timing.iqr_ns)}</td><td></td><td class="launch">{_e(c.launch_text(k.launch))}</td></tr>'
             )
-    table = _table(["fusion / kernel", "median (us)", "IQR (us)", "samples (us)", "inputs / launch"], rows, "timings")
+    header = [
+        "fusion / kernel",
+        column.header("median", brackets=True),
+        column.header("IQR", brackets=True),
+        "samples (us)",
+        "inputs / launch",
+    ]
+    table = _table(header, rows, "timings")
     warnings = "".join(f"<li>{_e(w)}</li>" for w in c.capture_warnings(capture))
     return (
         f'<style>{CSS}</style><div class="fd"><h1>{_e(capture.kind)} capture: {len(capture.fusions)} fusion(s)</h1>'

@@ -82,11 +82,12 @@ def _timing_table(report: DiffReport) -> list[str]:
     if not rows:
         return []
     body = []
+    column = c.timing_column(rows)
     for r in rows:
         name = r.fusion if r.kernel is None else f"↳ {r.kernel}"
         t = r.timing
         timing = (
-            (c.us(t.median_a_ns), c.us(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value), t.verdict)
+            (column.cell(t.median_a_ns), column.cell(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value), t.verdict)
             if t
             else ("", "", "", "", "")
         )
@@ -95,8 +96,8 @@ def _timing_table(report: DiffReport) -> list[str]:
     lines = table(
         [
             "fusion / kernel",
-            "A median (us)",
-            "B median (us)",
+            column.header("A median", brackets=True),
+            column.header("B median", brackets=True),
             "B/A",
             "p-value",
             "verdict (B vs A)",
@@ -122,8 +123,10 @@ def _unmatched(report: DiffReport) -> list[str]:
     if result.b_replays_subset:
         names = ", ".join(traced_name(u.name, u.trace) for u in result.not_replayed)
         return ["### Not replayed by B", "", f"{len(result.not_replayed)} fusion(s) of A: {names}", ""]
-    rows = [(u.side, u.name, u.trace or "-", c.us(u.median_ns), u.reason) for u in result.unmatched]
-    return ["### Unmatched fusions", "", *table(["side", "fusion", "trace", "median (us)", "why"], rows, "lllrl"), ""]
+    column = c.Column.of(u.median_ns for u in result.unmatched)
+    rows = [(u.side, u.name, u.trace or "-", column.cell(u.median_ns), u.reason) for u in result.unmatched]
+    header = ["side", "fusion", "trace", column.header("median", brackets=True), "why"]
+    return ["### Unmatched fusions", "", *table(header, rows, "lllrl"), ""]
 
 
 def _environments(report: DiffReport) -> list[str]:
@@ -201,7 +204,8 @@ def render_markdown(report: DiffReport) -> str:
         *_text_diffs("Definitions", c.definition_diffs(report), "definition"),
         *_text_diffs("CUDA source", sources, "CUDA source", missing),
         *_warnings(report),
-        f"<sub>fusiondiff {__version__}: medians of per-sample device durations (us); p-value of a two-sided "
+        f"<sub>fusiondiff {__version__}: medians of per-sample device durations, in the unit each column names; "
+        "p-value of a two-sided "
         f"Mann-Whitney U test ({c.P_VALUE_DASH}); B/A above 1 means B is slower.</sub>",
     ]
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -180,7 +180,12 @@ def roundtrip(
     result = finish(
         capture, sources, directory, distinct, isolation, devices, work.replayed, resumed, not_replayed, interrupted
     )
-    return dataclasses.replace(result, processes=tuple(work.processes), started_ahead=start_ahead is not None)
+    result = dataclasses.replace(result, processes=tuple(work.processes), started_ahead=start_ahead is not None)
+    from fusiondiff.roundtrip.summary import SUMMARY_FILE, render_summary
+    from fusiondiff.store import write_text
+
+    write_text(directory / SUMMARY_FILE, render_summary(result, limit=None))  # every row; the terminal gets fewer
+    return result
 
 
 def _write_scripts(
