@@ -174,10 +174,11 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         check_not_input(args.json, [args.a, args.b])
     # Read both before importing the differ (scipy takes a second or two): a bad file fails at once.
     a, b = load_capture(args.a), load_capture(args.b)
-    from fusiondiff.diff.core import describe_source, diff
+    from fusiondiff.diff.core import diff
     from fusiondiff.report.diff_text import render_diff_text
+    from fusiondiff.report.paths import display_source
 
-    result = diff(a, b, source_a=describe_source(args.a, a), source_b=describe_source(args.b, b))
+    result = diff(a, b, source_a=display_source(args.a, a.source), source_b=display_source(args.b, b.source))
     unwritten = None
     record = ""
     if args.json or args.format == "json":

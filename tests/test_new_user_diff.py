@@ -11,6 +11,7 @@ from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
 PLANTED = DATA / "multigpu" / "planted"
+GEMMA = DATA / "roundtrip_gemma"
 
 
 def fusiondiff(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -126,3 +127,61 @@ def test_a_verdict_on_one_fusion_reads_as_one_and_the_table_says_what_its_column
         "  B/A: B's median over A's (above 1: B is slower); p-value: two-sided Mann-Whitney U test, - where no "
         "test was run: the medians are within the noise floor, or a side has under 2 samples"
     )
+
+
+def test_long_lists_and_paths_of_the_recording_machine_are_shortened_in_the_text(tmp_path):
+    """Item 8: the llama3 diff's header named 26 scripts on one 1,030-character line; its fusion table
+    was a header and "... 26 more fusion(s) SAME, not listed"; the text diff showed the recording
+    machine's scratch path of the script where Markdown and HTML shorten it."""
+    llama = fusiondiff("diff", LLAMA3 / "live.json", LLAMA3 / "replay.json").stdout
+    header = llama.splitlines()[2]
+    assert header.endswith(
+        "(26 scripts: llama3/repros/backward_nvFusion13.py, llama3/repros/backward_nvFusion14.py, "
+        "llama3/repros/backward_nvFusion15.py and 23 more)"
+    ), header
+    table = llama.split("\nfusions\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    rows = [line for line in table if line.startswith("  nvFusion")]
+    assert len(rows) == 20 and "  ... 6 more fusion(s) SAME, not listed (the JSON record has all: --json)" in table
+    offset = fusiondiff("diff", DATA / "offset" / "live.json", DATA / "offset" / "replay_nvfuser.json").stdout
+    assert "B (replay): " + str(DATA / "offset" / "replay_nvfuser.json") + " (…/offset_nvfuser_repro.py)" in offset
+    assert "/tmp/rec/scratch" not in offset
+
+
+def test_show_keeps_its_columns_when_a_kernel_name_is_long():
+    """Item 8: an ATen kernel's C++ signature pushed its numbers out of the column: it gets a line of
+    its own and its numbers go on the next, in the column."""
+    text = fusiondiff("show", DATA / "timers" / "seed_train_step" / "kineto.json").stdout.splitlines()
+    aten = text.index(
+        "    void at::native::vectorized_elementwise_kernel<2, at::native::FillFunctor<long>, std::array<char*, 1ul> >"
+    )
+    numbers, after = text[aten + 1], text[aten + 2]
+    assert after.startswith("    nvfuser_inner_outer_persistent_g1 ")
+    assert numbers.index(" us  (iqr ") == after.index(" us  (iqr "), (numbers, after)
+
+
+def test_a_round_trip_of_544_same_records_lists_a_few_and_keeps_every_row_in_a_file(tmp_path):
+    """Item 8: ``roundtrip`` printed all 517 SAME rows of the gemma session. Each distinct fusion's
+    replay recorded on the H200 is put where a finished round trip keeps it (``DIR/replays/``), so
+    the command resumes with nothing to replay: no GPU, torch or nVFuser needed."""
+    import gzip
+    import json
+
+    merged = json.loads(gzip.decompress((GEMMA / "replay.json.gz").read_bytes()))
+    (tmp_path / "rt" / "replays").mkdir(parents=True)
+    for f in merged["fusions"]:
+        stem = f["name"].partition(":")[0]
+        (tmp_path / "rt" / "replays" / f"{stem}.json").write_text(json.dumps({**merged, "fusions": [f]}))
+    live = tmp_path / "live.json"
+    live.write_bytes(gzip.decompress((GEMMA / "live.json.gz").read_bytes()))
+    result = fusiondiff("roundtrip", live, "-o", tmp_path / "rt")
+    assert result.returncode == 0, result.stderr
+    assert "0 to replay" in result.stderr
+    rows = [line for line in result.stdout.splitlines() if re.match(r"^\s+#\d+ ", line)]
+    assert len(rows) == 20, result.stdout
+    summary = tmp_path / "rt" / "summary.txt"
+    assert (
+        f"  ... 524 more fusion(s) SAME, not listed ({summary} has every row; --top N for the first N)" in result.stdout
+    )
+    every = [line for line in summary.read_text().splitlines() if re.match(r"^\s+#\d+ ", line)]
+    assert len(every) == 544 and rows == every[:20]
+    assert "verdicts: SAME 544" in result.stdout

@@ -19,7 +19,7 @@ from fusiondiff.diff.model import Finding, FusionPair, PropertyChange, TimingVer
 from fusiondiff.model import Capture, KernelRecord, LaunchConfig, TensorMeta, parse_kernel_name
 from fusiondiff.report.diff_text import P_VALUE_DASH  # noqa: F401 - renderers read it from here
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.paths import scrub_paths
+from fusiondiff.report.paths import scrub_paths, short_list  # noqa: F401 - renderers read it from here
 from fusiondiff.units import Column, duration, p_value, ratio  # noqa: F401 - renderers read them from here
 
 MAX_PROPERTY_ROWS = 60
@@ -95,7 +95,7 @@ def sides(report: DiffReport) -> list[SideRow]:
     rows = [
         ("capture file", report.path_a or "-", report.path_b or "-"),
         ("kind", a.kind, b.kind),
-        ("what ran", scrub_paths(a.source) or "-", scrub_paths(b.source) or "-"),
+        ("what ran", short_list(scrub_paths(a.source)) or "-", short_list(scrub_paths(b.source)) or "-"),
         ("recorded at", a.environment.recorded_at or "-", b.environment.recorded_at or "-"),
         ("fusions recorded", str(len(a.fusions)), str(len(b.fusions))),
     ]

@@ -10,6 +10,7 @@ from typing import Any
 from fusiondiff.diff.model import DiffResult, Finding, FusionPair, TimingVerdict
 from fusiondiff.escape import printable
 from fusiondiff.model import to_jsonable, traced_name
+from fusiondiff.report.paths import short_list
 from fusiondiff.units import Column, duration, durations, p_value, ratio
 
 MAX_FUSION_ROWS = 20
@@ -229,8 +230,8 @@ def render_diff_text(result: DiffResult) -> str:
     escaped (:func:`~fusiondiff.escape.printable`), since names and sources come from captures."""
     lines = [
         "fusiondiff diff",
-        f"  {result.label_a}: {result.source_a or '?'}",
-        f"  {result.label_b}: {result.source_b or '?'}",
+        f"  {result.label_a}: {short_list(result.source_a or '?')}",
+        f"  {result.label_b}: {short_list(result.source_b or '?')}",
         f"verdict: {verdict_line(result)}",
         "",
     ]

@@ -327,7 +327,7 @@ def capture_html(capture: Capture, path: str | None = None) -> str:
     head = [
         ("file", path or "-"),
         ("kind", capture.kind),
-        ("what ran", c.scrubbed(capture.source) or "-"),
+        ("what ran", c.short_list(c.scrubbed(capture.source)) or "-"),
         ("recorded at", env.recorded_at or "-"),
         (
             "GPU",
