@@ -185,3 +185,34 @@ def test_a_round_trip_of_544_same_records_lists_a_few_and_keeps_every_row_in_a_f
     every = [line for line in summary.read_text().splitlines() if re.match(r"^\s+#\d+ ", line)]
     assert len(every) == 544 and rows == every[:20]
     assert "verdicts: SAME 544" in result.stdout
+
+
+def test_an_idle_clock_reading_is_labelled_idle_and_not_a_difference(tmp_path):
+    """Item 10: the gemma diff warned "SM clock while timing: 1980 MHz in A, 345 MHz in B" with every
+    fusion SAME: 345 MHz is the H200's idle clock, read before and after samples of a few us."""
+    import gzip
+    import json
+
+    live, replay = tmp_path / "live.json", tmp_path / "replay.json"
+    for path in (live, replay):
+        path.write_bytes(gzip.decompress((GEMMA / f"{path.name}.gz").read_bytes()))
+    text = fusiondiff("diff", live, replay)
+    assert text.returncode == 0, text.stderr
+    assert "SM clock" not in text.stdout and "measurement" not in text.stdout, text.stdout
+    md = fusiondiff("report", live, replay, "--format", "md").stdout
+    assert "| SM clock at start | 345 MHz (idle) | 345 MHz (idle) |  |" in md
+    assert "| SM clock while timing | 1980 MHz (idle readings left out: 345, " in md
+    assert "| 1980 MHz (idle readings left out: 345 MHz) |  |" in md
+    # SYNTHETIC change of the recorded replay: its one reading at 1980 MHz taken out, so that every
+    # reading of B is idle; then B's clock is not known, said in a note, and still not a difference
+    data = json.loads(replay.read_text())
+    for f in data["fusions"]:
+        f["sm_clock_mhz"] = [c for c in f["sm_clock_mhz"] if c != 1980]
+    idle = tmp_path / "idle_replay.json"
+    idle.write_text(json.dumps(data))
+    notes = fusiondiff("diff", live, idle)
+    assert notes.returncode == 0 and "measurement" not in notes.stdout
+    assert (
+        "  B's SM clock readings (345 MHz) are the GPU's idle clock, read while no kernel ran: the clock B's "
+        "samples ran at is not known, so the clocks are not compared"
+    ) in notes.stdout

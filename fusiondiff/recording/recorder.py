@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -452,11 +453,10 @@ class Recorder:
         rng_states = torch.cuda.get_rng_state_all()
         self._local.timing = True
         try:
-            clock_before = sm_clock_mhz(record.device_index)
             source = self._kernel_source()
             self.used_profiler = True
-            run = measure(run_once, self.protocol, source, self._flush_l2, torch.cuda.synchronize)
-            clock_after = sm_clock_mhz(record.device_index)
+            clock = functools.partial(sm_clock_mhz, record.device_index)  # before, while the kernels run, after
+            run = measure(run_once, self.protocol, source, self._flush_l2, torch.cuda.synchronize, clock)
             ir = nvf.scheduled_ir(fd)
             sources, source_warning = nvf.cuda_sources(fd, copies, record.device_index)
         finally:
@@ -475,7 +475,7 @@ class Recorder:
                 timing=timing,
                 segmentation=segmentation,
                 cuda_sources=sources if self.cuda_source else {},
-                sm_clock_mhz=tuple(c for c in (clock_before, clock_after) if c is not None),
+                sm_clock_mhz=run.clock_mhz,
                 warnings=record.warnings + tuple(warnings),
             )
         )
