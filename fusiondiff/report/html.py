@@ -21,7 +21,7 @@ CSS = f"""
 .fd {{ font-family: -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: #1d2125;
   font-size: 14px; line-height: 1.45; }}
 body.fdpage {{ margin: 0; background: #f6f7f9; }}
-.fdpage main {{ max-width: 1320px; margin: 0 auto; padding: 24px 28px 40px; background: #fff; }}
+.fdpage main {{ max-width: 1840px; margin: 0 auto; padding: 24px 28px 40px; background: #fff; }}
 .fd h1 {{ font-size: 22px; margin: 0 0 12px; }}
 .fd h2 {{ font-size: 17px; margin: 28px 0 10px; padding-bottom: 4px; border-bottom: 1px solid #e3e5e8; }}
 .fd .verdict {{ padding: 10px 14px; border-radius: 6px; font-size: 15px; margin: 8px 0 16px; }}
@@ -35,9 +35,11 @@ body.fdpage {{ margin: 0; background: #f6f7f9; }}
 .fd .side dt {{ color: #5b6470; white-space: nowrap; }} .fd .side dd {{ margin: 0; overflow-wrap: anywhere; }}
 /* table.fdt: specific enough to win over notebook front ends' table styles (JupyterLab right-aligns cells) */
 .fd table.fdt {{ border-collapse: collapse; margin: 6px 0; }}
-.fd table.fdt th, .fd table.fdt td {{ border-bottom: 1px solid #eceef0; padding: 4px 10px; text-align: left; vertical-align: middle; }}
-.fd table.fdt th {{ background: #f3f4f6; font-weight: 600; white-space: nowrap; }}
-.fd table.fdt.timings td:first-child {{ white-space: nowrap; }}
+.fd table.fdt th, .fd table.fdt td {{ border-bottom: 1px solid #eceef0; padding: 4px 8px; text-align: left; vertical-align: middle; }}
+.fd table.fdt th {{ background: #f3f4f6; font-weight: 600; }}
+/* a table wider than the page scrolls inside its box; a long fusion label wraps (at " vs ") */
+.fd .tw {{ max-width: 100%; overflow-x: auto; }}
+.fd table.fdt.timings td:first-child {{ min-width: 12em; max-width: 20em; overflow-wrap: break-word; }}
 .fd table.fdt td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
 .fd table.fdt tr.kernel td:first-child {{ padding-left: 26px; color: #3c434b; }}
 .fd table.fdt tr.fusion td {{ border-top: 1px solid #cfd3d8; }}
@@ -47,7 +49,7 @@ body.fdpage {{ margin: 0; background: #f6f7f9; }}
 .fd .v.SAME {{ background: #e8f5e9; color: #2e7d32; }} .fd .v.SLOWER {{ background: #fdecea; color: #b3261e; }}
 .fd .v.FASTER {{ background: #e3f0fc; color: #1f5fa8; }} .fd .v.AMBIGUOUS {{ background: #f3e5f5; color: #7b1fa2; }} .fd .v.FAILED {{ background: #fdecea; color: #b71c1c; }}
 .fd .launch {{ font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }}
-.fd .launch > div {{ min-width: 240px; }} .fd .launch span {{ white-space: nowrap; }} .fd .launch i {{ font-style: normal; color: #5b6470; }}
+.fd .launch > div {{ min-width: 200px; }} .fd .launch span {{ white-space: nowrap; }} .fd .launch i {{ font-style: normal; color: #5b6470; }}
 .fd .launch .chg {{ font-weight: 700; background: #fff1c2; }}
 .fd code, .fd pre {{ font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }}
 .fd ol.findings {{ padding-left: 0; list-style: none; }}
@@ -81,7 +83,8 @@ def _verdict_badge(verdict: str, reason: str = "") -> str:
 
 def _table(header: Sequence[str], rows: Iterable[str], cls: str = "") -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    return f'<table class="fdt {cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    body = "".join(rows)
+    return f'<div class="tw"><table class="fdt {cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _sides(report: DiffReport) -> str:
@@ -119,7 +122,14 @@ def _findings(report: DiffReport) -> str:
     return f'<h2>Findings, ranked: failures first, then by the time they explain</h2><ol class="findings">{"".join(items)}</ol>'
 
 
+def _parts(parts: Sequence[str]) -> str:
+    """Launch parts that each stay on one line, so a narrow cell breaks between them."""
+    return ", ".join(f"<span>{_e(p)}</span>" for p in parts)
+
+
 def _launch(row: c.TimingRow) -> str:
+    if row.launch_a == row.launch_b and row.parts_a:
+        return f'<span class="launch">{_parts(row.parts_a)}</span>'
     if row.launch_a == row.launch_b or not (row.parts_a and row.parts_b):
         return (
             f'<span class="launch">{_e(row.launch_a)}</span>'
@@ -143,7 +153,7 @@ def _timing_table(report: DiffReport) -> str:
     rows = c.timing_rows(report)
     if not rows:
         return ""
-    plots = {(fusion, kernel): strip_plot_svg(a, b, width=280) for fusion, kernel, a, b in c.samples_of(report)}
+    plots = {(fusion, kernel): strip_plot_svg(a, b, width=240) for fusion, kernel, a, b in c.samples_of(report)}
     body = []
     column = c.timing_column(rows)
     for r in rows:
