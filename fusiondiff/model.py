@@ -266,9 +266,7 @@ class FusionRecord:
     cuda_sources: dict[str, str] = field(default_factory=dict)
     """Generated CUDA source per kernel name, only when asked for (it is large)."""
     sm_clock_mhz: tuple[int, ...] = ()
-    """SM clock read before the samples, while the middle sample's kernels run (since issue #23)
-    and after the samples; a reading at the idle clock is left out of comparisons
-    (:mod:`fusiondiff.diff.clocks`)."""
+    """SM clock readings: before the samples, as the middle one runs (since issue #23), after."""
     warnings: tuple[str, ...] = ()
     failure: FusionFailure | None = None
     """Set when the execution failed: the record then has its inputs but no kernels or samples."""
