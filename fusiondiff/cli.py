@@ -65,6 +65,9 @@ def _add_protocol_options(p: argparse.ArgumentParser) -> None:
         default="cold",
         help="cold: flush L2 before each sample (default); warm: back to back",
     )
+    from fusiondiff.blocks.cli_options import add_timeline_options
+
+    add_timeline_options(g)
 
 
 def _add_timer_option(p: argparse.ArgumentParser) -> None:
@@ -336,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _recording_options(args: argparse.Namespace) -> RecordingOptions:
     """The options of ``capture`` and ``replay`` as one record (``replay`` has no ``--only``)."""
+    from fusiondiff.blocks.cli_options import timeline_fields
     from fusiondiff.model import TimingProtocol
     from fusiondiff.options import RecordingOptions
 
@@ -350,6 +354,7 @@ def _recording_options(args: argparse.Namespace) -> RecordingOptions:
         save_inputs=args.save_inputs,
         cuda_source=args.cuda_source,
         communication=getattr(args, "communication", True),
+        **timeline_fields(args),
     )
 
 

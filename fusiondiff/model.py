@@ -22,6 +22,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from fusiondiff.blocks.model import FusionTimeline
 from fusiondiff.definition import structural_hash
 from fusiondiff.errors import CaptureFormatError
 
@@ -270,6 +271,9 @@ class FusionRecord:
     warnings: tuple[str, ...] = ()
     failure: FusionFailure | None = None
     """Set when the execution failed: the record then has its inputs but no kernels or samples."""
+    sm_timeline: FusionTimeline | None = None
+    """The block-level timeline (``--sm-timeline``): per kernel, which SM ran each CTA and when,
+    with its statistics, or why not; the CTA arrays are in the file it names."""
 
     @property
     def input_signature(self) -> tuple[Any, ...]:
@@ -376,7 +380,6 @@ class Capture:
     one record per kernel name: kept apart from fusion time, never part of a fusion's kernels or
     samples. Empty outside torchrun, with ``--no-communication``, where CUPTI was not ours to use
     (a warning says why), and in files written before the field existed."""
-
     @property
     def fusion_time_ns(self) -> float:
         """The fusions' device time in the capture block, as each timed fusion's median times its

@@ -1,0 +1,60 @@
+"""The command line's block-level options, shared by ``capture``, ``replay`` and ``roundtrip``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+DEFAULT_RUNS = 5
+DEFAULT_MAX_OVERHEAD_PCT = 25.0
+
+
+def _runs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of runs") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{value} runs: give 1 to 100")
+    return value
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage") from None
+    if not 0 < value <= 1000:
+        raise argparse.ArgumentTypeError(f"{value} %: give more than 0 and at most 1000")
+    return value
+
+
+def add_timeline_options(group: Any) -> None:
+    """``--sm-timeline [RUNS]`` and ``--sm-timeline-max-overhead PCT`` on a parser or group."""
+    group.add_argument(
+        "--sm-timeline",
+        type=_runs,
+        nargs="?",
+        const=DEFAULT_RUNS,
+        default=0,
+        metavar="RUNS",
+        help="also record each nvFuser kernel's block-level timeline: which SM ran each CTA and when, from "
+        f"RUNS instrumented runs after the protocol (default {DEFAULT_RUNS}), with a probe compiled into a copy "
+        "of nvFuser's own source; kept beside the capture (.timeline.safetensors)",
+    )
+    group.add_argument(
+        "--sm-timeline-max-overhead",
+        type=_percent,
+        default=DEFAULT_MAX_OVERHEAD_PCT,
+        metavar="PCT",
+        help="refuse a kernel's timeline when its instrumented copy is more than PCT %% slower than the plain "
+        f"kernel (default {DEFAULT_MAX_OVERHEAD_PCT:g})",
+    )
+
+
+def timeline_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The :class:`~fusiondiff.options.RecordingOptions` fields the arguments set."""
+    return {
+        "sm_timeline": getattr(args, "sm_timeline", 0) or 0,
+        "sm_timeline_max_overhead": getattr(args, "sm_timeline_max_overhead", DEFAULT_MAX_OVERHEAD_PCT) / 100,
+    }
