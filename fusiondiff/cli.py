@@ -489,13 +489,13 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     a, b = load_capture(args.a), load_capture(args.b)
     from fusiondiff.diff.core import describe_source, diff
     from fusiondiff.report.diff_text import render_diff_text
+    from fusiondiff.report.interface import DiffReport
 
     result = diff(a, b, source_a=describe_source(args.a, a), source_b=describe_source(args.b, b))
     unwritten = None
     record = ""
     if args.json or args.format == "json":
         # the exported diff record: schema_version, both environments and protocols, the samples
-        from fusiondiff.report.interface import DiffReport
         from fusiondiff.report.paths import display_paths
         from fusiondiff.report.record import dumps_diff_record
 
@@ -506,7 +506,9 @@ def _cmd_diff(args: argparse.Namespace) -> int:
             write_text(args.json, record)
         except OutputError as exc:
             unwritten = exc  # the report is still printed, then the error
-    _emit(record if args.format == "json" else render_diff_text(result))
+    from fusiondiff.report.blocks import block_section
+
+    _emit(record if args.format == "json" else render_diff_text(result) + block_section(DiffReport(result, a, b)))
     if unwritten is not None:
         raise unwritten
     return result.exit_code(strict=args.strict)

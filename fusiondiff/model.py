@@ -380,6 +380,7 @@ class Capture:
     one record per kernel name: kept apart from fusion time, never part of a fusion's kernels or
     samples. Empty outside torchrun, with ``--no-communication``, where CUPTI was not ours to use
     (a warning says why), and in files written before the field existed."""
+
     @property
     def fusion_time_ns(self) -> float:
         """The fusions' device time in the capture block, as each timed fusion's median times its

@@ -191,4 +191,8 @@ def open_report(inputs: Sequence[str | os.PathLike[str]]) -> DiffReport:
     source_a, source_b = (
         scrub_paths(f"{path} ({c.source})" if c.source else path) for path, c in ((path_a, a), (path_b, b))
     )
-    return DiffReport(diff(a, b, source_a=source_a, source_b=source_b), a, b, path_a, path_b)
+    from fusiondiff.blocks.storage import load_arrays
+
+    arrays_a, arrays_b = load_arrays(inputs[0], a), load_arrays(inputs[1], b)
+    result = diff(a, b, source_a=source_a, source_b=source_b)
+    return DiffReport(result, a, b, path_a, path_b, arrays_a=arrays_a, arrays_b=arrays_b)

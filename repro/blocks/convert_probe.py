@@ -121,7 +121,12 @@ def main(probe_dir: Path, out: Path) -> None:
     for pt in sorted(sources.glob("*.buffer.pt")):
         name = pt.name.removesuffix(".buffer.pt")
         (kept / "buffers" / f"{name}.i64.gz").write_bytes(gzip.compress(raw_buffer(pt).tobytes(), mtime=0))
-    for cu in ("rmsnorm.session.cu", "dependent_reductions.session.cu", "rope_resize.session.cu", "two_reductions.session.cu"):
+    for cu in (
+        "rmsnorm.session.cu",
+        "dependent_reductions.session.cu",
+        "rope_resize.session.cu",
+        "two_reductions.session.cu",
+    ):
         (kept / "sources" / f"{cu}.gz").write_bytes(gzip.compress((sources / cu).read_bytes(), mtime=0))
     data = HERE.parent.parent / "tests" / "data" / "offset"
     with_timeline(data / "live.json", "rmsnorm_offset1_after_aligned", probe, sources, out / "seed" / "live.json")
