@@ -30,17 +30,22 @@ def _percent(text: str) -> float:
 
 
 def add_timeline_options(group: Any) -> None:
-    """``--sm-timeline [RUNS]`` and ``--sm-timeline-max-overhead PCT`` on a parser or group."""
+    """``--sm-timeline``, ``--sm-timeline-runs N`` and ``--sm-timeline-max-overhead PCT`` on a
+    parser or group (a flag and valued options apart: ``--sm-timeline SCRIPT`` must not read the
+    script as a number)."""
     group.add_argument(
         "--sm-timeline",
+        action="store_true",
+        help="also record each nvFuser kernel's block-level timeline: which SM ran each CTA and when, with a "
+        "probe compiled into a copy of nvFuser's own source, after the timing protocol; kept beside the "
+        "capture (.timeline.safetensors)",
+    )
+    group.add_argument(
+        "--sm-timeline-runs",
         type=_runs,
-        nargs="?",
-        const=DEFAULT_RUNS,
-        default=0,
-        metavar="RUNS",
-        help="also record each nvFuser kernel's block-level timeline: which SM ran each CTA and when, from "
-        f"RUNS instrumented runs after the protocol (default {DEFAULT_RUNS}), with a probe compiled into a copy "
-        "of nvFuser's own source; kept beside the capture (.timeline.safetensors)",
+        default=DEFAULT_RUNS,
+        metavar="N",
+        help=f"instrumented runs per kernel for --sm-timeline, each after the protocol's L2 treatment (default {DEFAULT_RUNS})",
     )
     group.add_argument(
         "--sm-timeline-max-overhead",
@@ -55,6 +60,6 @@ def add_timeline_options(group: Any) -> None:
 def timeline_fields(args: argparse.Namespace) -> dict[str, Any]:
     """The :class:`~fusiondiff.options.RecordingOptions` fields the arguments set."""
     return {
-        "sm_timeline": getattr(args, "sm_timeline", 0) or 0,
+        "sm_timeline": getattr(args, "sm_timeline_runs", DEFAULT_RUNS) if getattr(args, "sm_timeline", False) else 0,
         "sm_timeline_max_overhead": getattr(args, "sm_timeline_max_overhead", DEFAULT_MAX_OVERHEAD_PCT) / 100,
     }
