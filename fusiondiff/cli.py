@@ -334,6 +334,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--offline", action="store_true", help="use the bundled captures even when a GPU is present")
     p.add_argument("--workdir", default="fusiondiff-demo", help="where the live demo writes its captures")
     p.set_defaults(handler=_cmd_demo)
+    from fusiondiff.blocks.cli_options import add_command
+
+    add_command(sub, _progress)
     return parser
 
 

@@ -177,7 +177,7 @@ def block_html(report: DiffReport) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
     body = "".join(
         f"<tr><td>{escape(r.fusion + ' / ' + r.kernel) if r.side == 'A' else ''}</td><td>{r.side}</td>"
-        + "".join(f'<td class="num">{escape(v)}</td>' for v in cells(r.timeline))
+        + "".join(f'<td class="num">{escape(v)}</td>' for v in cells(r.timeline, r.probe))
         + "</tr>"
         for r in rows
     )

@@ -6,6 +6,7 @@ chosen here.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ HEADER = (
     "start skew p50/p99 us",
     "latest SM start us",
     "CTA p50/p99 us",
-    "probe",
+    "probe (overhead, registers, CTAs/SM)",
 )
 """Columns of the block-level table (a refused side fills the row with why)."""
 
@@ -59,6 +60,26 @@ class BlockRow:
     """The kernel's normalized name."""
     side: str
     timeline: KernelTimeline | None
+    probe: str = ""
+    """What the probe changed: its overhead, registers and the occupancy they allow."""
+
+
+def probe_note(timeline: KernelTimeline | None, launch: Any, environment: Any) -> str:
+    """``+12.4 %, 40->47 regs, 12->10 CTAs/SM``: the probe's overhead, and its registers and the
+    resident CTAs per SM they allow (derived occupancy) where they changed."""
+    from fusiondiff.report.occupancy import occupancy
+
+    if timeline is None or timeline.overhead is None:
+        return "-"
+    parts = [f"{100 * timeline.overhead:+.1f} %"]
+    plain, probed = timeline.registers_plain, timeline.registers_instrumented
+    if plain is not None and probed is not None and plain != probed:
+        parts.append(f"{plain}->{probed} regs")
+        before = occupancy(dataclasses.replace(launch, registers_per_thread=plain), environment)
+        after = occupancy(dataclasses.replace(launch, registers_per_thread=probed), environment)
+        if before is not None and after is not None and before.blocks_per_sm != after.blocks_per_sm:
+            parts.append(f"{before.blocks_per_sm}->{after.blocks_per_sm} CTAs/SM")
+    return ", ".join(parts)
 
 
 def block_rows(report: DiffReport) -> Iterator[BlockRow]:
@@ -72,16 +93,19 @@ def block_rows(report: DiffReport) -> Iterator[BlockRow]:
             tb = None if fb.sm_timeline is None else fb.sm_timeline.kernel(kernel.order_b)
             if ta is None and tb is None:
                 continue
-            yield BlockRow(pair.label, kernel.normalized_name, "A", ta)
-            yield BlockRow(pair.label, kernel.normalized_name, "B", tb)
+            ka, kb = report.kernel_records(pair, kernel)
+            note_a = probe_note(ta, ka.launch, report.a.environment)
+            note_b = probe_note(tb, kb.launch, report.b.environment)
+            yield BlockRow(pair.label, kernel.normalized_name, "A", ta, note_a)
+            yield BlockRow(pair.label, kernel.normalized_name, "B", tb, note_b)
 
 
 def _us(ns: float) -> str:
     return f"{ns / 1000:.2f}"
 
 
-def cells(timeline: KernelTimeline | None) -> tuple[str, ...]:
-    """The row's values after ``kernel`` and ``side``."""
+def cells(timeline: KernelTimeline | None, probe: str = "-") -> tuple[str, ...]:
+    """The row's values after ``kernel`` and ``side`` (``probe``: :func:`probe_note`)."""
     width = len(HEADER) - 2
     if timeline is None:
         return ("no timeline recorded", *[""] * (width - 1))
@@ -89,7 +113,6 @@ def cells(timeline: KernelTimeline | None) -> tuple[str, ...]:
         why = f"refused: {REFUSALS.get(timeline.refusal.code, timeline.refusal.code)} ({timeline.refusal.detail})"
         return (why, *[""] * (width - 1))
     s = timeline.stat
-    overhead = timeline.overhead
     return (
         f"{s('sms_used'):.0f}",
         f"{s('waves'):.0f}",
@@ -100,7 +123,7 @@ def cells(timeline: KernelTimeline | None) -> tuple[str, ...]:
         f"{_us(s('start_skew_p50_ns'))}/{_us(s('start_skew_p99_ns'))}",
         _us(s("first_start_max_ns")),
         f"{_us(s('cta_p50_ns'))}/{_us(s('cta_p99_ns'))}",
-        "-" if overhead is None else f"{100 * overhead:+.1f} %",
+        probe,
     )
 
 
@@ -117,7 +140,7 @@ def block_text(report: DiffReport) -> list[str]:
     rows = list(block_rows(report))
     if not rows:
         return []
-    table = [(r.kernel if r.side == "A" else "", r.side, *cells(r.timeline)) for r in rows]
+    table = [(r.kernel if r.side == "A" else "", r.side, *cells(r.timeline, r.probe)) for r in rows]
     widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(HEADER)]
     lines = ["", "block level (measured per CTA; medians over the runs)"]
     lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(HEADER, widths)).rstrip())
@@ -136,7 +159,7 @@ def block_markdown(report: DiffReport) -> list[str]:
         return []
     from fusiondiff.report.markdown import table
 
-    body = [(f"{r.fusion} / {r.kernel}" if r.side == "A" else "", r.side, *cells(r.timeline)) for r in rows]
+    body = [(f"{r.fusion} / {r.kernel}" if r.side == "A" else "", r.side, *cells(r.timeline, r.probe)) for r in rows]
     return ["### Block level", "", NOTE, "", *table(HEADER, body, "ll" + "r" * (len(HEADER) - 2)), ""]
 
 

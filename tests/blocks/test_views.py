@@ -40,6 +40,8 @@ def test_the_terminal_diff_shows_each_sides_block_statistics():
     # SMs, waves, most CTAs/SM, at once/SM, span, tail, start skew, latest SM start, CTA p50/p99, probe
     assert a[:6] == ["132", "9", "34", "4", "33.89", "3.33"] and a[8] == "2.66/6.11" and a[9:] == ["+32.8", "%"]
     assert b[:6] == ["132", "4", "34", "12", "20.86", "2.43"] and b[8] == "4.35/6.88"
+    # the probe took 7 registers more on B's kernel, which the GPU's limits allow 10 CTAs per SM for
+    assert " ".join(b[9:]) == "+12.4 %, 40->47 regs, 12->10 CTAs/SM"
     assert "nvfuser_inner_persistent_g0: A needs 9 waves on its busiest SM against 4 in B" in result.stdout
 
 
