@@ -68,10 +68,14 @@ class BlockStats:
     """SMs that ran at least one CTA."""
     max_ctas_per_sm: int
     """The most CTAs one SM ran in the run."""
-    max_resident_per_sm: int
-    """The most CTAs seen at once on one SM (measured concurrency, not the occupancy limit)."""
+    ctas_at_once: int
+    """CTAs an SM held at once, as most SMs did: the median over the SMs used of each one's most
+    CTAs at once (measured concurrency, not the occupancy limit). Not the largest: on the H200 a
+    few SMs per run show CTA intervals overlapping by up to 300 ns more than they can hold (17 at
+    once where registers allow 10), as if ``%globaltimer`` were read slightly out of step across
+    the warps of one SM; the median over SMs is what the SMs could hold."""
     waves: int
-    """Waves of the SM that needed most: its CTAs over the most it held at once, rounded up."""
+    """Waves of the SM that needed most: its CTAs over :attr:`ctas_at_once`, rounded up."""
     span_ns: float
     """First CTA start to last CTA end."""
     tail_ns: float
@@ -137,6 +141,12 @@ class KernelTimeline:
     def stat(self, name: str) -> float:
         """The median over the runs of the statistic ``name`` (a field of :class:`BlockStats`)."""
         return float(statistics.median(getattr(run, name) for run in self.runs))
+
+    def extremes(self, name: str) -> tuple[float, float]:
+        """The smallest and the largest value of the statistic ``name`` over the runs: other work
+        on the GPU can hold SMs in some runs only, which the median hides."""
+        values = [float(getattr(run, name)) for run in self.runs]
+        return min(values), max(values)
 
 
 @dataclass(frozen=True)

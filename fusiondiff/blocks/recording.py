@@ -277,7 +277,15 @@ def _kernel_sources(fd: Any, inputs: Sequence[Any], device: int) -> dict[str, st
     try:
         return split_cuda_sources(fd.fec.get_cuda_kernel(list(inputs), False, device))
     except Exception as exc:  # noqa: BLE001
-        raise _Refused("no_source", f"nvFuser gave no source: {exception_line(exc)}") from None
+        raise _Refused("no_source", _why_no_source(exc)) from None
+
+
+def _why_no_source(exc: Exception) -> str:
+    # nvFuser 0.2.36 gives no source at all for a fusion whose segments index with 32 and 64 bits
+    # (seen on the H200: a backward fusion of a litgpt training step)
+    if "Index Type mismatch" in str(exc):
+        return "nvFuser gives no source for a fusion whose segments use 32- and 64-bit indexing"
+    return f"nvFuser gave no source: {exception_line(exc)}"
 
 
 def _full_source(fd: Any, inputs: Sequence[Any], device: int) -> str:
@@ -288,7 +296,7 @@ def _full_source(fd: Any, inputs: Sequence[Any], device: int) -> str:
         with_headers = fd.fec.get_cuda_kernel(list(inputs), True, device)
         kernels = fd.fec.get_cuda_kernel(list(inputs), False, device)
     except Exception as exc:  # noqa: BLE001
-        raise _Refused("no_source", f"nvFuser gave no source: {exception_line(exc)}") from None
+        raise _Refused("no_source", _why_no_source(exc)) from None
     return full_source(with_headers, kernels)
 
 

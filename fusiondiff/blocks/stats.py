@@ -4,9 +4,10 @@ A run is three arrays over the grid's CTAs (indexed by linear block id): start a
 from the run's first start, and the SM. From them (:func:`run_stats`):
 
 - **SMs used**, and the most CTAs one SM ran;
-- **waves**: per SM, its CTAs over the most it held at once (measured: the largest number of its
-  CTA intervals that overlap), rounded up; the SM that needed most. A grid that fits in one wave
-  gives 1; a tail wave adds one;
+- **CTAs at once**: per SM, the largest number of its CTA intervals that overlap; the median over
+  the SMs (see ``BlockStats.ctas_at_once`` for why not the largest);
+- **waves**: per SM, its CTAs over the CTAs at once, rounded up; the SM that needed most. A grid
+  that fits in one wave gives 1; a tail wave adds one;
 - **tail**: the time the last 10 % of CTAs took, from the end by which 90 % of CTAs had ended to the
   last end;
 - **start skew**: CTA starts from the first (median, p99), and per SM when it started its first CTA
@@ -19,6 +20,7 @@ numpy only (no torch), so the views and tests run anywhere.
 from __future__ import annotations
 
 import math
+import statistics
 
 import numpy as np
 import numpy.typing as npt
@@ -67,7 +69,8 @@ def run_stats(start: Array, end: Array, sm: Array, sm_end: Array | None = None) 
     counts = np.bincount(sm)
     used = np.flatnonzero(counts)
     resident = resident_per_sm(start, end, sm)
-    waves = max(math.ceil(int(counts[s]) / max(resident.get(int(s), 1), 1)) for s in used)
+    at_once = max(statistics.median_low(resident.values()), 1)
+    waves = max(math.ceil(int(counts[s]) / at_once) for s in used)
     ends = np.sort(end)
     done_90 = ends[max(math.ceil((1 - TAIL_SHARE) * n) - 1, 0)]
     first = np.full(counts.size, np.iinfo(np.int64).max, dtype=np.int64)
@@ -78,7 +81,7 @@ def run_stats(start: Array, end: Array, sm: Array, sm_end: Array | None = None) 
         ctas=n,
         sms_used=int(used.size),
         max_ctas_per_sm=int(counts.max()),
-        max_resident_per_sm=max(resident.values()),
+        ctas_at_once=at_once,
         waves=int(waves),
         span_ns=float(ends[-1]),
         tail_ns=float(ends[-1] - done_90),

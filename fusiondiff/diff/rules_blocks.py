@@ -3,11 +3,15 @@ measured (``FusionRecord.sm_timeline``, :mod:`fusiondiff.blocks`).
 
 Each rule compares one matched kernel's block statistics (the median over its instrumented runs)
 on the side that is slower (the kernel's timing verdict; by measured span when the verdict is
-SAME) against the other, and speaks only of what makes the slower side slower:
+SAME) against the other, and speaks only of what makes the slower side slower. Other work on the
+GPU may hold SMs in a few runs only (seen on the H200: 2 of 5 runs on 52 SMs while a second stream
+ran matmuls), so the two rules about it look at each run, the others at medians over the runs:
 
-- ``blocks_fewer_sms``: it used fewer SMs; with the same grid that is the machine (other work, a
-  partition), so ``setup``; with another grid, ``consequence``;
-- ``blocks_starts_delayed``: an SM started its first CTA late: SMs held by other work (``setup``);
+- ``blocks_fewer_sms``: in some run it used fewer SMs than the other side did in any; with the
+  same grid that is the machine (other work, a partition), so ``setup``; with another grid,
+  ``consequence``;
+- ``blocks_starts_delayed``: in some run an SM started its first CTA late: SMs held by other work
+  (``setup``);
 - ``blocks_extra_wave``: its busiest SM needed more waves (fewer CTAs fit at once, or more CTAs);
 - ``blocks_tail``: the last 10 % of its CTAs took longer;
 - ``blocks_every_cta_slower``: its whole CTA-duration distribution moved: the work itself;
@@ -22,6 +26,7 @@ differ by (``tests/data/blocks/same_kernel``: CTA median 3 %, p99 10 %, tail 7 %
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -42,7 +47,14 @@ DELAY_NS = 2000.0
 DELAY_SHARE = 0.10
 """... and at least 10 % of the other side's span later."""
 
-_UNITS: dict[str, Unit] = {"ctas": "count", "sms_used": "count", "waves": "count", "max_ctas_per_sm": "count"}
+_UNITS: dict[str, Unit] = {
+    "ctas": "count",
+    "sms_used": "count",
+    "waves": "count",
+    "max_ctas_per_sm": "count",
+    "ctas_at_once": "count",
+}
+"""Units of the statistics that are counts; every other one is a time in ns."""
 
 
 @dataclass(frozen=True)
@@ -66,12 +78,7 @@ class _Kernel:
         return [float(getattr(run, name)) for run in side.runs]
 
     def evidence(self, *names: str) -> tuple[Evidence, ...]:
-        return tuple(
-            Evidence(
-                name, self.a.stat(name), self.b.stat(name), _UNITS.get(name, "count" if "per_sm" in name else "ns")
-            )
-            for name in names
-        )
+        return tuple(Evidence(name, self.a.stat(name), self.b.stat(name), _UNITS.get(name, "ns")) for name in names)
 
     def finding(self, rule: str, role: Role, *names: str) -> Finding:
         return Finding(
@@ -105,24 +112,47 @@ def measured_kernels(ctx: RuleContext) -> Iterator[_Kernel]:
 
 def blocks_fewer_sms(ctx: RuleContext) -> Iterator[Finding]:
     for k in measured_kernels(ctx):
-        if max(k.runs("sms_used", slow=True)) < min(k.runs("sms_used", slow=False)):
+        fewest = min(k.runs("sms_used", slow=False))
+        below = [n for n in k.runs("sms_used", slow=True) if n < fewest]
+        if below:
             same_grid = k.a.runs[0].ctas == k.b.runs[0].ctas
-            yield k.finding("blocks_fewer_sms", "setup" if same_grid else "consequence", "sms_used", "ctas")
+            finding = k.finding("blocks_fewer_sms", "setup" if same_grid else "consequence", "sms_used", "ctas")
+            counts = {side: _runs_below(k, side, "sms_used") for side in ("A", "B")}
+            extra = (
+                Evidence("sms_used_min", k.a.extremes("sms_used")[0], k.b.extremes("sms_used")[0], "count"),
+                Evidence("runs_with_fewer_sms", counts["A"], counts["B"], "count"),
+            )
+            yield dataclasses.replace(finding, data=extra + finding.data)
+
+
+def _runs_below(k: _Kernel, side: str, name: str) -> float:
+    """Runs of ``side`` whose ``name`` is below the other side's smallest."""
+    mine, other = (k.a, k.b) if side == "A" else (k.b, k.a)
+    floor = other.extremes(name)[0]
+    return float(sum(1 for run in mine.runs if getattr(run, name) < floor))
 
 
 def blocks_starts_delayed(ctx: RuleContext) -> Iterator[Finding]:
     for k in measured_kernels(ctx):
-        late = k.slow("first_start_max_ns") - k.fast("first_start_max_ns")
+        slow, fast = (k.b, k.a) if k.slow_is_b else (k.a, k.b)
+        late = slow.extremes("first_start_max_ns")[1] - fast.extremes("first_start_max_ns")[1]
         if late >= DELAY_NS and late >= DELAY_SHARE * k.fast("span_ns"):
-            yield k.finding("blocks_starts_delayed", "setup", "first_start_max_ns", "first_start_p50_ns", "sms_used")
+            finding = k.finding(
+                "blocks_starts_delayed", "setup", "first_start_max_ns", "first_start_p50_ns", "sms_used"
+            )
+            latest = Evidence(
+                "first_start_max_ns_max",
+                k.a.extremes("first_start_max_ns")[1],
+                k.b.extremes("first_start_max_ns")[1],
+                "ns",
+            )
+            yield dataclasses.replace(finding, data=(latest, *finding.data))
 
 
 def blocks_extra_wave(ctx: RuleContext) -> Iterator[Finding]:
     for k in measured_kernels(ctx):
         if min(k.runs("waves", slow=True)) > max(k.runs("waves", slow=False)):
-            yield k.finding(
-                "blocks_extra_wave", "consequence", "waves", "max_resident_per_sm", "max_ctas_per_sm", "ctas"
-            )
+            yield k.finding("blocks_extra_wave", "consequence", "waves", "ctas_at_once", "max_ctas_per_sm", "ctas")
 
 
 def blocks_tail(ctx: RuleContext) -> Iterator[Finding]:

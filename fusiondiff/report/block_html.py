@@ -6,7 +6,8 @@ measured on a side, two plots drawn from its CTA arrays (inline SVG, like :mod:`
   covers), so waves, a tail and SMs that start late or stay idle show as shapes;
 - **CTA durations**, both sides' distributions as histograms on one axis (share of CTAs per bin).
 
-Each plot is of the run with the median span. Hand-written SVG: no plotting package, nothing loaded.
+Each plot is of one run (:func:`fusiondiff.report.blocks.shown_run`: where the runs used different
+numbers of SMs, the one that used fewest; else the one with the median span). Hand-written SVG: no plotting package, nothing loaded.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fusiondiff.report.blocks import HEADER, NOTE, block_rows, cells
+from fusiondiff.report.blocks import HEADER, NOTE, block_rows, cells, shown_run
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.plots import COLOR_A, COLOR_B, nice_ticks
 
@@ -26,11 +27,6 @@ BINS = 160
 """Time bins of an occupancy strip."""
 PALETTE = ("#f3f4f6", "#d6e4f0", "#a9c7e2", "#74a6d1", "#4583bd", "#1f5fa8", "#123f78", "#0a2450")
 """Colours by CTAs at once: none, then darker for more (the last for as many or more)."""
-
-
-def _median_run(arrays: Any) -> int:
-    spans = [int(arrays.end_ns[r].max()) for r in range(arrays.runs)]
-    return int(np.argsort(spans)[(len(spans) - 1) // 2])
 
 
 def occupancy(
@@ -204,11 +200,15 @@ def block_html(report: DiffReport) -> str:
 
 def _kernel_plots(title: str, found: Sequence[tuple[str, Any]], labels: dict[str, str]) -> str:
     colors = {"A": COLOR_A, "B": COLOR_B}
-    runs = [(side, arrays, _median_run(arrays)) for side, arrays in found]
+    runs = [(side, arrays, shown_run(arrays)) for side, arrays in found]
     span = float(max(int(arrays.end_ns[run].max()) for _, arrays, run in runs))
     sms = max(int(arrays.sm[run].max()) + 1 for _, arrays, run in runs)
     strips = [
-        (f"{side}: {labels[side]}", colors[side], occupancy(a.start_ns[r], a.end_ns[r], a.sm[r], sms, span))
+        (
+            f"{side}: {labels[side]} (run {r + 1} of {a.runs})",
+            colors[side],
+            occupancy(a.start_ns[r], a.end_ns[r], a.sm[r], sms, span),
+        )
         for side, a, r in runs
     ]
     durations = [(side, colors[side], (a.end_ns[r] - a.start_ns[r]).astype(np.float64) / 1000) for side, a, r in runs]

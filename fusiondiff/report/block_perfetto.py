@@ -4,7 +4,7 @@ kernels where nothing was measured: :mod:`fusiondiff.report.perfetto`).
 
 An SM runs several CTAs at once, and a trace track shows one slice at a time, so each SM's track
 has as many lanes as it needed (``SM 7``, ``SM 7 #2``...): each CTA goes to the SM's first lane
-free at its start. Of each kernel's instrumented runs the one with the median span is shown, its
+free at its start. Of each kernel's instrumented runs one is shown (:func:`fusiondiff.report.blocks.shown_run`), its
 first CTA start placed where the kernel starts on the kernels track; slices last their measured
 duration (the instrumented kernel's, a few percent longer than the plain one's, which the kernel's
 args say).
@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from fusiondiff.blocks.model import KernelTimeline
+from fusiondiff.report.blocks import shown_run
 
 PID = {"A": 5, "B": 6}
 LANES = 64
@@ -26,7 +27,7 @@ MAX_CTAS = 20_000
 """CTAs shown per kernel at most (the earliest to start); the kernel's slice args say how many."""
 NOTE = (
     "measured: one slice per CTA, from thread 0's start to the last warp's end (%globaltimer), on the SM "
-    "%smid named; the run with the median span of the instrumented runs"
+    "%smid named; of the instrumented runs the one that used fewest SMs where they differ, else the median span"
 )
 
 
@@ -46,8 +47,7 @@ class MeasuredSMs:
     ) -> list[dict[str, Any]]:
         """The slices of one kernel's CTAs, its first CTA start at ``start_ns``."""
         arrays = self.arrays[(fusion_index, order)]
-        spans = [int(arrays.end_ns[r].max()) for r in range(arrays.runs)]
-        run = int(np.argsort(spans)[(len(spans) - 1) // 2])
+        run = shown_run(arrays)
         starts, ends, sms = arrays.start_ns[run], arrays.end_ns[run], arrays.sm[run]
         shown = np.argsort(starts, kind="stable")[:MAX_CTAS]
         events = []
@@ -122,7 +122,7 @@ def block_args(timeline: KernelTimeline | None) -> dict[str, Any]:
             "sms_used": int(s("sms_used")),
             "waves": int(s("waves")),
             "most_ctas_per_sm": int(s("max_ctas_per_sm")),
-            "most_at_once_per_sm": int(s("max_resident_per_sm")),
+            "most_at_once_per_sm": int(s("ctas_at_once")),
             "span_us": round(s("span_ns") / 1000, 3),
             "tail_us": round(s("tail_ns") / 1000, 3),
             "cta_p50_us": round(s("cta_p50_ns") / 1000, 3),

@@ -11,6 +11,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from fusiondiff.blocks.model import KernelTimeline
 from fusiondiff.report.interface import DiffReport
 
@@ -104,6 +106,24 @@ def _us(ns: float) -> str:
     return f"{ns / 1000:.2f}"
 
 
+def _ranged(timeline: KernelTimeline, name: str, show: Any, apart: float) -> str:
+    """The median over the runs, and ``[fewest-most]`` after it where the runs differ by ``apart``
+    or more (other work held SMs in some runs only: the median alone would hide it)."""
+    low, high = timeline.extremes(name)
+    text = show(timeline.stat(name))
+    return text if high - low < apart else f"{text} [{show(low)}-{show(high)}]"
+
+
+def shown_run(arrays: Any) -> int:
+    """The run the plots and the trace show: where the runs used different numbers of SMs, the one
+    that used fewest (what other work did); otherwise the one with the median span."""
+    sms = [int(np.unique(arrays.sm[r]).size) for r in range(arrays.runs)]
+    if min(sms) < max(sms):
+        return int(np.argmin(sms))
+    spans = [int(arrays.end_ns[r].max()) for r in range(arrays.runs)]
+    return int(np.argsort(spans)[(len(spans) - 1) // 2])
+
+
 def cells(timeline: KernelTimeline | None, probe: str = "-") -> tuple[str, ...]:
     """The row's values after ``kernel`` and ``side`` (``probe``: :func:`probe_note`)."""
     width = len(HEADER) - 2
@@ -114,14 +134,14 @@ def cells(timeline: KernelTimeline | None, probe: str = "-") -> tuple[str, ...]:
         return (why, *[""] * (width - 1))
     s = timeline.stat
     return (
-        f"{s('sms_used'):.0f}",
+        _ranged(timeline, "sms_used", lambda v: f"{v:.0f}", 1),
         f"{s('waves'):.0f}",
         f"{s('max_ctas_per_sm'):.0f}",
-        f"{s('max_resident_per_sm'):.0f}",
+        f"{s('ctas_at_once'):.0f}",
         _us(s("span_ns")),
         _us(s("tail_ns")),
         f"{_us(s('start_skew_p50_ns'))}/{_us(s('start_skew_p99_ns'))}",
-        _us(s("first_start_max_ns")),
+        _ranged(timeline, "first_start_max_ns", _us, 500),
         f"{_us(s('cta_p50_ns'))}/{_us(s('cta_p99_ns'))}",
         probe,
     )
@@ -129,9 +149,9 @@ def cells(timeline: KernelTimeline | None, probe: str = "-") -> tuple[str, ...]:
 
 NOTE = (
     "Measured per CTA: a probe compiled into a copy of nvFuser's own source stores %globaltimer and %smid "
-    "when each CTA starts and each warp ends; medians over the instrumented runs; waves: CTAs of the "
-    "busiest SM over the most it held at once; tail: the time the last 10 % of CTAs took; probe: the "
-    "instrumented kernel's median against the plain one's."
+    "when each CTA starts and each warp ends; medians over the instrumented runs, [fewest-most] where runs "
+    "differ; at once: CTAs an SM held at once (median over SMs); waves: CTAs of the busiest SM over that; "
+    "tail: the time the last 10 % of CTAs took; probe: the instrumented kernel's median against the plain one's."
 )
 
 
@@ -142,7 +162,7 @@ def block_text(report: DiffReport) -> list[str]:
         return []
     table = [(r.kernel if r.side == "A" else "", r.side, *cells(r.timeline, r.probe)) for r in rows]
     widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(HEADER)]
-    lines = ["", "block level (measured per CTA; medians over the runs)"]
+    lines = ["", "block level (measured per CTA; medians over the runs, [fewest-most] where they differ)"]
     lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(HEADER, widths)).rstrip())
     for row in table:
         if row[2].startswith(("refused", "no timeline")):

@@ -16,7 +16,10 @@ _LABELS = {
     "sms_used": "SMs used",
     "ctas": "CTAs",
     "waves": "waves on the busiest SM",
-    "max_resident_per_sm": "most CTAs at once on one SM",
+    "ctas_at_once": "CTAs at once on an SM (median over SMs)",
+    "sms_used_min": "SMs used, fewest in a run",
+    "runs_with_fewer_sms": "runs with fewer SMs than the other side's fewest",
+    "first_start_max_ns_max": "latest first CTA start of an SM, latest in a run",
     "max_ctas_per_sm": "most CTAs run by one SM",
     "tail_ns": "tail (the last 10 % of CTAs)",
     "span_ns": "span (first CTA start to last end)",
@@ -68,19 +71,20 @@ def _side(evidence: Evidence, larger: bool) -> tuple[str, str, str, str]:
 
 
 def _fewer_sms(e: dict[str, Evidence], f: Finding) -> str:
-    side, n, other, m = _side(e["sms_used"], larger=False)
+    side, n, other, m = _side(e["sms_used_min"], larger=False)
+    runs = value(e["runs_with_fewer_sms"], side)
     why = ": on the same grid, other work or a partition held SMs" if f.role == "setup" else ""
-    return f"{side} ran its CTAs on fewer SMs ({n} against {m} in {other}){why}"
+    return f"{side} ran its CTAs on fewer SMs in {runs} run(s) (as few as {n}, against at least {m} in {other}){why}"
 
 
 def _starts_delayed(e: dict[str, Evidence], f: Finding) -> str:
-    side, late, other, early = _side(e["first_start_max_ns"], larger=True)
+    side, late, other, early = _side(e["first_start_max_ns_max"], larger=True)
     return f"an SM started its first CTA late in {side} ({late} after the first start, against {early} in {other}): SMs held by other work"
 
 
 def _extra_wave(e: dict[str, Evidence], f: Finding) -> str:
     side, waves, other, fewer = _side(e["waves"], larger=True)
-    res = e["max_resident_per_sm"]
+    res = e["ctas_at_once"]
     return (
         f"{side} needs {waves} waves on its busiest SM against {fewer} in {other} "
         f"(at most {value(res, side)} CTAs at once on an SM against {value(res, other)})"

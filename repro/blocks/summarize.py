@@ -34,7 +34,7 @@ def main(paths: list[str]) -> None:
                 overheads.append(o)
                 print(
                     f"  {name} {k.kernel}: {k.runs[0].ctas} CTAs, {k.warps_per_cta} warps, SMs {k.stat('sms_used'):.0f}, "
-                    f"waves {k.stat('waves'):.0f}, most CTAs/SM {k.stat('max_ctas_per_sm'):.0f}, resident {k.stat('max_resident_per_sm'):.0f}, "
+                    f"waves {k.stat('waves'):.0f}, most CTAs/SM {k.stat('max_ctas_per_sm'):.0f}, resident {k.stat('ctas_at_once'):.0f}, "
                     f"span {k.stat('span_ns') / 1000:.2f} us, tail {k.stat('tail_ns') / 1000:.2f} us, "
                     f"CTA p50 {k.stat('cta_p50_ns') / 1000:.2f} p99 {k.stat('cta_p99_ns') / 1000:.2f} us, "
                     f"first start max {k.stat('first_start_max_ns') / 1000:.2f} us, "

@@ -1,8 +1,9 @@
 """Reading a probe buffer back, and refusing what would give a wrong timeline.
 
-The current record layout has not run on a GPU yet (see tests/data/blocks/README.md), so these
-buffers are SYNTHETIC: laid out as the probe writes them now, filled with the per-CTA values the
-H200 recorded with the first layout (start, end, SM of each of 4096 CTAs of the seed RMSNorm).
+The H200 runs of the current record layout kept their decoded arrays, not their raw buffers
+(tests/data/blocks/README.md), so these buffers are SYNTHETIC: laid out as the probe writes them
+now, filled with the per-CTA values the H200 recorded with the first layout (start, end, SM of
+each of 4096 CTAs of the seed RMSNorm).
 """
 
 from __future__ import annotations

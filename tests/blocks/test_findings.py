@@ -31,7 +31,7 @@ def test_the_seed_kernel_variant_needs_more_waves_and_that_is_the_storage_offset
     assert 4 in result.findings[0].supported_by
     assert wave.kernels == ("fusion0/nvfuser_inner_persistent_g0",)
     assert wave.title == "" and wave.evidence == ()
-    assert wave.data[:2] == (Evidence("waves", 9.0, 4.0, "count"), Evidence("max_resident_per_sm", 4.0, 12.0, "count"))
+    assert wave.data[:2] == (Evidence("waves", 9.0, 4.0, "count"), Evidence("ctas_at_once", 4.0, 10.0, "count"))
 
 
 def test_two_runs_of_one_kernel_give_no_block_finding():

@@ -2,9 +2,9 @@
 live in a Thunder session with its activation at storage offset 1, against nvFuser's own repro
 replayed in a fresh process. Needs a CUDA GPU, nvFuser and Thunder; skipped elsewhere.
 
-Not run yet: no device was lent after the recording path was written (tests/data/blocks/README.md);
-``repro/blocks/verify.sh`` runs the same and more (the matmul-contention session, a training
-step's round trip) and prints the figures.
+``repro/blocks/verify.sh`` runs the same and more (the matmul-contention session, a training step's
+round trip) and prints the figures; what it recorded on the H200 is in tests/data/blocks/h200. This
+file itself has not run on a GPU yet.
 """
 
 from __future__ import annotations
