@@ -3,8 +3,9 @@ live in a Thunder session with its activation at storage offset 1, against nvFus
 replayed in a fresh process. Needs a CUDA GPU, nvFuser and Thunder; skipped elsewhere.
 
 ``repro/blocks/verify.sh`` runs the same and more (the matmul-contention session, a training step's
-round trip) and prints the figures; what it recorded on the H200 is in tests/data/blocks/h200. This
-file itself has not run on a GPU yet.
+round trip) and prints the figures; what it recorded on the H200 is in tests/data/blocks/h200, and
+``h200/gpu_tests.log`` is this file's run there (3 passed), followed by ``fusiondiff sm-timeline``
+on its live capture.
 """
 
 from __future__ import annotations
