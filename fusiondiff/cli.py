@@ -37,6 +37,7 @@ EXIT_TERMINATED = 143
 
 def _recording_options(args: argparse.Namespace) -> RecordingOptions:
     """The options of ``capture`` and ``replay`` as one record (``replay`` has no ``--only``)."""
+    from fusiondiff.blocks.cli_options import timeline_fields
     from fusiondiff.model import TimingProtocol
     from fusiondiff.options import RecordingOptions
 
@@ -49,6 +50,7 @@ def _recording_options(args: argparse.Namespace) -> RecordingOptions:
         save_inputs=args.save_inputs,
         cuda_source=args.cuda_source,
         communication=getattr(args, "communication", True),
+        **timeline_fields(args),
     )
 
 
@@ -176,6 +178,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     a, b = load_capture(args.a), load_capture(args.b)
     from fusiondiff.diff.core import diff
     from fusiondiff.report.diff_text import render_diff_text
+    from fusiondiff.report.interface import DiffReport
     from fusiondiff.report.paths import display_source
 
     result = diff(a, b, source_a=display_source(args.a, a.source), source_b=display_source(args.b, b.source))
@@ -183,7 +186,6 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     record = ""
     if args.json or args.format == "json":
         # the exported diff record: schema_version, both environments and protocols, the samples
-        from fusiondiff.report.interface import DiffReport
         from fusiondiff.report.paths import display_paths
         from fusiondiff.report.record import dumps_diff_record
 
@@ -194,7 +196,9 @@ def _cmd_diff(args: argparse.Namespace) -> int:
             write_text(args.json, record)
         except OutputError as exc:
             unwritten = exc  # the report is still printed, then the error
-    _emit(record if args.format == "json" else render_diff_text(result))
+    from fusiondiff.report.blocks import block_section
+
+    _emit(record if args.format == "json" else render_diff_text(result) + block_section(DiffReport(result, a, b)))
     if unwritten is not None:
         raise unwritten
     return result.exit_code(strict=args.strict)
@@ -264,6 +268,22 @@ def _cmd_roundtrip(args: argparse.Namespace) -> int:
     )
     _emit(render_summary(result, top=args.top))
     return EXIT_INTERRUPTED if result.interrupted else result.exit_code
+
+
+def _cmd_sm_timeline(args: argparse.Namespace) -> int:
+    from fusiondiff.blocks.live_side import record_live_side
+
+    path = record_live_side(
+        args.live,
+        args.output,
+        args.sm_timeline_runs,
+        args.sm_timeline_max_overhead / 100,
+        timeout_s=args.timeout,
+        progress=_progress,
+        device=args.device,
+    )
+    print(f"wrote {printable(str(path))}", file=sys.stderr)
+    return 0
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -344,6 +364,7 @@ _HANDLERS = {
     "report": _cmd_report,
     "roundtrip": _cmd_roundtrip,
     "demo": _cmd_demo,
+    "sm-timeline": _cmd_sm_timeline,
 }
 """Each subcommand's handler, by its name (:func:`fusiondiff.cli_parser.build_parser`)."""
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fusiondiff import __version__
+from fusiondiff.blocks.cli_options import add_timeline_options
 
 DESCRIPTION = """\
 Explain why the same nvFuser fusion runs at different speeds in two places: live, inside a
@@ -77,6 +78,7 @@ def _add_protocol_options(p: argparse.ArgumentParser) -> None:
         default="cold",
         help="cold: flush L2 before each sample (default); warm: back to back",
     )
+    add_timeline_options(g)
 
 
 def _add_timer_option(p: argparse.ArgumentParser, both: bool) -> None:
@@ -366,4 +368,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--offline", action="store_true", help="use the bundled captures even when a GPU is present")
     p.add_argument("--workdir", default="fusiondiff-demo", help="where the live demo writes its captures")
+
+    p = sub.add_parser(
+        "sm-timeline",
+        help="record the block-level timelines of a capture's fusions by replaying them on its inputs",
+        description="Replay every fusion of LIVE on LIVE's own inputs (the exact tensors of --save-inputs, else "
+        "tensors rebuilt from their recorded layout), in one fresh process, under LIVE's timing protocol, with "
+        "--sm-timeline; write LIVE's records with the timelines to OUTPUT (the CTA arrays beside it). A record "
+        "whose replay launched other kernels gets none, and says why. To record them in the session itself (what "
+        "other work on the GPU did to it shows only there), capture with --sm-timeline instead.",
+    )
+    p.add_argument("live", metavar="LIVE", help="capture file (.json)")
+    p.add_argument(
+        "-o", "--output", required=True, help="capture to write (.json): LIVE's records with their timelines"
+    )
+    p.add_argument("--device", type=_number(int, 0), metavar="N", help="replay on CUDA device N")
+    p.add_argument(
+        "--timeout",
+        type=_number(float, 1e-3),
+        default=900.0,
+        help="seconds before the replay is stopped (default 900)",
+    )
+    add_timeline_options(p, flag=False)
     return parser

@@ -22,6 +22,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from fusiondiff.blocks.model import FusionTimeline
 from fusiondiff.definition import structural_hash
 from fusiondiff.errors import CaptureFormatError
 
@@ -270,6 +271,9 @@ class FusionRecord:
     warnings: tuple[str, ...] = ()
     failure: FusionFailure | None = None
     """Set when the execution failed: the record then has its inputs but no kernels or samples."""
+    sm_timeline: FusionTimeline | None = None
+    """The block-level timeline (``--sm-timeline``): per kernel, which SM ran each CTA and when,
+    with its statistics, or why not; the CTA arrays are in the file it names."""
 
     @property
     def input_signature(self) -> tuple[Any, ...]:

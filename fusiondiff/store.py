@@ -168,9 +168,10 @@ def save_capture(
     capture: Capture,
     path: str | os.PathLike[str],
     tensors: dict[str, torch.Tensor] | None = None,
+    timelines: dict[str, Any] | None = None,
 ) -> Path:
-    """Write ``capture`` to ``path`` (and its tensors next to it). Returns the JSON path."""
-    write_capture(capture, path, tensors)
+    """Write ``capture`` to ``path`` (and its tensors and timelines next to it). Returns the JSON path."""
+    write_capture(capture, path, tensors, timelines)
     return Path(path)
 
 
@@ -178,10 +179,16 @@ def write_capture(
     capture: Capture,
     path: str | os.PathLike[str],
     tensors: dict[str, torch.Tensor] | None = None,
+    timelines: dict[str, Any] | None = None,
 ) -> Capture:
     """Write ``capture`` to ``path`` and its tensors next to it; returns the capture as written,
-    its ``tensors_file`` naming the tensors' file when there are any."""
+    its ``tensors_file`` naming the tensors' file when there are any. ``timelines``: the CTA
+    arrays of the records' ``sm_timeline`` (:mod:`fusiondiff.blocks.storage`), written beside it too."""
     path = Path(path)
+    if timelines:
+        from fusiondiff.blocks.storage import attach_file
+
+        capture = attach_file(capture, path, timelines)
     if tensors:
         from safetensors.torch import save_file
 
@@ -200,7 +207,12 @@ def load_capture(path: str | os.PathLike[str]) -> Capture:
     # Parsing and decoding make millions of objects, none of them cyclic garbage: without the
     # collector's passes over the growing heap, a 10,000-fusion capture loads twice as fast.
     with collector_paused():
-        return _parse_capture(path, held)
+        capture = _parse_capture(path, held)
+    if any(f.sm_timeline is not None for f in capture.fusions):
+        from fusiondiff.blocks.storage import verify_file
+
+        verify_file(path, capture)  # a changed or foreign timeline file: one line
+    return capture
 
 
 @contextlib.contextmanager

@@ -30,7 +30,7 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 
-from fusiondiff.diff import rules_failure, rules_fusion, rules_inputs, rules_setup
+from fusiondiff.diff import rules_blocks, rules_failure, rules_fusion, rules_inputs, rules_setup
 from fusiondiff.diff.context import (
     Rule,
     RuleContext,
@@ -71,6 +71,13 @@ RULES: tuple[Rule, ...] = (
     rules_fusion.kernel_variant,
     rules_fusion.cuda_source,
     rules_fusion.runtime_reuse,
+    # the block level, measured (fusiondiff.blocks): how the kernels ran on the SMs
+    rules_blocks.blocks_fewer_sms,
+    rules_blocks.blocks_starts_delayed,
+    rules_blocks.blocks_extra_wave,
+    rules_blocks.blocks_tail,
+    rules_blocks.blocks_every_cta_slower,
+    rules_blocks.blocks_few_ctas_slower,
 )
 """Every rule, in tie-break order."""
 
@@ -80,7 +87,8 @@ _DIRECTIONS = ("FASTER", "SLOWER")
 
 def unexplained(ctx: RuleContext, found: Sequence[Finding]) -> list[Finding]:
     """Fusions (or their kernels) that are faster or slower although no rule found anything."""
-    covered = {label for f in found for label in f.fusions}
+    # a block-level consequence says how the time went, not why: the pair stays unexplained
+    covered = {label for f in found for label in f.fusions if not (f.data and f.role == "consequence")}
     findings = []
     for pair in ctx.pairs:
         kernels = [k for k in pair.kernels if k.timing.verdict in _DIRECTIONS]

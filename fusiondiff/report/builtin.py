@@ -10,9 +10,10 @@ class TextRenderer(Renderer):
     name = "text"
 
     def render(self, report: DiffReport) -> str:
+        from fusiondiff.report.blocks import block_section
         from fusiondiff.report.diff_text import render_diff_text
 
-        text = render_diff_text(report.result)
+        text = render_diff_text(report.result) + block_section(report)
         return f"({report.selection})\n{text}" if report.selection else text
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from fusiondiff.diff.model import DiffResult, Finding, FusionPair, TimingVerdict
 from fusiondiff.escape import printable
 from fusiondiff.model import to_jsonable, traced_name
+from fusiondiff.report import wording
 from fusiondiff.report.paths import short_list
 from fusiondiff.units import Column, duration, durations, p_value, ratio
 
@@ -186,8 +187,8 @@ def explains_text(f: Finding) -> str:
 
 
 def _finding_lines(f: Finding, rules_by_rank: dict[int, str]) -> list[str]:
-    lines = [f"  {f.rank}. [{f.rule}, {f.role}] {f.title}  ({explains_text(f)})"]
-    lines += [f"       {line}" for line in f.evidence]
+    lines = [f"  {f.rank}. [{f.rule}, {f.role}] {wording.title(f)}  ({explains_text(f)})"]
+    lines += [f"       {line}" for line in wording.evidence_lines(f)]
     for heading, ranks in (("supported by", f.supported_by), ("follows from", f.caused_by)):
         if ranks:
             named = ", ".join(f"#{r} {rules_by_rank.get(r, '?')}" for r in ranks)

@@ -13,6 +13,8 @@ from html import escape
 
 from fusiondiff.model import Capture, traced_name
 from fusiondiff.report import content as c
+from fusiondiff.report import wording
+from fusiondiff.report.block_html import block_html
 from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
 from fusiondiff.report.plots import COLOR_A, COLOR_B, strip_plot_svg
@@ -111,9 +113,9 @@ def _findings(report: DiffReport) -> str:
             f"{name} " + ", ".join(f"#{r} <code>{_e(rules.get(r, '?'))}</code>" for r in ranks)
             for name, ranks in c.finding_links(f)
         )
-        evidence = "".join(f"<li>{_e(line)}</li>" for line in f.evidence)
+        evidence = "".join(f"<li>{_e(line)}</li>" for line in wording.evidence_lines(f))
         items.append(
-            f'<li><div><span class="rank">{f.rank}</span><strong>{_e(f.title)}</strong>'
+            f'<li><div><span class="rank">{f.rank}</span><strong>{_e(wording.title(f))}</strong>'
             f'<span class="role {_e(f.role)}">{_e(f.role)}</span></div>'
             f'<div class="meta"><code>{_e(f.rule)}</code> · {_e(explains_text(f))}'
             f"{' · ' + links if links else ''}</div>"
@@ -304,6 +306,7 @@ def diff_html_fragment(report: DiffReport) -> str:
             _sides(report),
             _findings(report),
             _timing_table(report),
+            block_html(report),
             _unmatched(report),
             _environments(report),
             _properties(report),

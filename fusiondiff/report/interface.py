@@ -8,7 +8,9 @@ renderers are the models). The table and the registry by name are in :mod:`fusio
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from fusiondiff.diff.model import DiffResult, FusionPair, KernelPair
 from fusiondiff.errors import FusionDiffError
@@ -37,6 +39,10 @@ class DiffReport:
     selection: str = ""
     """Non-empty when the report was narrowed to some fusions (:mod:`fusiondiff.report.filters`):
     how, in one line, which every renderer shows next to the verdict."""
+    arrays_a: Mapping[tuple[int, int], Any] = field(default_factory=dict)
+    """A's measured CTA arrays (:class:`fusiondiff.blocks.storage.KernelArrays`) by (fusion
+    index, kernel order), where they were read: the block-level views draw them."""
+    arrays_b: Mapping[tuple[int, int], Any] = field(default_factory=dict)
 
     def fusion_a(self, pair: FusionPair) -> FusionRecord:
         return self.a.fusions[pair.index_a]

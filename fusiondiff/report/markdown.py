@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 from fusiondiff.model import traced_name
 from fusiondiff.report import content as c
+from fusiondiff.report import wording
+from fusiondiff.report.blocks import block_markdown
 from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
 
@@ -71,9 +73,10 @@ def _findings(report: DiffReport) -> list[str]:
             f"{name} " + ", ".join(f"#{r} `{rules.get(r, '?')}`" for r in ranks) for name, ranks in c.finding_links(f)
         )
         lines.append(
-            f"{f.rank}. **{f.title}**  \n   `{f.rule}`, {f.role}, {explains_text(f)}" + (f"; {links}" if links else "")
+            f"{f.rank}. **{wording.title(f)}**  \n   `{f.rule}`, {f.role}, {explains_text(f)}"
+            + (f"; {links}" if links else "")
         )
-        lines += [f"   - {line}" for line in f.evidence]
+        lines += [f"   - {line}" for line in wording.evidence_lines(f)]
     return [*lines, ""]
 
 
@@ -198,6 +201,7 @@ def render_markdown(report: DiffReport) -> str:
         *_title(report),
         *_findings(report),
         *_timing_table(report),
+        *block_markdown(report),
         *_unmatched(report),
         *_environments(report),
         *_properties(report),

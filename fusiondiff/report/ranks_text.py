@@ -6,6 +6,7 @@ from __future__ import annotations
 from fusiondiff.diff.model import Finding
 from fusiondiff.diff.ranks import RankComparison, RanksResult
 from fusiondiff.escape import printable
+from fusiondiff.report import wording
 from fusiondiff.report.diff_text import explains_text, verdict_line
 from fusiondiff.units import Column, duration, durations
 
@@ -15,8 +16,9 @@ def _top_finding(comparison: RankComparison) -> str:
     if not findings:
         return "no recorded property differs (unexplained)"
     f = findings[0]
-    evidence = f"; {f.evidence[0]}" if f.evidence else ""
-    return f"[{f.rule}, {f.role}] {f.title} ({explains_text(f)}){evidence}"
+    lines = wording.evidence_lines(f)
+    evidence = f"; {lines[0]}" if lines else ""
+    return f"[{f.rule}, {f.role}] {wording.title(f)} ({explains_text(f)}){evidence}"
 
 
 def _communication_lines(result: RanksResult) -> list[str]:

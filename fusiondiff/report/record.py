@@ -189,4 +189,8 @@ def open_report(inputs: Sequence[str | os.PathLike[str]]) -> DiffReport:
     a, b = load_capture(inputs[0]), load_capture(inputs[1])
     path_a, path_b = display_paths(inputs)
     source_a, source_b = (display_source(path, c.source) for path, c in ((path_a, a), (path_b, b)))
-    return DiffReport(diff(a, b, source_a=source_a, source_b=source_b), a, b, path_a, path_b)
+    from fusiondiff.blocks.storage import load_arrays
+
+    arrays_a, arrays_b = load_arrays(inputs[0], a), load_arrays(inputs[1], b)
+    result = diff(a, b, source_a=source_a, source_b=source_b)
+    return DiffReport(result, a, b, path_a, path_b, arrays_a=arrays_a, arrays_b=arrays_b)

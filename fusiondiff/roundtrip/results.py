@@ -16,12 +16,14 @@ from fusiondiff.roundtrip.plan import source_of
 from fusiondiff.roundtrip.records import DistinctFusion, FusionRow, LiveSource, RoundTripResult
 
 
-def merge_replays(paths: Sequence[Path], source: str) -> Capture | None:
+def merge_replays(paths: Sequence[Path], source: str, target: Path | None = None) -> Capture | None:
     """One replay capture of the per-fusion replays at ``paths`` (the first one's environment and
-    protocol; every warning kept once). ``None`` when there is none."""
+    protocol; every warning kept once), its block timelines' files named from ``target``, where it
+    will be written. ``None`` when there is none."""
+    from fusiondiff.blocks.storage import rebased
     from fusiondiff.store import load_capture
 
-    captures = [load_capture(p) for p in paths]
+    captures = [load_capture(p) if target is None else rebased(load_capture(p), p, target) for p in paths]
     if not captures:
         return None
     warnings = list(dict.fromkeys(w for c in captures for w in c.warnings))
@@ -60,7 +62,9 @@ def finish(
         if d.index not in not_replayed and d not in have:
             not_replayed[d.index] = "not replayed (interrupted)" if interrupted else "no valid replay capture"
     merged = merge_replays(
-        [replays_dir / f"{d.stem}.json" for d in have], f"roundtrip of {label}: {len(have)} script(s)"
+        [replays_dir / f"{d.stem}.json" for d in have],
+        f"roundtrip of {label}: {len(have)} script(s)",
+        directory / "replay.json",
     )
     replay_path = diff_path = None
     result = None

@@ -306,6 +306,7 @@ class _Work:
 
     def _split(self, group: list[DistinctFusion], output: Path) -> set[int]:
         """Write one replay capture per script of the batch, ``DIR/replays/<stem>.json``."""
+        from fusiondiff.blocks.storage import copied
         from fusiondiff.store import load_capture, save_capture
 
         try:
@@ -328,7 +329,7 @@ class _Work:
         for stem, records in fusions.items():
             script = self.scripts[by_stem[stem].index]
             one = dataclasses.replace(replayed, fusions=tuple(records), source=str(script), tensors_file=None)
-            save_capture(one, self.replays_dir / f"{stem}.json")
+            save_capture(copied(one, output, self.replays_dir / f"{stem}.json"), self.replays_dir / f"{stem}.json")
             kept.add(by_stem[stem].index)
         return kept
 
