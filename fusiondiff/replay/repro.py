@@ -25,6 +25,7 @@ from fusiondiff.recording import synthesis
 from fusiondiff.recording.synthesis import INT_RANGES, int_range, synthesized_numel
 from fusiondiff.replay.legacy import translate_legacy
 from fusiondiff.replay.rebuild import Rebuilt, faithful_definition
+from fusiondiff.replay.script_proof import pinned_header, write_script
 from fusiondiff.replay.script_safety import (
     check_definition,
     comment_text,
@@ -33,7 +34,7 @@ from fusiondiff.replay.script_safety import (
     literal_list,
     text_literal,
 )
-from fusiondiff.store import check_not_input, load_capture, tensors_path_for, write_text
+from fusiondiff.store import check_not_input, load_capture, tensors_path_for
 
 _MAX_STEM = 80
 """Longest file name stem of a written script, before its suffixes (names come from captures)."""
@@ -86,7 +87,9 @@ def write_repros(
     holding one script per record, ``<trace>_<name>.py``, made unique where records share it (see
     :func:`_file_names`), so no record is lost. Exact inputs saved with the capture are loaded by
     the scripts through a path relative to them. Every script is rendered, and every path checked
-    not to be the capture or its tensors, before any is written; each is written atomically.
+    not to be the capture or its tensors, before any is written; each is written atomically and
+    kept only once Python, reading the written bytes, gets the code meant
+    (:func:`fusiondiff.replay.script_proof.write_script`).
     """
     capture_path = Path(capture_path)
     capture = load_capture(capture_path)
@@ -114,7 +117,7 @@ def write_repros(
         text = render_repro(record, capture.environment, tensors_file, capture_name=str(capture_path), notes=notes)
         rendered.append((path, text))
     for path, text in rendered:
-        write_text(path, text)
+        write_script(path, text)
     return [path for path, _ in rendered]
 
 
@@ -206,8 +209,9 @@ def _header(
         "# Needs torch and nvfuser_direct" + (", and safetensors for the exact inputs." if exact else "."),
     ]
     lines += [f"# Note: {_one_line(note)}" for note in notes]
-    # Every value above is already one line; this keeps it so whatever is added to the header.
-    return [comment_text(line) for line in lines] + [""]
+    # Every value above is already one line; this keeps it so whatever is added to the header. The
+    # first two lines are fixed: Python reads a codec declaration there (script_proof).
+    return pinned_header() + [comment_text(line) for line in lines] + [""]
 
 
 def _environment(nvfuser_env: dict[str, str]) -> list[str]:
