@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from fusiondiff import __version__, termination
 from fusiondiff.errors import FusionDiffError, OutputError
-from fusiondiff.escape import printable
+from fusiondiff.escape import printable, printable_lines
 
 if TYPE_CHECKING:
     from fusiondiff.options import RecordingOptions
@@ -539,9 +539,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     text = renderer.render(select(report, Selection(top=args.top, fusion=args.fusion, min_gap_ns=min_gap_ns)))
     if args.output:
         write_text(args.output, text)
-        print(f"wrote {args.output} ({name})", file=sys.stderr)
+        print(f"wrote {printable(args.output)} ({name})", file=sys.stderr)
     else:
-        _emit(text)
+        _emit(printable_lines(text))  # names from the captures reach the terminal escaped, as in `show`
     return report.result.exit_code(strict=getattr(args, "strict", False))
 
 
