@@ -3,8 +3,10 @@ progress and errors to stderr. Every expected failure is one line on stderr and 
 an output that cannot be written (stdout included), Ctrl-C (exit 130) and SIGTERM (exit 143, after
 removing any half-written file). Text from a capture reaches the terminal escaped.
 
-Top-level imports stay light (no records, no numpy): Ctrl-C while they load is handled by
-``__main__``, and the commands import what they need.
+Top-level imports stay light (no records, no numpy): Ctrl-C while they load is handled by the
+console script's entry (:mod:`fusiondiff.console`), and the commands import what they need. A
+command started with a standard stream closed (``>&-``) gets ``/dev/null`` at that descriptor, so
+no file it opens takes the number; a report that then has nowhere to go is one error line, exit 2.
 """
 
 from __future__ import annotations
@@ -368,12 +370,41 @@ def _split_script_args(args: argparse.Namespace) -> None:
     args.args = rest + theirs
 
 
+_PATH_OPTIONS = {
+    "output": "-o/--output",
+    "json": "--json",
+    "inputs": "--inputs",
+    "workdir": "--workdir",
+    "capture": "CAPTURE",
+    "script": "SCRIPT",
+    "scripts": "SCRIPT",
+    "a": "A",
+    "b": "B",
+    "live": "LIVE",
+    "captures": "DIR_OR_FILE",
+}
+"""Arguments that name files, by their ``dest``, as ``--help`` names them."""
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """What argparse's types do not refuse: an empty path (``-o ''`` named the current folder, or
+    nothing at all), a timeout that is not a positive number of seconds."""
+    for dest, flag in _PATH_OPTIONS.items():
+        value = getattr(args, dest, None)
+        if value == "" or (isinstance(value, list) and "" in value):
+            raise FusionDiffError(f"{flag}: an empty path names no file; give one")
+    timeout = getattr(args, "timeout", None)
+    if timeout is not None and not 0 < timeout < float("inf"):
+        raise FusionDiffError(f"--timeout {timeout:g}: give a number of seconds above 0")
+
+
 def _cmd_capture(args: argparse.Namespace) -> int:
     from fusiondiff.store import check_not_input
 
     _split_script_args(args)
-    if not args.output:
+    if args.output is None:
         raise FusionDiffError("capture needs -o/--output FILE.json")
+    _check_arguments(args)  # again: -o may come after SCRIPT
     from fusiondiff.distributed import rank_from_env
     from fusiondiff.live import capture_script, output_path
 
@@ -460,7 +491,7 @@ def _print_timers(a: str, b: str, tolerance_pct: float) -> int:
 
     result = reconcile(load_capture(a), load_capture(b), tolerance_pct / 100)
     # fusion and kernel names come from the captures: each line escaped
-    sys.stdout.write("".join(printable(line) + "\n" for line in render_reconciliation(result).splitlines()))
+    _emit("".join(printable(line) + "\n" for line in render_reconciliation(result).splitlines()))
     return EXIT_OK if result.agree else EXIT_DISCREPANCY
 
 
@@ -650,6 +681,40 @@ def _silence_stdout() -> None:
         pass
 
 
+class _ClosedStdout:
+    """``sys.stdout`` of a command started with its standard output closed: writing a report fails
+    as a closed pipe would (one error line), while a command that prints nothing there works."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return 1
+
+
+def _guard_closed_streams() -> None:
+    """Put ``/dev/null`` at each standard descriptor the command was started without, before any
+    file is opened: a file opened now would take that number, and a child process would write its
+    output into it. A closed stderr discards; a closed stdout is :class:`_ClosedStdout`."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        if name == "stdout":
+            sys.stdout = _ClosedStdout()
+        elif name == "stderr":
+            sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the rest of the process
+
+
 def _say(command: str | None, message: str) -> None:
     """One line on stderr, ``fusiondiff <command>: <message>``, escaped: messages quote captures."""
     try:
@@ -665,12 +730,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a stop request seen at once even while the main thread waits in C++ (a capture's backward)
     termination.watch()
     try:
+        _guard_closed_streams()
         parser = build_parser()
         args = parser.parse_args(argv)
         command = args.command
         if not getattr(args, "handler", None):
             parser.print_help(sys.stderr)
             return EXIT_ERROR
+        _check_arguments(args)
         code = args.handler(args)
         try:
             sys.stdout.flush()
