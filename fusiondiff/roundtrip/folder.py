@@ -128,6 +128,7 @@ def write_scripts(
     the scripts are always this fusiondiff's); its saved tensors are those of the rank that
     recorded it. Returns the scripts and each one's :func:`plan_tie`."""
     from fusiondiff.replay.repro import render_repro
+    from fusiondiff.replay.saved_inputs import usable_saved_inputs
     from fusiondiff.replay.script_proof import write_script
     from fusiondiff.store import check_not_input
 
@@ -137,12 +138,22 @@ def write_scripts(
     for d in distinct:
         source = source_of(sources, d.index)
         tensors = tensors_of[source.path]
+        # what the saved file can give this fusion: a damaged file or a missing key is in the header
+        saved_keys, notes = (
+            usable_saved_inputs(tensors, [capture.fusions[d.index]]) if tensors is not None else (None, [])
+        )
+        tensors = tensors if saved_keys is not None else None
         path = owned(scripts_dir / f"{d.stem}.py")
         check_not_input(path, [*inputs, *(t for t in tensors_of.values() if t is not None)])
         tensors_file = os.path.relpath(tensors.resolve(), scripts_dir.resolve()) if tensors is not None else None
         try:
             text = render_repro(
-                capture.fusions[d.index], source.capture.environment, tensors_file, capture_name=source.path.name
+                capture.fusions[d.index],
+                source.capture.environment,
+                tensors_file,
+                capture_name=source.path.name,
+                notes=notes,
+                saved_keys=saved_keys,
             )
         except ReplayError as exc:
             not_replayed[d.index] = f"no repro could be written: {exc}"
