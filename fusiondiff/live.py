@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fusiondiff.distributed import RankInfo, process_group_backend, rank_from_env, rank_path
-from fusiondiff.errors import CaptureError, FusionDiffError, exception_line
+from fusiondiff.errors import CaptureError, FusionDiffError, exception_line, not_a_file
 from fusiondiff.model import Capture
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
@@ -286,8 +286,9 @@ def capture_script(
 ) -> Path:
     """Run ``script`` as ``__main__`` under :func:`capture` (like ``python -m cProfile``)."""
     path = Path(script)
-    if not path.is_file():
-        raise FusionDiffError(f"{script}: no such file")
+    problem = not_a_file(script, "script (.py)")
+    if problem:
+        raise FusionDiffError(problem)
     source = " ".join([script, *args])
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(path), *args]

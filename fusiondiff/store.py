@@ -216,7 +216,7 @@ def read_json(path: str | os.PathLike[str], what: str) -> Any:
     as a capture: bounded, from a regular file, numbers and nesting a record can hold, lone
     surrogates replaced; ``what`` (``"a fusiondiff diff record"``) names it in one-line errors."""
     path = Path(path)
-    return _parse_json(_read_bounded(path), path, what)
+    return _parse_json(_read_bounded(path, what.removeprefix("a fusiondiff ")), path, what)
 
 
 def _parse_json(raw: bytes, path: Path, what: str) -> Any:
@@ -274,9 +274,9 @@ def replace_surrogates(data: Any) -> Any:
     return root[0]
 
 
-def _read_bounded(path: Path) -> bytes:
+def _read_bounded(path: Path, what: str = "capture") -> bytes:
     """The bytes of a regular file of at most :data:`MAX_CAPTURE_BYTES`. Opened without blocking,
-    so a FIFO without a writer is refused instead of waited on."""
+    so a FIFO without a writer is refused instead of waited on; ``what`` names the file in errors."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
@@ -288,9 +288,9 @@ def _read_bounded(path: Path) -> bytes:
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         if stat.S_ISDIR(info.st_mode):
-            raise FusionDiffError(f"{path} is a directory; give the capture's .json file")
-        raise CaptureFormatError(f"{path} is not a regular file (a FIFO or device); give the capture's .json file")
-    too_large = f"{path} is larger than {MAX_CAPTURE_BYTES // 2**20} MiB: not a capture fusiondiff reads"
+            raise FusionDiffError(f"{path} is a directory; give the {what}'s .json file")
+        raise CaptureFormatError(f"{path} is not a regular file (a FIFO or device); give the {what}'s .json file")
+    too_large = f"{path} is larger than {MAX_CAPTURE_BYTES // 2**20} MiB: not a {what} fusiondiff reads"
     with os.fdopen(fd, "rb") as file:
         if info.st_size > MAX_CAPTURE_BYTES:
             raise CaptureFormatError(too_large)

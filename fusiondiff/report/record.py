@@ -255,10 +255,7 @@ def open_report(inputs: Sequence[str | os.PathLike[str]]) -> DiffReport:
 
     if len(inputs) == 1:
         path = Path(inputs[0])
-        try:
-            data = read_json(path, "a fusiondiff diff record")
-        except CaptureFormatError as exc:
-            raise ReportError(f"{exc}: give two capture files, or one diff record") from None
+        data = read_json(path, "a fusiondiff diff record")
         if not is_diff_record(data):
             raise ReportError(
                 f"{path} is not a diff record: give two captures (`fusiondiff report live.json replay.json`), "
