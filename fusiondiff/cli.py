@@ -12,8 +12,6 @@ no file it opens takes the number; a report that then has nowhere to go is one e
 from __future__ import annotations
 
 import argparse
-import errno
-import os
 import signal
 import sys
 import threading
@@ -23,6 +21,7 @@ from typing import TYPE_CHECKING
 from fusiondiff import __version__, termination
 from fusiondiff.errors import FusionDiffError, OutputError
 from fusiondiff.escape import printable, printable_lines
+from fusiondiff.stdio import ReportStream, StdoutError, emit, guard_closed_streams, silence_stdout
 
 if TYPE_CHECKING:
     from fusiondiff.options import RecordingOptions
@@ -491,7 +490,7 @@ def _print_timers(a: str, b: str, tolerance_pct: float) -> int:
 
     result = reconcile(load_capture(a), load_capture(b), tolerance_pct / 100)
     # fusion and kernel names come from the captures: each line escaped
-    _emit("".join(printable(line) + "\n" for line in render_reconciliation(result).splitlines()))
+    emit("".join(printable(line) + "\n" for line in render_reconciliation(result).splitlines()))
     return EXIT_OK if result.agree else EXIT_DISCREPANCY
 
 
@@ -532,7 +531,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
             write_text(args.json, record)
         except OutputError as exc:
             unwritten = exc  # the report is still printed, then the error
-    _emit(record if args.format == "json" else render_diff_text(result))
+    emit(record if args.format == "json" else render_diff_text(result))
     if unwritten is not None:
         raise unwritten
     return result.exit_code(strict=args.strict)
@@ -543,7 +542,7 @@ def _cmd_ranks(args: argparse.Namespace) -> int:
     from fusiondiff.report.ranks_text import render_ranks_text
 
     result = diff_ranks(load_rank_captures(args.captures))
-    _emit(render_ranks_text(result))
+    emit(render_ranks_text(result))
     return result.exit_code(strict=args.strict)
 
 
@@ -572,7 +571,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         write_text(args.output, text)
         print(f"wrote {printable(args.output)} ({name})", file=sys.stderr)
     else:
-        _emit(printable_lines(text))  # names from the captures reach the terminal escaped, as in `show`
+        emit(printable_lines(text))  # names from the captures reach the terminal escaped, as in `show`
     return report.result.exit_code(strict=getattr(args, "strict", False))
 
 
@@ -599,7 +598,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     shown = dataclasses.replace(capture, fusions=tuple(fusions))
     if len(fusions) < len(capture.fusions):
         print(f"fusiondiff show: {len(fusions)} of {len(capture.fusions)} fusion(s) shown", file=sys.stderr)
-    _emit(dumps_capture(shown) if args.format == "json" else render_capture_text(shown))
+    emit(dumps_capture(shown) if args.format == "json" else render_capture_text(shown))
     return EXIT_OK
 
 
@@ -618,14 +617,14 @@ def _cmd_roundtrip(args: argparse.Namespace) -> int:
         progress=_progress,
         prestart=not args.no_prestart,
     )
-    _emit(render_summary(result, top=args.top))
+    emit(render_summary(result, top=args.top))
     return EXIT_INTERRUPTED if result.interrupted else result.exit_code
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from fusiondiff.demo import run_demo
 
-    return run_demo(offline=args.offline, workdir=args.workdir, progress=_progress, out=_ReportStream())
+    return run_demo(offline=args.offline, workdir=args.workdir, progress=_progress, out=ReportStream())
 
 
 def _progress(message: str) -> None:
@@ -639,80 +638,6 @@ class Terminated(BaseException):
 
 def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated
-
-
-class _StdoutError(OutputError):
-    """The report could not be written to stdout (a full device, a closed pipe)."""
-
-    def __init__(self, exc: OSError) -> None:
-        super().__init__(f"cannot write the report to stdout: {exc.strerror or exc}")
-        self.broken_pipe = exc.errno == errno.EPIPE
-
-
-def _emit(text: str) -> None:
-    """Write a report to stdout, all of it: a full disk or a closed pipe is an error now, not a
-    traceback when the interpreter flushes at exit."""
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except OSError as exc:
-        raise _StdoutError(exc) from None
-
-
-class _ReportStream:
-    """stdout for code that writes its report as it goes (``out.write``), failing like :func:`_emit`."""
-
-    def write(self, text: str) -> int:
-        _emit(text)
-        return len(text)
-
-    def flush(self) -> None:
-        _emit("")
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null, so what is still buffered for a failed stdout cannot fail again
-    when the interpreter exits."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
-class _ClosedStdout:
-    """``sys.stdout`` of a command started with its standard output closed: writing a report fails
-    as a closed pipe would (one error line), while a command that prints nothing there works."""
-
-    def write(self, text: str) -> int:
-        raise OSError(errno.EBADF, "standard output is closed")
-
-    def flush(self) -> None:
-        pass
-
-    def fileno(self) -> int:
-        return 1
-
-
-def _guard_closed_streams() -> None:
-    """Put ``/dev/null`` at each standard descriptor the command was started without, before any
-    file is opened: a file opened now would take that number, and a child process would write its
-    output into it. A closed stderr discards; a closed stdout is :class:`_ClosedStdout`."""
-    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
-        if getattr(sys, name) is not None:
-            continue
-        try:
-            os.fstat(fd)
-        except OSError:
-            null = os.open(os.devnull, os.O_RDWR)
-            if null != fd:
-                os.dup2(null, fd)
-                os.close(null)
-        if name == "stdout":
-            sys.stdout = _ClosedStdout()
-        elif name == "stderr":
-            sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the rest of the process
 
 
 def _say(command: str | None, message: str) -> None:
@@ -730,7 +655,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a stop request seen at once even while the main thread waits in C++ (a capture's backward)
     termination.watch()
     try:
-        _guard_closed_streams()
+        guard_closed_streams()
         parser = build_parser()
         args = parser.parse_args(argv)
         command = args.command
@@ -742,10 +667,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             sys.stdout.flush()
         except OSError as exc:
-            raise _StdoutError(exc) from None
+            raise StdoutError(exc) from None
         return code
-    except _StdoutError as exc:
-        _silence_stdout()
+    except StdoutError as exc:
+        silence_stdout()
         if not exc.broken_pipe:  # a reader that stopped reading (`| head`) wanted no more
             _say(command, f"error: {exc}")
         return EXIT_ERROR
@@ -759,7 +684,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             sys.stdout.flush()
         except OSError:
-            _silence_stdout()
+            silence_stdout()
         _say(command, f"error: {exc.strerror or exc}{where}")
         return EXIT_ERROR
     except KeyboardInterrupt:
