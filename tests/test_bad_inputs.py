@@ -7,8 +7,9 @@ script (``code``), records lost (``records``), output faults (``output``), craft
 impossible values (``values``), outputs over inputs (``overwrite``), terminal safety
 (``terminal``), and the failures handled before it (``handled``). Issue #24's classes are in
 ``tests/battery_scripts.py`` (what Python reads from a written script, ``pyread``; the round trip's
-output folder, ``folder``), ``tests/battery_reports.py`` (reports others open, ``markdown``; the
-diff-record reader, ``record``; text no encoder takes, ``surrogate``) and
+output folder, ``folder``), ``tests/battery_reports.py`` (reports others open, ``markdown``),
+``tests/battery_records.py`` (the diff-record reader, ``record``; text no encoder takes,
+``surrogate``) and
 ``tests/battery_streams.py`` (closed streams and early Ctrl-C, ``streams``; the cases once left
 ambiguous, ``ambiguous``).
 """
@@ -50,6 +51,7 @@ from battery import (
     unreadable,
     whole,
 )
+from battery_records import RECORD_CASES
 from battery_reports import REPORT_CASES
 from battery_scripts import SCRIPT_CASES
 from battery_streams import STREAM_CASES
@@ -897,7 +899,7 @@ ISSUE_12_CASES = [
 ]
 
 
-CASES = [*ISSUE_12_CASES, *SCRIPT_CASES, *REPORT_CASES, *STREAM_CASES]
+CASES = [*ISSUE_12_CASES, *SCRIPT_CASES, *REPORT_CASES, *RECORD_CASES, *STREAM_CASES]
 ISSUE_24_CLASSES = {"pyread", "folder", "markdown", "record", "surrogate", "streams", "ambiguous"}
 
 

@@ -7,8 +7,6 @@ never runs here."""
 from __future__ import annotations
 
 import ast
-import json
-import struct
 from dataclasses import replace
 
 import pytest
@@ -34,6 +32,8 @@ from fusiondiff.replay.repro import (
 )
 from fusiondiff.replay.script_env import script_nvfuser_env
 from fusiondiff.store import save_capture, tensors_path_for
+
+from synthetic import write_saved_inputs
 
 DEFINITION = """\
 def nvfuser_fusion(fd : FusionDefinition) -> None :
@@ -407,85 +407,16 @@ def test_select_by_name_or_key_and_errors_list_the_names(tmp_path):
     assert not (tmp_path / "none.py").exists()
 
 
-def write_saved_inputs(path, sizes: dict[str, int]) -> None:
-    """SYNTHETIC: a safetensors file with a zero-filled uint8 tensor of each byte size (what the
-    repro reads of it is the header: the scripts are not run here)."""
-    header, offset = {}, 0
-    for key, size in sizes.items():
-        header[key] = {"dtype": "U8", "shape": [size], "data_offsets": [offset, offset + size]}
-        offset += size
-    text = json.dumps(header).encode()
-    path.write_bytes(struct.pack("<Q", len(text)) + text + bytes(offset))
-
-
-SAVED = {"nvFusion0.input1": 4096 * 2, "nvFusion0.input2": 4096 * 8}
-"""The byte sizes of the keyed inputs of INPUTS."""
-
-
 def test_saved_tensors_are_referenced_relative_to_each_script(tmp_path):
     capture_path = save_capture(
         make_capture(make_fusion(), tensors_file="live.tensors.safetensors"), tmp_path / "live.json"
     )
-    write_saved_inputs(tensors_path_for(capture_path), SAVED)
+    write_saved_inputs(tensors_path_for(capture_path), {"nvFusion0.input1": 4096 * 2, "nvFusion0.input2": 4096 * 8})
     beside = write_repros(capture_path, tmp_path / "repro.py")[0].read_text()
     assert "TENSORS_FILE = Path('live.tensors.safetensors')" in beside
     below = write_repros(capture_path, tmp_path / "sub" / "repro.py")[0].read_text()
     assert "TENSORS_FILE = Path('../live.tensors.safetensors')" in below
     assert "exact_storage(_SAVED, 'nvFusion0.input2', torch.int64" in below
-
-
-@pytest.mark.parametrize(
-    ("content", "note"),
-    [
-        (b"", "live.tensors.safetensors is not a safetensors file (shorter than a safetensors header)"),
-        (struct.pack("<Q", 10**12) + b"{}", "is not a safetensors file (its header claims 1000000000000 bytes)"),
-        (struct.pack("<Q", 4) + b"nope", "is not a safetensors file (its header is not JSON)"),
-    ],
-)
-def test_a_damaged_saved_inputs_file_is_said_and_the_inputs_synthesized(tmp_path, content, note):
-    capture_path = save_capture(
-        make_capture(make_fusion(), tensors_file="live.tensors.safetensors"), tmp_path / "live.json"
-    )
-    tensors_path_for(capture_path).write_bytes(content)
-    notes: list[str] = []
-    source = write_repros(capture_path, tmp_path / "repro.py", on_note=notes.append)[0].read_text()
-    assert len(notes) == 1 and note in notes[0] and note in source
-    assert "safetensors.torch" not in source and "exact_storage" not in source
-
-
-def test_an_input_the_saved_file_lacks_or_cannot_hold_is_synthesized_with_a_note(tmp_path):
-    capture_path = save_capture(
-        make_capture(make_fusion(), tensors_file="live.tensors.safetensors"), tmp_path / "live.json"
-    )
-    write_saved_inputs(tensors_path_for(capture_path), {"nvFusion0.input2": 100})
-    notes: list[str] = []
-    source = write_repros(capture_path, tmp_path / "repro.py", on_note=notes.append)[0].read_text()
-    assert [n.split(" ", 1)[1] for n in notes] == [
-        "input 1: live.tensors.safetensors has no tensor 'nvFusion0.input1': it is synthesized",
-        "input 2: the saved tensor 'nvFusion0.input2' holds 100 bytes, its view reaches 32768: it is synthesized",
-    ]
-    assert "exact_storage" not in source and source.count("synthesize_storage(") == 4  # 3 inputs + its def
-
-
-def test_a_saved_file_that_no_input_names_is_said(tmp_path):
-    keyless = tuple(replace(m, tensor_key=None) for m in INPUTS)
-    capture_path = save_capture(make_capture(make_fusion(inputs=keyless)), tmp_path / "live.json")
-    write_saved_inputs(tensors_path_for(capture_path), SAVED)
-    notes: list[str] = []
-    write_repros(capture_path, tmp_path / "repro.py", on_note=notes.append)
-    assert notes == [
-        "live.tensors.safetensors is beside the capture, but no input of the fusions written names a tensor saved "
-        "in it: the inputs are synthesized"
-    ]
-
-
-def test_a_script_name_for_several_fusions_is_refused(tmp_path):
-    capture_path = save_capture(make_capture(make_fusion(), make_fusion(name="nvFusion1")), tmp_path / "live.json")
-    with pytest.raises(FusionDiffError, match=r"x\.py names a script but .* has 2 fusions: give a directory"):
-        write_repros(capture_path, tmp_path / "x.py")
-    assert not (tmp_path / "x.py").exists()
-    (tmp_path / "y.py").mkdir()  # a directory the user made, whatever its name
-    assert len(write_repros(capture_path, tmp_path / "y.py")) == 2
 
 
 def test_missing_saved_tensors_fall_back_to_synthesized_inputs_with_a_note(tmp_path):
