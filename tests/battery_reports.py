@@ -79,6 +79,18 @@ MARKDOWN = [
     ),
     Case(
         "markdown",
+        "HTML in a kernel name",
+        REPORT_MD,
+        both(
+            put("fusions.0.kernels.1.name", KERNEL + HTML_ATTACK),
+            put("fusions.0.kernels.1.normalized_name", HTML_ATTACK),
+        ),
+        0,
+        None,
+        check=md_inert(),
+    ),
+    Case(
+        "markdown",
         "links in the GPU name and a version",
         REPORT_MD,
         both(put("environment.gpu_name", LINK_ATTACK), put("environment.torch_version", HTML_ATTACK)),

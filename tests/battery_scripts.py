@@ -70,6 +70,28 @@ def place(where: str, what: str, source: str = "other.json") -> Callable[[Path, 
     return setup
 
 
+def setups(*steps: Callable[[Path, Path], None]) -> Callable[[Path, Path], None]:
+    def setup(tmp: Path, cap: Path) -> None:
+        for step in steps:
+            step(tmp, cap)
+
+    return setup
+
+
+def still_a_capture(where: str) -> Callable[[Run], None]:
+    """The input placed at ``where`` is still the capture it was (not overwritten by a script)."""
+
+    def check(run: Run) -> None:
+        assert json.loads((run.tmp / where).read_text())["fusions"]
+
+    return check
+
+
+KEPT_REPLAY = place(f"rt/replays/{STEM}.json", "copy", "cap")
+"""What the old round trip took for a kept replay (any capture there), so it went on to write
+``replay.json`` and ``diff.json``."""
+
+
 def scripts_safe(folder: str) -> Callable[[Run], None]:
     """Every script the round trip wrote is safe as Python reads it (see ``script_safe``)."""
 
@@ -221,7 +243,7 @@ FOLDER = [
         None,
         2,
         rf"rt/replay\.json {LINK_ERR}",
-        setup=place("rt/replay.json", "link"),
+        setup=setups(place("rt/replay.json", "link"), KEPT_REPLAY),
     ),
     Case(
         "folder",
@@ -230,7 +252,7 @@ FOLDER = [
         None,
         2,
         rf"rt/diff\.json {LINK_ERR}",
-        setup=place("rt/diff.json", "link"),
+        setup=setups(place("rt/diff.json", "link"), KEPT_REPLAY),
     ),
     Case(
         "folder",
@@ -268,6 +290,7 @@ FOLDER = [
         2,
         rf"rt/scripts/{STEM}\.py is inside .*rt/scripts, which the round trip writes: move the input out",
         setup=place(f"rt/scripts/{STEM}.py", "copy", "cap"),
+        check=still_a_capture(f"rt/scripts/{STEM}.py"),
     ),
     Case(
         "folder",
