@@ -6,7 +6,8 @@ removing any half-written file). Text from a capture reaches the terminal escape
 Top-level imports stay light (no records, no numpy): Ctrl-C while they load is handled by the
 console script's entry (:mod:`fusiondiff.console`), and the commands import what they need. A
 command started with a standard stream closed (``>&-``) gets ``/dev/null`` at that descriptor, so
-no file it opens takes the number; a report that then has nowhere to go is one error line, exit 2.
+no file it opens takes the number; a report that then has nowhere to go is one error line, exit 2
+(:mod:`fusiondiff.stdio`).
 """
 
 from __future__ import annotations
