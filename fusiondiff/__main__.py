@@ -1,9 +1,9 @@
-"""``python -m fusiondiff``. Ctrl-C is handled from the first statement: while the command line's
-modules are still being imported it is one line and exit 130 too, never a traceback (the package's
-``__init__`` imports nothing, so there is almost nothing before this)."""
+"""``python -m fusiondiff``: the console script's entry (:mod:`fusiondiff.console`), which handles
+Ctrl-C from its first statement. The package's ``__init__`` imports nothing, so there is almost
+nothing before it; a Ctrl-C in that moment is one line and exit 130 too."""
 
 try:
-    from fusiondiff.cli import main
+    from fusiondiff.console import main
 
     code = main()
 except KeyboardInterrupt:
@@ -11,7 +11,7 @@ except KeyboardInterrupt:
 
     try:
         sys.stderr.write("fusiondiff: interrupted\n")
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         pass
     code = 130
 raise SystemExit(code)

@@ -3,15 +3,16 @@ progress and errors to stderr. Every expected failure is one line on stderr and 
 an output that cannot be written (stdout included), Ctrl-C (exit 130) and SIGTERM (exit 143, after
 removing any half-written file). Text from a capture reaches the terminal escaped.
 
-Top-level imports stay light (no records, no numpy): Ctrl-C while they load is handled by
-``__main__``, and the commands import what they need.
+Top-level imports stay light (no records, no numpy): Ctrl-C while they load is handled by the
+console script's entry (:mod:`fusiondiff.console`), and the commands import what they need. A
+command started with a standard stream closed (``>&-``) gets ``/dev/null`` at that descriptor, so
+no file it opens takes the number; a report that then has nowhere to go is one error line, exit 2
+(:mod:`fusiondiff.stdio`).
 """
 
 from __future__ import annotations
 
 import argparse
-import errno
-import os
 import signal
 import sys
 import threading
@@ -21,7 +22,8 @@ from typing import TYPE_CHECKING
 from fusiondiff import termination
 from fusiondiff.cli_parser import add_capture_options, build_parser
 from fusiondiff.errors import FusionDiffError, OutputError
-from fusiondiff.escape import printable
+from fusiondiff.escape import printable, printable_lines
+from fusiondiff.stdio import ReportStream, StdoutError, emit, guard_closed_streams, silence_stdout
 
 if TYPE_CHECKING:
     from fusiondiff.options import RecordingOptions
@@ -69,12 +71,38 @@ def _split_script_args(args: argparse.Namespace) -> None:
     args.args = rest + theirs
 
 
+_PATH_OPTIONS = {
+    "output": "-o/--output",
+    "json": "--json",
+    "inputs": "--inputs",
+    "workdir": "--workdir",
+    "capture": "CAPTURE",
+    "script": "SCRIPT",
+    "scripts": "SCRIPT",
+    "a": "A",
+    "b": "B",
+    "live": "LIVE",
+    "captures": "DIR_OR_FILE",
+}
+"""Arguments that name files, by their ``dest``, as ``--help`` names them."""
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """What argparse's types do not refuse: an empty path (``-o ''`` named the current folder, or
+    nothing at all)."""
+    for dest, flag in _PATH_OPTIONS.items():
+        value = getattr(args, dest, None)
+        if value == "" or (isinstance(value, list) and "" in value):
+            raise FusionDiffError(f"{flag}: an empty path names no file; give one")
+
+
 def _cmd_capture(args: argparse.Namespace) -> int:
     from fusiondiff.store import check_not_input
 
     _split_script_args(args)
-    if not args.output:
+    if args.output is None:
         raise FusionDiffError("capture needs -o/--output FILE.json")
+    _check_arguments(args)  # again: -o may come after SCRIPT
     from fusiondiff.distributed import rank_from_env
     from fusiondiff.live import capture_script, output_path
 
@@ -154,7 +182,7 @@ def _print_timers(a: str, b: str, tolerance_pct: float) -> int:
 
     result = reconcile(load_capture(a), load_capture(b), tolerance_pct / 100)
     # fusion and kernel names come from the captures: each line escaped
-    sys.stdout.write("".join(printable(line) + "\n" for line in render_reconciliation(result).splitlines()))
+    emit("".join(printable(line) + "\n" for line in render_reconciliation(result).splitlines()))
     return EXIT_OK if result.agree else EXIT_DISCREPANCY
 
 
@@ -198,7 +226,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
             unwritten = exc  # the report is still printed, then the error
     from fusiondiff.report.blocks import block_section
 
-    _emit(record if args.format == "json" else render_diff_text(result) + block_section(DiffReport(result, a, b)))
+    emit(record if args.format == "json" else render_diff_text(result) + block_section(DiffReport(result, a, b)))
     if unwritten is not None:
         raise unwritten
     return result.exit_code(strict=args.strict)
@@ -209,7 +237,7 @@ def _cmd_ranks(args: argparse.Namespace) -> int:
     from fusiondiff.report.ranks_text import render_ranks_text
 
     result = diff_ranks(load_rank_captures(args.captures))
-    _emit(render_ranks_text(result))
+    emit(render_ranks_text(result))
     return result.exit_code(strict=args.strict)
 
 
@@ -229,9 +257,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     text = renderer.render(select(report, Selection(top=args.top, fusion=args.fusion, min_gap_ns=min_gap_ns)))
     if args.output:
         write_text(args.output, text)
-        print(f"wrote {args.output} ({name})", file=sys.stderr)
+        print(f"wrote {printable(args.output)} ({name})", file=sys.stderr)
     else:
-        _emit(text)
+        emit(printable_lines(text))  # names from the captures reach the terminal escaped, as in `show`
     return report.result.exit_code(strict=getattr(args, "strict", False))
 
 
@@ -247,9 +275,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if len(shown) < len(capture.fusions):
         print(f"fusiondiff show: {len(shown)} of {len(capture.fusions)} fusion(s) shown", file=sys.stderr)
     if args.format == "json":
-        _emit(dumps_capture(dataclasses.replace(capture, fusions=tuple(capture.fusions[i] for i in shown))))
+        emit(dumps_capture(dataclasses.replace(capture, fusions=tuple(capture.fusions[i] for i in shown))))
     else:
-        _emit(render_capture_text(capture, shown))
+        emit(render_capture_text(capture, shown))
     return EXIT_OK
 
 
@@ -266,7 +294,7 @@ def _cmd_roundtrip(args: argparse.Namespace) -> int:
         progress=_progress,
         prestart=not args.no_prestart,
     )
-    _emit(render_summary(result, top=args.top))
+    emit(render_summary(result, top=args.top))
     return EXIT_INTERRUPTED if result.interrupted else result.exit_code
 
 
@@ -289,7 +317,7 @@ def _cmd_sm_timeline(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from fusiondiff.demo import run_demo
 
-    return run_demo(offline=args.offline, workdir=args.workdir, progress=_progress, out=_ReportStream())
+    return run_demo(offline=args.offline, workdir=args.workdir, progress=_progress, out=ReportStream())
 
 
 def _progress(message: str) -> None:
@@ -303,46 +331,6 @@ class Terminated(BaseException):
 
 def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated
-
-
-class _StdoutError(OutputError):
-    """The report could not be written to stdout (a full device, a closed pipe)."""
-
-    def __init__(self, exc: OSError) -> None:
-        super().__init__(f"cannot write the report to stdout: {exc.strerror or exc}")
-        self.broken_pipe = exc.errno == errno.EPIPE
-
-
-def _emit(text: str) -> None:
-    """Write a report to stdout, all of it: a full disk or a closed pipe is an error now, not a
-    traceback when the interpreter flushes at exit."""
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except OSError as exc:
-        raise _StdoutError(exc) from None
-
-
-class _ReportStream:
-    """stdout for code that writes its report as it goes (``out.write``), failing like :func:`_emit`."""
-
-    def write(self, text: str) -> int:
-        _emit(text)
-        return len(text)
-
-    def flush(self) -> None:
-        _emit("")
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null, so what is still buffered for a failed stdout cannot fail again
-    when the interpreter exits."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def _say(command: str | None, message: str) -> None:
@@ -376,20 +364,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a stop request seen at once even while the main thread waits in C++ (a capture's backward)
     termination.watch()
     try:
+        guard_closed_streams()
         parser = build_parser()
         args = parser.parse_args(argv)
         command = args.command
         if command is None:
             parser.print_help(sys.stderr)
             return EXIT_ERROR
+        _check_arguments(args)
         code = _HANDLERS[command](args)
         try:
             sys.stdout.flush()
         except OSError as exc:
-            raise _StdoutError(exc) from None
+            raise StdoutError(exc) from None
         return code
-    except _StdoutError as exc:
-        _silence_stdout()
+    except StdoutError as exc:
+        silence_stdout()
         if not exc.broken_pipe:  # a reader that stopped reading (`| head`) wanted no more
             _say(command, f"error: {exc}")
         return EXIT_ERROR
@@ -403,7 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             sys.stdout.flush()
         except OSError:
-            _silence_stdout()
+            silence_stdout()
         _say(command, f"error: {exc.strerror or exc}{where}")
         return EXIT_ERROR
     except KeyboardInterrupt:

@@ -8,8 +8,9 @@ Imports stay light: the table of report formats (:mod:`fusiondiff.report`) and n
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from fusiondiff import __version__
 from fusiondiff.blocks.cli_options import add_timeline_options
@@ -41,9 +42,17 @@ FUSION_HELP = (
 """The ``--fusion`` grammar of every command, in words (:mod:`fusiondiff.report.filters`)."""
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with every refusal one line like fusiondiff's other errors (exit 2): the command,
+    what is wrong, and where the help is, instead of the usage block first."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def _number(kind: type[int] | type[float], low: float, high: float | None = None) -> Callable[[str], Any]:
     """An argparse ``type=`` that takes a number of ``kind`` in ``[low, high)``, so argparse itself
-    refuses what is out of range (usage and one line, exit 2)."""
+    refuses what is out of range (one line, exit 2: :class:`OneLineParser`)."""
 
     def parse(text: str) -> int | float:
         try:
@@ -61,6 +70,8 @@ def _number(kind: type[int] | type[float], low: float, high: float | None = None
 
 COUNT = _number(int, 1)
 """1 or more (``--top``, ``--samples``, ``--batch``)."""
+SECONDS = _number(float, 1e-3, math.inf)
+"""A timeout: a positive, finite number of seconds."""
 
 
 def _add_protocol_options(p: argparse.ArgumentParser) -> None:
@@ -123,7 +134,7 @@ def add_capture_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="fusiondiff", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"fusiondiff {__version__}")
@@ -172,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--timeout",
-        type=_number(float, 1e-3),
+        type=SECONDS,
         default=900.0,
         help="seconds before the child process is stopped (default 900)",
     )
@@ -349,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--timeout",
-        type=_number(float, 1e-3),
+        type=SECONDS,
         default=900.0,
         help="seconds before one replay process is stopped (default 900)",
     )
@@ -385,7 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", type=_number(int, 0), metavar="N", help="replay on CUDA device N")
     p.add_argument(
         "--timeout",
-        type=_number(float, 1e-3),
+        type=SECONDS,
         default=900.0,
         help="seconds before the replay is stopped (default 900)",
     )

@@ -20,3 +20,11 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def printable_lines(text: str) -> str:
+    """``text`` line by line made :func:`printable`, its ``\\n`` line breaks and tabs kept: a
+    document of many lines (a Markdown or HTML report) printed to a terminal."""
+    if text.isprintable():
+        return text
+    return "\n".join("\t".join(printable(part) for part in line.split("\t")) for line in text.split("\n"))

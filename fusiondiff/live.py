@@ -24,7 +24,7 @@ from typing import Any
 from fusiondiff import live_side
 from fusiondiff.blocks.recorder import recorder_class
 from fusiondiff.distributed import RankInfo, process_group_backend, rank_from_env, rank_path
-from fusiondiff.errors import CaptureError, FusionDiffError, exception_line
+from fusiondiff.errors import CaptureError, FusionDiffError, exception_line, not_a_file
 from fusiondiff.model import Capture
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
@@ -290,8 +290,9 @@ def capture_script(
     """Run ``script`` as ``__main__`` under :func:`capture` (like ``python -m cProfile``). Raises
     :class:`~fusiondiff.errors.MissingPackageError` before running it when torch or nvFuser is missing."""
     path = Path(script)
-    if not path.is_file():
-        raise FusionDiffError(f"{script}: no such file")
+    problem = not_a_file(script, "script (.py)")
+    if problem:
+        raise FusionDiffError(problem)
     live_side.require("the capture")
     source = " ".join([script, *args])
     saved_argv, saved_path = sys.argv[:], sys.path[:]

@@ -20,6 +20,7 @@ import dataclasses
 import gc
 import json
 import os
+import re
 import stat
 import tempfile
 import zlib
@@ -239,31 +240,75 @@ def _parse_capture(path: Path, held: list[bytes]) -> Capture:
     if fast is not None:
         return fast
     # anything else: parsed and decoded by the paths that name what is wrong
+    return capture_from_jsonable(_parse_json(raw, path, "a fusiondiff capture"), origin=str(path))
+
+
+def read_json(path: str | os.PathLike[str], what: str) -> Any:
+    """The JSON data of a file that is not a capture (a diff record), read under the same rules
+    as a capture: bounded, from a regular file, numbers and nesting a record can hold, lone
+    surrogates replaced; ``what`` (``"a fusiondiff diff record"``) names it in one-line errors."""
+    path = Path(path)
+    return _parse_json(_read_bounded(path, what.removeprefix("a fusiondiff ")), path, what)
+
+
+def _parse_json(raw: bytes, path: Path, what: str) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise CaptureFormatError(f"{path} is not a fusiondiff capture (not text)") from None
+        raise CaptureFormatError(f"{path} is not {what} (not text)") from None
     del raw
     try:
         data = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
     except json.JSONDecodeError as exc:
-        raise CaptureFormatError(
-            f"{path} is not a fusiondiff capture (not JSON: {exc.msg} at line {exc.lineno})"
-        ) from None
+        raise CaptureFormatError(f"{path} is not {what} (not JSON: {exc.msg} at line {exc.lineno})") from None
     except _NumberError as exc:
-        raise CaptureFormatError(f"{path} is not a fusiondiff capture ({exc})") from None
+        raise CaptureFormatError(f"{path} is not {what} ({exc})") from None
     except ValueError as exc:
-        raise CaptureFormatError(f"{path} is not a fusiondiff capture (not JSON: {exc})") from None
+        raise CaptureFormatError(f"{path} is not {what} (not JSON: {exc})") from None
     except RecursionError:
-        raise CaptureFormatError(f"{path} is not a fusiondiff capture (JSON nested too deeply)") from None
+        raise CaptureFormatError(f"{path} is not {what} (JSON nested too deeply)") from None
     except MemoryError:
         raise CaptureFormatError(f"{path} is too large to decode") from None
-    return capture_from_jsonable(data, origin=str(path))
+    return replace_surrogates(data) if _SURROGATE_ESCAPE.search(text) else data
 
 
-def _read_bounded(path: Path) -> bytes:
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+"""A JSON escape of a UTF-16 surrogate: only there can a parsed string hold a lone one."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(data: Any) -> Any:
+    """``data`` (parsed JSON) with every lone surrogate in its strings and keys replaced by U+FFFD.
+
+    JSON may escape half of a UTF-16 pair alone (``"\\ud800"``); Python keeps it as a character no
+    encoder takes, so a report could not be written and a JSON output would hold what strict
+    parsers refuse. The rule is the same for every file fusiondiff reads, on load: the
+    replacement character, as a UTF-8 decoder writes for bytes it cannot read."""
+
+    def fixed(value: Any) -> Any:
+        return _SURROGATE.sub("\ufffd", value) if isinstance(value, str) else value
+
+    root = [data]
+    stack: list[Any] = [root]
+    while stack:  # iterative: the data may be nested as deep as the parser allowed
+        node = stack.pop()
+        if isinstance(node, list):
+            for i, value in enumerate(node):
+                node[i] = fixed(value)
+                if isinstance(value, (list, dict)):
+                    stack.append(value)
+        elif isinstance(node, dict):
+            for key in list(node):
+                value = node.pop(key)
+                node[fixed(key)] = fixed(value)
+                if isinstance(value, (list, dict)):
+                    stack.append(value)
+    return root[0]
+
+
+def _read_bounded(path: Path, what: str = "capture") -> bytes:
     """The bytes of a regular file of at most :data:`MAX_CAPTURE_BYTES`. Opened without blocking,
-    so a FIFO without a writer is refused instead of waited on."""
+    so a FIFO without a writer is refused instead of waited on; ``what`` names the file in errors."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
@@ -275,9 +320,9 @@ def _read_bounded(path: Path) -> bytes:
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         if stat.S_ISDIR(info.st_mode):
-            raise FusionDiffError(f"{path} is a directory; give the capture's .json file")
-        raise CaptureFormatError(f"{path} is not a regular file (a FIFO or device); give the capture's .json file")
-    too_large = f"{path} is larger than {MAX_CAPTURE_BYTES // 2**20} MiB: not a capture fusiondiff reads"
+            raise FusionDiffError(f"{path} is a directory; give the {what}'s .json file")
+        raise CaptureFormatError(f"{path} is not a regular file (a FIFO or device); give the {what}'s .json file")
+    too_large = f"{path} is larger than {MAX_CAPTURE_BYTES // 2**20} MiB: not a {what} fusiondiff reads"
     with os.fdopen(fd, "rb") as file:
         if info.st_size > MAX_CAPTURE_BYTES:
             raise CaptureFormatError(too_large)

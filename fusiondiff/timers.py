@@ -102,6 +102,10 @@ def _show(value: object) -> str:
 
 
 def _relative(a: float, b: float) -> float:
+    """How far apart two medians are, relative to A's; infinite when only one side has samples (a
+    fusion kept untimed): no samples is never within the tolerance."""
+    if a != a or b != b:  # NaN: no samples on that side
+        return 0.0 if a != a and b != b else float("inf")
     return abs(b - a) / a if a else (0.0 if a == b else float("inf"))
 
 

@@ -8,7 +8,10 @@ the same call always builds the same records. Recorded captures live under ``tes
 from __future__ import annotations
 
 import dataclasses
+import json
+import struct
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -201,3 +204,14 @@ def capture(
         source=source if source.startswith("synthetic") else f"synthetic: {source}",
         warnings=tuple(warnings),
     )
+
+
+def write_saved_inputs(path: Path, sizes: dict[str, int]) -> None:
+    """SYNTHETIC: a safetensors file with a zero-filled uint8 tensor of each byte size, for the
+    header a repro reads before its script relies on the file (the scripts are not run)."""
+    header, offset = {}, 0
+    for key, size in sizes.items():
+        header[key] = {"dtype": "U8", "shape": [size], "data_offsets": [offset, offset + size]}
+        offset += size
+    text = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(text)) + text + bytes(offset))

@@ -162,17 +162,28 @@ def test_show_keeps_its_columns_when_a_kernel_name_is_long():
 def test_a_round_trip_of_544_same_records_lists_a_few_and_keeps_every_row_in_a_file(tmp_path):
     """Item 8: ``roundtrip`` printed all 517 SAME rows of the gemma session. Each distinct fusion's
     replay recorded on the H200 is put where a finished round trip keeps it (``DIR/replays/``), so
-    the command resumes with nothing to replay: no GPU, torch or nVFuser needed."""
+    the command resumes with nothing to replay: no GPU, torch or nVFuser needed. A kept replay is
+    trusted only when it carries its tie to this plan (issue #24), so each gets the tie a finished
+    round trip gives it."""
     import gzip
     import json
 
+    from fusiondiff.roundtrip.folder import plan_scripts
+    from fusiondiff.roundtrip.plan import combine_ranks, distinct_fusions, load_live_sources
+
+    live = tmp_path / "live.json"
+    live.write_bytes(gzip.decompress((GEMMA / "live.json.gz").read_bytes()))
+    sources = load_live_sources(live)
+    capture = combine_ranks(sources)
+    distinct = distinct_fusions(capture)
+    planned = plan_scripts(capture, sources, distinct, tmp_path / "rt" / "scripts", {})
+    tie_of = {d.stem: planned[d.index].tie for d in distinct}
     merged = json.loads(gzip.decompress((GEMMA / "replay.json.gz").read_bytes()))
     (tmp_path / "rt" / "replays").mkdir(parents=True)
     for f in merged["fusions"]:
         stem = f["name"].partition(":")[0]
-        (tmp_path / "rt" / "replays" / f"{stem}.json").write_text(json.dumps({**merged, "fusions": [f]}))
-    live = tmp_path / "live.json"
-    live.write_bytes(gzip.decompress((GEMMA / "live.json.gz").read_bytes()))
+        kept = {**merged, "fusions": [f], "source": tie_of[stem]}
+        (tmp_path / "rt" / "replays" / f"{stem}.json").write_text(json.dumps(kept))
     result = fusiondiff("roundtrip", live, "-o", tmp_path / "rt")
     assert result.returncode == 0, result.stderr
     assert "0 to replay" in result.stderr

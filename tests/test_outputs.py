@@ -54,14 +54,17 @@ SLOW_WRITE = textwrap.dedent(
     import pathlib, sys, time
     from fusiondiff.cli import main
 
-    write = pathlib.Path.write_text
+    def slowly(write):
+        def slow(self, *args, **kwargs):  # the write is under way when SIGTERM comes
+            write(self, *args, **kwargs)
+            print(f"writing {self}", file=sys.stderr, flush=True)
+            time.sleep(60)
 
-    def slow(self, *args, **kwargs):  # the write is under way when SIGTERM comes
-        write(self, *args, **kwargs)
-        print(f"writing {self}", file=sys.stderr, flush=True)
-        time.sleep(60)
+        return slow
 
-    pathlib.Path.write_text = slow
+    # a repro script is written as bytes (then read back and proven), other outputs as text
+    pathlib.Path.write_text = slowly(pathlib.Path.write_text)
+    pathlib.Path.write_bytes = slowly(pathlib.Path.write_bytes)
     sys.exit(main(sys.argv[1:]))
     """
 )

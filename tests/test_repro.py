@@ -33,6 +33,8 @@ from fusiondiff.replay.repro import (
 from fusiondiff.replay.script_env import script_nvfuser_env
 from fusiondiff.store import save_capture, tensors_path_for
 
+from synthetic import write_saved_inputs
+
 DEFINITION = """\
 def nvfuser_fusion(fd : FusionDefinition) -> None :
     T0 = fd.define_tensor(shape=[4, 1024, 4096], contiguity=[True, True, True], dtype=DataType.BFloat16, is_cpu=False)
@@ -409,8 +411,7 @@ def test_saved_tensors_are_referenced_relative_to_each_script(tmp_path):
     capture_path = save_capture(
         make_capture(make_fusion(), tensors_file="live.tensors.safetensors"), tmp_path / "live.json"
     )
-    # Only the file's presence matters here: the scripts are not run.
-    tensors_path_for(capture_path).write_bytes(b"")
+    write_saved_inputs(tensors_path_for(capture_path), {"nvFusion0.input1": 4096 * 2, "nvFusion0.input2": 4096 * 8})
     beside = write_repros(capture_path, tmp_path / "repro.py")[0].read_text()
     assert "TENSORS_FILE = Path('live.tensors.safetensors')" in beside
     below = write_repros(capture_path, tmp_path / "sub" / "repro.py")[0].read_text()

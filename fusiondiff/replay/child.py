@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fusiondiff.blocks.recorder import recorder_class
-from fusiondiff.errors import CaptureError, FusionDiffError, ReplayError, exception_line
+from fusiondiff.errors import CaptureError, FusionDiffError, ReplayError, exception_line, not_a_file
 from fusiondiff.model import FusionRecord
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
@@ -46,13 +46,22 @@ class ReplayOutcome:
 
 
 def read_script(script: str | Path) -> str:
-    path = Path(script)
-    if not path.is_file():
-        raise ReplayError(f"{script}: no such file")
+    """The text of a script as Python reads it when it runs the file: the bytes decoded with the
+    codec its first two lines declare (PEP 263, UTF-8 without one), line breaks made ``\\n``; so
+    the replay compiles what ``python script.py`` would run."""
+    import importlib.util
+
+    problem = not_a_file(script, "repro script (.py)")
+    if problem:
+        raise ReplayError(problem)
     try:
-        return path.read_text()
-    except UnicodeDecodeError:
-        raise ReplayError(f"{script} is not a Python script (not text)") from None
+        data = Path(script).read_bytes()
+    except OSError as exc:
+        raise ReplayError(f"cannot read {script}: {exc.strerror or exc}") from None
+    try:
+        return importlib.util.decode_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        raise ReplayError(f"{script} is not a Python script (not text in the encoding it declares)") from None
 
 
 class InputSubstitution:

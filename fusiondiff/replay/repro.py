@@ -11,6 +11,7 @@ safetensors when it loads the exact inputs). Rendering is pure text: no torch he
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import os
 import re
@@ -25,6 +26,8 @@ from fusiondiff.recording import synthesis
 from fusiondiff.recording.synthesis import INT_RANGES, int_range, synthesized_numel
 from fusiondiff.replay.legacy import translate_legacy
 from fusiondiff.replay.rebuild import Rebuilt, faithful_definition
+from fusiondiff.replay.saved_inputs import usable_saved_inputs
+from fusiondiff.replay.script_proof import pinned_header, write_script
 from fusiondiff.replay.script_safety import (
     check_definition,
     comment_text,
@@ -33,7 +36,7 @@ from fusiondiff.replay.script_safety import (
     literal_list,
     text_literal,
 )
-from fusiondiff.store import check_not_input, load_capture, tensors_path_for, write_text
+from fusiondiff.store import check_not_input, load_capture, tensors_path_for
 
 _MAX_STEM = 80
 """Longest file name stem of a written script, before its suffixes (names come from captures)."""
@@ -48,18 +51,23 @@ def render_repro(
     *,
     capture_name: str | None = None,
     notes: Sequence[str] = (),
+    saved_keys: frozenset[str] | None = None,
 ) -> str:
     """The text of a runnable repro script for one recorded fusion.
 
     With ``tensors_file`` (a safetensors file; a relative path is taken relative to the script),
-    inputs that have a ``tensor_key`` are loaded exactly; the others are synthesized with the
-    recorded dtype, storage size, storage offset, strides and integer range. ``capture_name`` and
-    ``notes`` only go into the header comment. Raises :class:`ReplayError` when the record cannot
-    make a runnable script (a definition that does not parse, a scalar without a value).
+    inputs that have a ``tensor_key`` (among ``saved_keys``, the ones the file can give, when
+    given: :func:`fusiondiff.replay.saved_inputs.usable_saved_inputs`) are loaded exactly; the
+    others are synthesized with the recorded dtype, storage size, storage offset, strides and
+    integer range. ``capture_name`` and ``notes`` only go into the header comment. Raises
+    :class:`ReplayError` when the record cannot make a runnable script (a definition that does not
+    parse, a scalar without a value).
     """
     printed, function = _definition(fusion)
     rebuilt = faithful_definition(printed, fusion.exact_constants)
     inputs = sorted(fusion.inputs, key=lambda m: m.index)
+    if tensors_file is not None:
+        inputs = [_loaded_if(m, saved_keys) for m in inputs]
     exact = tensors_file is not None and any(m.tensor_key for m in inputs if m.kind == "tensor")
     out: list[str] = []
     out += _header(fusion, environment, capture_name, exact, notes)
@@ -86,7 +94,9 @@ def write_repros(
     holding one script per record, ``<trace>_<name>.py``, made unique where records share it (see
     :func:`_file_names`), so no record is lost. Exact inputs saved with the capture are loaded by
     the scripts through a path relative to them. Every script is rendered, and every path checked
-    not to be the capture or its tensors, before any is written; each is written atomically.
+    not to be the capture or its tensors, before any is written; each is written atomically and
+    kept only once Python, reading the written bytes, gets the code meant
+    (:func:`fusiondiff.replay.script_proof.write_script`).
     """
     capture_path = Path(capture_path)
     capture = load_capture(capture_path)
@@ -100,10 +110,21 @@ def write_repros(
                 f"{output} is a file but {capture_path} has {len(chosen)} fusions: "
                 "give a directory, or pick one with --fusion"
             )
+        if not output.exists() and output.suffix == ".py":
+            # `-o x.py` names a script: a directory called x.py of several scripts is not what was asked
+            raise FusionDiffError(
+                f"{output} names a script but {capture_path} has {len(chosen)} fusions: "
+                "give a directory (one script per record), or pick one with --fusion"
+            )
         # Named among all the capture's records, so a record keeps its file name whichever are chosen.
         names = {id(record): name for record, name in zip(capture.fusions, _file_names(capture.fusions))}
         targets = [(record, output / names[id(record)]) for record in chosen]
     tensors, notes = _saved_tensors(capture, capture_path)
+    usable = None
+    if tensors is not None:
+        # read before a script relies on it: a damaged file or a missing key is said, not left to the script
+        usable, more = usable_saved_inputs(tensors, chosen)
+        notes, tensors = (*notes, *more), (tensors if usable is not None else None)
     for _, path in targets:
         check_not_input(path, [capture_path, tensors or tensors_path_for(capture_path)])
     for note in notes:
@@ -111,10 +132,12 @@ def write_repros(
     rendered = []
     for record, path in targets:
         tensors_file = _relative_to(tensors, path.parent) if tensors is not None else None
-        text = render_repro(record, capture.environment, tensors_file, capture_name=str(capture_path), notes=notes)
+        text = render_repro(
+            record, capture.environment, tensors_file, capture_name=str(capture_path), notes=notes, saved_keys=usable
+        )
         rendered.append((path, text))
     for path, text in rendered:
-        write_text(path, text)
+        write_script(path, text)
     return [path for path, _ in rendered]
 
 
@@ -194,8 +217,9 @@ def _header(
         "# Needs torch and nvfuser_direct" + (", and safetensors for the exact inputs." if exact else "."),
     ]
     lines += [f"# Note: {_one_line(note)}" for note in notes]
-    # Every value above is already one line; this keeps it so whatever is added to the header.
-    return [comment_text(line) for line in lines] + [""]
+    # Every value above is already one line; this keeps it so whatever is added to the header. The
+    # first two lines are fixed: Python reads a codec declaration there (script_proof).
+    return pinned_header() + [comment_text(line) for line in lines] + [""]
 
 
 def _environment(nvfuser_env: dict[str, str]) -> list[str]:
@@ -317,6 +341,13 @@ def _scalar_literal(fusion: FusionRecord, meta: TensorMeta) -> str:
     if type(value) not in (int, float, bool, complex):
         raise ReplayError(f"{fusion.key}: input {meta.index} has scalar value {text!r:.40}, not a number")
     return repr(value)
+
+
+def _loaded_if(meta: TensorMeta, saved_keys: frozenset[str] | None) -> TensorMeta:
+    """``meta`` without its tensor key where the saved file cannot give it (it is synthesized)."""
+    if saved_keys is None or meta.tensor_key is None or meta.tensor_key in saved_keys:
+        return meta
+    return dataclasses.replace(meta, tensor_key=None)
 
 
 def _ints(values: Sequence[int]) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fusiondiff import live_side
-from fusiondiff.errors import ReplayError
+from fusiondiff.errors import ReplayError, not_a_file
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress, silent
 from fusiondiff.replay.child import ReplayOutcome, read_script, run_replay
@@ -309,7 +309,11 @@ def replay_scripts(
     ``device`` is the GPU (index among those visible) to replay on; a CUDA ordinal a script pins
     that the machine lacks is replayed on the current device either way
     (:mod:`fusiondiff.replay.devices`). Torch and nvFuser are looked for first
-    (:func:`fusiondiff.live_side.require`): without them nothing starts."""
+    (:func:`fusiondiff.live_side.require`), after the scripts themselves: without them nothing starts."""
+    for script in expand_scripts(scripts):  # a path that is no script is the first thing to say
+        problem = not_a_file(script, "repro script (.py)")
+        if problem:
+            raise ReplayError(problem)
     live_side.require("the replay")
     progress = progress or silent
     options = options or RecordingOptions()

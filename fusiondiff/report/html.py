@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
+from fusiondiff.escape import printable, printable_lines
 from fusiondiff.model import Capture, traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report import wording
@@ -75,7 +76,9 @@ body.fdpage {{ margin: 0; background: #f6f7f9; }}
 
 
 def _e(text: object) -> str:
-    return escape(str(text))
+    """Text from a record in the page: HTML-escaped, and its control characters (ESC, a bidi
+    override, a line break) written as escapes, as the terminal shows them."""
+    return escape(printable(str(text)))
 
 
 def _verdict_badge(verdict: str, reason: str = "") -> str:
@@ -258,7 +261,7 @@ def diff_lines_html(lines: Sequence[str]) -> str:
             cls = "del"
         else:
             cls = "ctx"
-        spans.append(f'<span class="{cls}">{_e(line) or " "}</span>')
+        spans.append(f'<span class="{cls}">{escape(printable_lines(line)) or " "}</span>')
     return f'<pre class="diff">{"".join(spans)}</pre>'
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from fusiondiff.model import traced_name
 from fusiondiff.report import content as c
-from fusiondiff.report import wording
+from fusiondiff.report import md_text, wording
 from fusiondiff.report.blocks import block_markdown
 from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
@@ -22,14 +22,13 @@ FOLD_ROWS = 12
 
 
 def cell(text: str) -> str:
-    """Text safe inside a table cell: pipes escaped, line breaks as ``<br>``."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
+    """Text safe inside a table cell: everything from a capture escaped (:func:`md_text.inline`)."""
+    return md_text.inline(text, table=True)
 
 
 def code(text: str) -> str:
-    """Inline code, with a fence long enough for backticks inside."""
-    fence = "``" if "`" in text else "`"
-    return f"{fence}{text}{fence}" if text not in ("", "-") else "-"
+    """Inline code, with a fence longer than any backtick run inside."""
+    return md_text.code(text)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "") -> list[str]:
@@ -41,22 +40,26 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "")
 
 
 def details(summary: str, body: Sequence[str], *, open_: bool = False) -> list[str]:
+    summary = md_text.html_text(summary)  # raw HTML: Markdown escapes do not work there
     return [f"<details{' open' if open_ else ''}><summary>{summary}</summary>", "", *body, "", "</details>", ""]
 
 
 def fenced(lines: Sequence[str], language: str) -> list[str]:
-    fence = "````" if any(line.startswith("```") for line in lines) else "```"
-    return [f"{fence}{language}", *lines, fence]
+    return md_text.fence(list(lines), language)
+
+
+text = md_text.inline
+"""Running text that may quote a capture (names, sentences of findings, warnings)."""
 
 
 def _title(report: DiffReport) -> list[str]:
     result = report.result
     return [
-        f"## fusiondiff: {result.label_a} vs {result.label_b}",
+        f"## fusiondiff: {text(result.label_a)} vs {text(result.label_b)}",
         "",
-        f"**Verdict:** {verdict_sentence(result)}",
+        f"**Verdict:** {text(verdict_sentence(result))}",
         "",
-        *([f"> {report.selection}", ""] if report.selection else []),
+        *([f"> {text(report.selection)}", ""] if report.selection else []),
         *table(["", result.label_a, result.label_b], [(r.name, r.a, r.b) for r in c.sides(report)]),
         "",
     ]
@@ -70,13 +73,14 @@ def _findings(report: DiffReport) -> list[str]:
     lines = ["### Findings, ranked: failures first, then by the time they explain", ""]
     for f in found:
         links = "; ".join(
-            f"{name} " + ", ".join(f"#{r} `{rules.get(r, '?')}`" for r in ranks) for name, ranks in c.finding_links(f)
+            f"{name} " + ", ".join(f"#{r} {code(rules.get(r, '?'))}" for r in ranks)
+            for name, ranks in c.finding_links(f)
         )
         lines.append(
-            f"{f.rank}. **{wording.title(f)}**  \n   `{f.rule}`, {f.role}, {explains_text(f)}"
+            f"{f.rank}. **{text(wording.title(f))}**  \n   {code(f.rule)}, {text(f.role)}, {text(explains_text(f))}"
             + (f"; {links}" if links else "")
         )
-        lines += [f"   - {line}" for line in wording.evidence_lines(f)]
+        lines += [f"   - {text(line)}" for line in wording.evidence_lines(f)]
     return [*lines, ""]
 
 
@@ -125,7 +129,7 @@ def _unmatched(report: DiffReport) -> list[str]:
         return []
     if result.b_replays_subset:
         names = ", ".join(traced_name(u.name, u.trace) for u in result.not_replayed)
-        return ["### Not replayed by B", "", f"{len(result.not_replayed)} fusion(s) of A: {names}", ""]
+        return ["### Not replayed by B", "", f"{len(result.not_replayed)} fusion(s) of A: {text(names)}", ""]
     column = c.Column.of(u.median_ns for u in result.unmatched)
     rows = [(u.side, u.name, u.trace or "-", column.cell(u.median_ns), u.reason) for u in result.unmatched]
     header = ["side", "fusion", "trace", column.header("median", brackets=True), "why"]
@@ -142,7 +146,7 @@ def _environments(report: DiffReport) -> list[str]:
     summary = f"environments and timing protocols side by side ({len(differing)} of {len(rows)} differ)"
     lines = ["### Environments", ""]
     lines += (
-        [f"Differ: {', '.join(differing)}.", ""]
+        [f"Differ: {text(', '.join(differing))}.", ""]
         if differing
         else ["The environments and timing protocols are the same.", ""]
     )
@@ -171,11 +175,11 @@ def _text_diffs(title: str, diffs: Sequence[c.TextDiff], what: str, missing: Seq
     lines = [f"### {title}", ""]
     for d in diffs:
         summary = f"{d.title}: {what} diff (+{d.added} −{d.removed} lines)"
-        body = ([d.note, ""] if d.note else []) + fenced(d.lines, "diff")
+        body = ([text(d.note), ""] if d.note else []) + fenced(d.lines, "diff")
         lines += details(summary, body)
     if missing:
         lines += [
-            f"The source differs (by hash) but was not captured for: {', '.join(missing)}. "
+            f"The source differs (by hash) but was not captured for: {text(', '.join(missing))}. "
             "Capture with `--cuda-source` on both sides to see the diff.",
             "",
         ]
@@ -188,7 +192,7 @@ def _warnings(report: DiffReport) -> list[str]:
         warnings += [f"{side}: {w}" for w in c.capture_warnings(capture)]
     if not warnings:
         return []
-    return ["### Warnings", "", *[f"- {w}" for w in warnings], ""]
+    return ["### Warnings", "", *[f"- {text(w)}" for w in warnings], ""]
 
 
 def render_markdown(report: DiffReport) -> str:

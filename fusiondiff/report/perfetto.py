@@ -51,8 +51,10 @@ def _meta(event: str, pid: int, tid: int | None = None, /, **args: Any) -> dict[
     return meta
 
 
-def _us(ns: float) -> float:
-    return round(ns / 1000, 4)
+def _us(ns: float) -> float | None:
+    """Microseconds; ``None`` (null) for a value a record does not have (an untimed fusion's
+    median): the trace is strict JSON."""
+    return None if ns != ns else round(ns / 1000, 4)
 
 
 def _span(start_ns: int, dur_ns: int) -> dict[str, float]:

@@ -49,7 +49,7 @@ from typing import Any
 
 from fusiondiff.diff.model import DiffResult
 from fusiondiff.errors import CaptureFormatError
-from fusiondiff.model import _decode_record, capture_from_jsonable, to_jsonable
+from fusiondiff.model import Capture, _decode_record, capture_from_jsonable, to_jsonable
 from fusiondiff.report.diff_text import json_safe, verdict_line
 from fusiondiff.report.interface import DiffReport, ReportError
 
@@ -141,43 +141,121 @@ def is_diff_record(data: Any) -> bool:
 
 
 def report_from_record(data: Any, origin: str = "diff record") -> DiffReport:
-    """Rebuild the :class:`DiffReport` a diff record was written from."""
+    """Rebuild the :class:`DiffReport` a diff record was written from. A record travels like a
+    capture, so every part is checked before anything renders it: the layout, each field's type
+    (the captures as any capture is), and every reference of the diff into the captures (a pair's
+    positions and keys, each kernel's launch order and name); an error is one line naming the field."""
     if not is_diff_record(data):
         raise ReportError(f'{origin} is not a fusiondiff diff record (no "record": "{RECORD_NAME}")')
     version = data.get("schema_version")
-    if not isinstance(version, int) or version > DIFF_RECORD_VERSION or version < 1:
+    if type(version) is not int or version > DIFF_RECORD_VERSION or version < 1:
         raise ReportError(
-            f"{origin} has diff record schema {version!r}; this fusiondiff reads 1 to {DIFF_RECORD_VERSION}: "
+            f"{origin} has diff record schema {version!r:.40}; this fusiondiff reads 1 to {DIFF_RECORD_VERSION}: "
             "upgrade fusiondiff, or diff the two captures again"
         )
+    for name in ("diff", "captures"):
+        if name not in data:
+            raise ReportError(
+                f"{origin}: the diff record lacks {name!r}; write it again with `fusiondiff report A B --format json`"
+            )
+    captures = _object(data["captures"], f"{origin}.captures")
+    sides = _object(data.get("sides", {}), f"{origin}.sides")
     try:
         result = _decode_record(DiffResult, data["diff"], f"{origin}.diff")
-        a = capture_from_jsonable(data["captures"]["A"], f"{origin}.captures.A")
-        b = capture_from_jsonable(data["captures"]["B"], f"{origin}.captures.B")
-    except (KeyError, TypeError) as exc:
-        raise ReportError(
-            f"{origin}: the diff record lacks {exc}; write it again with `fusiondiff report A B --format json`"
-        ) from None
+        a, b = (_capture(captures, side, origin) for side in ("A", "B"))
     except CaptureFormatError as exc:
         raise ReportError(str(exc)) from None
-    sides = data.get("sides", {})
-    return DiffReport(result, a, b, sides.get("A", {}).get("path"), sides.get("B", {}).get("path"))
+    _check_references(result, a, b, f"{origin}.diff")
+    paths = []
+    for side in ("A", "B"):
+        where = f"{origin}.sides.{side}"
+        path = _object(sides.get(side, {}), where).get("path")
+        if path is not None and not isinstance(path, str):
+            raise ReportError(f"{where}.path: expected a path or null, found {path!r:.40}")
+        paths.append(path)
+    return DiffReport(result, a, b, paths[0], paths[1])
+
+
+_MAX_VALUE_DEPTH = 16
+"""Deepest nesting of a recorded value a property change can hold (a shape in a list is 2)."""
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ReportError(f"{where}: expected an object, found {type(value).__name__}")
+    return value
+
+
+def _capture(captures: dict[str, Any], side: str, origin: str) -> Capture:
+    if side not in captures:
+        raise ReportError(
+            f"{origin}.captures: no capture {side!r}; write it again with `fusiondiff report A B -o diff.json`"
+        )
+    return capture_from_jsonable(captures[side], f"{origin}.captures.{side}")
+
+
+def _check_references(result: DiffResult, a: Capture, b: Capture, where: str) -> None:
+    """Every fusion and kernel the diff names is the one in the captures (or a ReportError)."""
+    for i, pair in enumerate(result.pairs):
+        at = f"{where}.pairs[{i}]"
+        fusions = []
+        for side, capture, index, key in (("a", a, pair.index_a, pair.key_a), ("b", b, pair.index_b, pair.key_b)):
+            if not 0 <= index < len(capture.fusions):
+                raise ReportError(
+                    f"{at}.index_{side}: {index} is not a fusion of capture {side.upper()} (it holds {len(capture.fusions)})"
+                )
+            if capture.fusions[index].key != key:
+                raise ReportError(f"{at}.key_{side}: {key!r:.60} is not the key of the fusion at index_{side} {index}")
+            fusions.append(capture.fusions[index])
+        launched = [{(k.order, k.name) for k in f.kernels} for f in fusions]
+        for j, kernel in enumerate(pair.kernels):
+            for side, order, name, have in (
+                ("a", kernel.order_a, kernel.name_a, launched[0]),
+                ("b", kernel.order_b, kernel.name_b, launched[1]),
+            ):
+                if (order, name) not in have:
+                    raise ReportError(
+                        f"{at}.kernels[{j}]: kernel {name!r:.60} (order {order}) is not a kernel of that fusion in {side.upper()}"
+                    )
+        for j, only in enumerate(pair.unmatched_kernels):
+            have = launched[0 if only.side == "A" else 1]
+            if only.order not in {order for order, _ in have}:
+                raise ReportError(f"{at}.unmatched_kernels[{j}]: no kernel of order {only.order} on side {only.side}")
+        for j, change in enumerate(pair.changes):
+            _check_depth(change.a, f"{at}.changes[{j}].a")
+            _check_depth(change.b, f"{at}.changes[{j}].b")
+    for i, unmatched in enumerate(result.unmatched):
+        capture = a if unmatched.side == "A" else b
+        if unmatched.key not in {f.key for f in capture.fusions}:
+            raise ReportError(f"{where}.unmatched[{i}].key: {unmatched.key!r:.60} is not a fusion of {unmatched.side}")
+    for i, change in enumerate(result.changes):
+        _check_depth(change.a, f"{where}.changes[{i}].a")
+        _check_depth(change.b, f"{where}.changes[{i}].b")
+
+
+def _check_depth(value: Any, where: str) -> None:
+    level = [value]
+    for _ in range(_MAX_VALUE_DEPTH + 1):
+        level = [
+            child
+            for item in level
+            if isinstance(item, (list, dict))
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+        if not level:
+            return
+    raise ReportError(f"{where}: nested deeper than {_MAX_VALUE_DEPTH} levels, which no recorded value is")
 
 
 def open_report(inputs: Sequence[str | os.PathLike[str]]) -> DiffReport:
     """The report of two capture files (diffed now) or of one diff record written before."""
     from fusiondiff.diff import diff
     from fusiondiff.report.paths import display_paths, display_source
-    from fusiondiff.store import load_capture
+    from fusiondiff.store import load_capture, read_json
 
     if len(inputs) == 1:
         path = Path(inputs[0])
-        if not path.is_file():
-            raise ReportError(f"{path}: no such file")
-        try:
-            data = json.loads(path.read_text())
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise ReportError(f"{path} is not JSON: give two capture files, or one diff record") from None
+        data = read_json(path, "a fusiondiff diff record")
         if not is_diff_record(data):
             raise ReportError(
                 f"{path} is not a diff record: give two captures (`fusiondiff report live.json replay.json`), "

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fusiondiff.errors import FusionDiffError
 from fusiondiff.model import Capture
 from fusiondiff.roundtrip.plan import source_of
 from fusiondiff.roundtrip.records import DistinctFusion, FusionRow, LiveSource, RoundTripResult
@@ -44,6 +43,7 @@ def finish(
     sources: Sequence[LiveSource],
     directory: Path,
     distinct: Sequence[DistinctFusion],
+    ties: dict[int, str],
     isolation: str,
     devices: Sequence[str | None],
     replayed_now: int,
@@ -51,13 +51,19 @@ def finish(
     not_replayed: dict[int, str],
     interrupted: bool,
 ) -> RoundTripResult:
+    from fusiondiff.roundtrip.folder import owned, trusted_replay
     from fusiondiff.store import check_not_input, save_capture, write_text
 
     lives = [s.path for s in sources]
     label = " + ".join(p.name for p in lives)
     several = len(sources) > 1
     replays_dir = directory / "replays"
-    have = [d for d in distinct if d.index not in not_replayed and valid_replay(replays_dir / f"{d.stem}.json")]
+    # only replays tied to this run's plan (folder.plan_tie): not a live capture, nor another fusion's
+    have = [
+        d
+        for d in distinct
+        if d.index not in not_replayed and trusted_replay(replays_dir / f"{d.stem}.json", ties.get(d.index))
+    ]
     for d in distinct:
         if d.index not in not_replayed and d not in have:
             not_replayed[d.index] = "not replayed (interrupted)" if interrupted else "no valid replay capture"
@@ -71,7 +77,7 @@ def finish(
     subset = None
     rep_of_stem = {d.stem: d.index for d in have}
     if merged is not None:
-        replay_path = directory / "replay.json"
+        replay_path = owned(directory / "replay.json")
         check_not_input(replay_path, lives)
         save_capture(merged, replay_path)
         # A holds the distinct live fusions that have a replay: the others are in the summary. Of
@@ -99,7 +105,7 @@ def finish(
             source_a=describe_source(label if several else lives[0], capture),
             source_b=describe_source(replay_path, merged),
         )
-        diff_path = directory / "diff.json"
+        diff_path = owned(directory / "diff.json")
         check_not_input(diff_path, lives)
         path_a, path_b = display_paths([lives[0], replay_path])
         write_text(diff_path, dumps_diff_record(DiffReport(result, subset, merged, path_a, path_b)))
@@ -209,15 +215,3 @@ def _rows(
 
 def join_notes(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
-
-
-def valid_replay(path: Path) -> bool:
-    """A replay capture kept by an earlier run: there, readable, and holding a fusion."""
-    from fusiondiff.store import load_capture
-
-    if not path.is_file():
-        return False
-    try:
-        return bool(load_capture(path).fusions)
-    except FusionDiffError:
-        return False

@@ -13,9 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from fusiondiff.errors import CaptureFormatError, FusionDiffError, ReplayError
-from fusiondiff.model import Capture, FusionRecord
+from fusiondiff.model import FusionRecord
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress, silent
+from fusiondiff.roundtrip.folder import (
+    check_folder,
+    clear_stale,
+    owned,
+    plan_scripts,
+    tensors_files,
+    trusted_replay,
+    write_scripts,
+)
 from fusiondiff.roundtrip.plan import (
     batches,
     combine_ranks,
@@ -26,7 +35,7 @@ from fusiondiff.roundtrip.plan import (
     source_of,
     visible_devices,
 )
-from fusiondiff.roundtrip.records import DistinctFusion, LiveSource, ReplayProcess, RoundTripResult
+from fusiondiff.roundtrip.records import DistinctFusion, ReplayProcess, RoundTripResult
 from fusiondiff.roundtrip.replays import (
     TOKEN_ENV,
     ReplayFunction,
@@ -35,7 +44,7 @@ from fusiondiff.roundtrip.replays import (
     nothing_to_replay,
     replay_in_child,
 )
-from fusiondiff.roundtrip.results import finish, valid_replay
+from fusiondiff.roundtrip.results import finish
 
 
 def roundtrip(
@@ -71,14 +80,18 @@ def roundtrip(
     isolation = isolation_words(batch)
     distinct = distinct_fusions(capture, ranks)
     scripts_dir, replays_dir, logs_dir = directory / "scripts", directory / "replays", directory / "logs"
-    kept = {d.index for d in distinct if valid_replay(replays_dir / f"{d.stem}.json")}
+    # DIR is checked before anything is written there: no link, no input inside what it writes
+    check_folder(directory, [s.path for s in sources] + tensors_files(sources))
+    not_replayed: dict[int, str] = {}
+    planned = plan_scripts(capture, sources, distinct, scripts_dir, not_replayed)
+    ties = {index: script.tie for index, script in planned.items()}
+    pending = [
+        d for d in distinct if d.index in planned and not trusted_replay(replays_dir / f"{d.stem}.json", ties[d.index])
+    ]
     # the real replay checks for torch and nvFuser before a script is written; a round trip whose
     # replays are all kept from an earlier run needs neither (it only merges and diffs)
-    replay = replay or (replay_in_child(options, timeout_s, token) if len(kept) < len(distinct) else nothing_to_replay)
-
-    not_replayed: dict[int, str] = {}
-    scripts = _write_scripts(capture, sources, distinct, scripts_dir, not_replayed)
-    pending = [d for d in distinct if d.index not in not_replayed and d.index not in kept]
+    replay = replay or (replay_in_child(options, timeout_s, token) if pending else nothing_to_replay)
+    scripts = write_scripts(planned)
     resumed = sum(1 for d in distinct if d.index not in not_replayed) - len(pending)
     across = f" across {len(sources)} ranks" if several else ""
     progress(
@@ -88,7 +101,7 @@ def roundtrip(
     )
 
     start_ahead: StartAhead | None = getattr(replay, "start", None) if prestart else None
-    work = _Work(pending, batch, devices, replay, scripts, replays_dir, logs_dir, progress, clock, start_ahead)
+    work = _Work(pending, batch, devices, replay, scripts, ties, replays_dir, logs_dir, progress, clock, start_ahead)
     interrupted = False
     try:
         work.run()
@@ -104,7 +117,17 @@ def roundtrip(
         raise
     not_replayed.update(work.failures)
     result = finish(
-        capture, sources, directory, distinct, isolation, devices, work.replayed, resumed, not_replayed, interrupted
+        capture,
+        sources,
+        directory,
+        distinct,
+        ties,
+        isolation,
+        devices,
+        work.replayed,
+        resumed,
+        not_replayed,
+        interrupted,
     )
     result = dataclasses.replace(result, processes=tuple(work.processes), started_ahead=start_ahead is not None)
     from fusiondiff.roundtrip.summary import SUMMARY_FILE, render_summary
@@ -112,50 +135,6 @@ def roundtrip(
 
     write_text(directory / SUMMARY_FILE, render_summary(result, limit=None))  # every row; the terminal gets fewer
     return result
-
-
-def _write_scripts(
-    capture: Capture,
-    sources: Sequence[LiveSource],
-    distinct: Sequence[DistinctFusion],
-    scripts_dir: Path,
-    not_replayed: dict[int, str],
-) -> dict[int, Path]:
-    """Each distinct fusion's faithful repro, ``DIR/scripts/<stem>.py`` (rewritten every run, so
-    the scripts are always this fusiondiff's); its saved tensors are those of the rank that
-    recorded it."""
-    from fusiondiff.replay.repro import render_repro
-    from fusiondiff.store import write_text
-
-    tensors_of = {s.path: _saved_tensors(s.capture, s.path) for s in sources}
-    written = {}
-    for d in distinct:
-        source = source_of(sources, d.index)
-        tensors = tensors_of[source.path]
-        path = scripts_dir / f"{d.stem}.py"
-        tensors_file = os.path.relpath(tensors.resolve(), scripts_dir.resolve()) if tensors is not None else None
-        try:
-            text = render_repro(
-                capture.fusions[d.index], source.capture.environment, tensors_file, capture_name=source.path.name
-            )
-        except ReplayError as exc:
-            not_replayed[d.index] = f"no repro could be written: {exc}"
-            continue
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            write_text(path, text)
-        written[d.index] = path
-    return written
-
-
-def _saved_tensors(capture: Capture, live: Path) -> Path | None:
-    from fusiondiff.store import tensors_path_for
-
-    name = capture.tensors_file
-    if name and Path(name).name == name and name not in (".", ".."):
-        if (live.parent / name).exists():
-            return live.parent / name
-    default = tensors_path_for(live)
-    return default if default.exists() else None
 
 
 class _Work:
@@ -169,6 +148,7 @@ class _Work:
         devices: Sequence[str | None],
         replay: ReplayFunction,
         scripts: dict[int, Path],
+        ties: dict[int, str],
         replays_dir: Path,
         logs_dir: Path,
         progress: Progress,
@@ -184,6 +164,8 @@ class _Work:
         self.devices = list(devices)
         self.replay = replay
         self.scripts = scripts
+        self.ties = ties
+        """Each script's tie to the plan, the source its kept replay carries (folder.plan_tie)."""
         self.replays_dir = replays_dir
         self.logs_dir = logs_dir
         self.progress = progress
@@ -258,6 +240,7 @@ class _Work:
         except queue.Empty:
             return None
         output = self._output_for(group)
+        clear_stale(output)
         try:
             return group, self.start_ahead([str(self.scripts[d.index]) for d in group], output, device)
         except ReplayError:
@@ -281,6 +264,7 @@ class _Work:
             if pending is not None:
                 pending.run()
             else:
+                clear_stale(output)  # only what this process writes is read after it
                 self.replay([str(self.scripts[d.index]) for d in group], output, device)
         except ReplayError as exc:
             message = str(exc)
@@ -327,9 +311,10 @@ class _Work:
             )
         kept = set()
         for stem, records in fusions.items():
-            script = self.scripts[by_stem[stem].index]
-            one = dataclasses.replace(replayed, fusions=tuple(records), source=str(script), tensors_file=None)
-            save_capture(copied(one, output, self.replays_dir / f"{stem}.json"), self.replays_dir / f"{stem}.json")
+            tie = self.ties[by_stem[stem].index]
+            one = dataclasses.replace(replayed, fusions=tuple(records), source=tie, tensors_file=None)
+            target = owned(self.replays_dir / f"{stem}.json")
+            save_capture(copied(one, output, target), target)
             kept.add(by_stem[stem].index)
         return kept
 
