@@ -8,7 +8,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from fusiondiff.model import TimingProtocol, _decode_record, to_jsonable
+from fusiondiff.codec import decode
+from fusiondiff.model import TimingProtocol, to_jsonable
 
 TIMERS = ("kineto", "nvfuser")
 """The kernel-record sources a user picks with ``--timer`` (``both`` runs each in its own process)."""
@@ -49,5 +50,4 @@ class RecordingOptions:
     @classmethod
     def from_jsonable(cls, data: Any, where: str = "options") -> RecordingOptions:
         """The options back from :meth:`to_jsonable`'s data, decoded and checked like a capture's records."""
-        options: RecordingOptions = _decode_record(cls, data, where)
-        return options
+        return decode(data, cls, where)

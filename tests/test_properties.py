@@ -2,7 +2,7 @@
 
 Records are built from the dataclasses of :mod:`fusiondiff.model` with every field drawn, any
 text (control characters included) where the field is text, and values inside what
-:mod:`fusiondiff.validate` accepts. Sizes stay small so the suite stays fast.
+the rules on their fields (:mod:`fusiondiff.constraints`) accept. Sizes stay small so the suite stays fast.
 
 A capture diffed with itself gets SAME for every fusion and exit code 0. It is also *comparable*
 (no finding at all) when it was measured well enough to compare at all: the differ's

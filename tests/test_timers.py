@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from fusiondiff.cli import main, timer_outputs
+from fusiondiff.codec import capture_from_jsonable, decode
 from fusiondiff.errors import ProfilerError
-from fusiondiff.model import LaunchConfig, ReportedBandwidth, Timing, TimingProtocol, capture_from_jsonable
+from fusiondiff.model import Capture, LaunchConfig, ReportedBandwidth, Timing, TimingProtocol
 from fusiondiff.options import RecordingOptions
 from fusiondiff.recording import cupti_owner
 from fusiondiff.recording.bandwidth import flag_bandwidth, gathered_inputs
@@ -375,17 +376,14 @@ def test_old_captures_load_with_kineto_named_on_every_timing():
             assert all(k.timing.timer == "kineto" and k.reported_bandwidth is None for k in f.kernels)
 
 
-def test_an_nvfuser_capture_round_trips_through_both_decoders(tmp_path: Path):
+def test_an_nvfuser_capture_round_trips_from_bytes_and_from_parsed_json(tmp_path: Path):
     table = 128256 * 4096 * 2
     capture = synthetic.capture([flag_bandwidth(embedding_fusion(table, 990.0))], kind="replay")
     capture = with_timer(capture, "nvfuser")
     path = save_capture(capture, tmp_path / "nv.json")
     assert load_capture(path) == capture
-    from fusiondiff.model import Capture as CaptureRecord
-    from fusiondiff.model import _decode_record
-
     data = json.loads(dumps_capture(capture))
-    assert _decode_record(CaptureRecord, data, "nv.json") == capture == capture_from_jsonable(data)
+    assert decode(data, Capture, "nv.json") == capture == capture_from_jsonable(data)
 
 
 def test_recording_options_carry_the_timer_to_the_replay_child():

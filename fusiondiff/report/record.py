@@ -47,9 +47,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from fusiondiff.codec import capture_from_jsonable, decode
 from fusiondiff.diff.model import DiffResult
 from fusiondiff.errors import CaptureFormatError
-from fusiondiff.model import _decode_record, capture_from_jsonable, to_jsonable
+from fusiondiff.model import to_jsonable
 from fusiondiff.report.diff_text import json_safe, verdict_line
 from fusiondiff.report.interface import DiffReport, ReportError
 
@@ -151,7 +152,7 @@ def report_from_record(data: Any, origin: str = "diff record") -> DiffReport:
             "upgrade fusiondiff, or diff the two captures again"
         )
     try:
-        result = _decode_record(DiffResult, data["diff"], f"{origin}.diff")
+        result = decode(data["diff"], DiffResult, f"{origin}.diff")
         a = capture_from_jsonable(data["captures"]["A"], f"{origin}.captures.A")
         b = capture_from_jsonable(data["captures"]["B"], f"{origin}.captures.B")
     except (KeyError, TypeError) as exc:
