@@ -14,7 +14,7 @@ import pytest
 from fusiondiff import codec
 from fusiondiff.constraints import INT64_MAX
 from fusiondiff.diff import diff
-from fusiondiff.diff.model import DiffResult
+from fusiondiff.diff.records import DiffResult
 from fusiondiff.errors import CaptureFormatError
 from fusiondiff.model import ReportedBandwidth, TensorMeta, to_jsonable
 from fusiondiff.store import dumps_capture, load_capture

@@ -12,7 +12,7 @@ from fusiondiff.diff.compare import RecordComparer, compare_captures, definition
 from fusiondiff.diff.context import RuleContext
 from fusiondiff.diff.findings import find_findings
 from fusiondiff.diff.match import FusionMatch, KernelMatch, match_fusions, match_kernels
-from fusiondiff.diff.model import (
+from fusiondiff.diff.records import (
     DiffResult,
     FusionPair,
     KernelPair,

@@ -18,7 +18,7 @@ from fusiondiff.diff.context import (
     show,
     us,
 )
-from fusiondiff.diff.model import Finding, FusionPair, KernelPair
+from fusiondiff.diff.records import Finding, FusionPair, KernelPair
 from fusiondiff.model import kernel_history
 
 

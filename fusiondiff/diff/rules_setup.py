@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 
 from fusiondiff.diff.compare import input_bytes
 from fusiondiff.diff.context import RuleContext, fusion_gap_ns, limited, make_finding, mib, show
-from fusiondiff.diff.model import Finding, FusionPair, PropertyChange
+from fusiondiff.diff.records import Finding, FusionPair, PropertyChange
 from fusiondiff.diff.stats import MIN_SAMPLES
 from fusiondiff.distributed import COMMUNICATION_NOT_RECORDED
 from fusiondiff.model import Capture, FusionRecord

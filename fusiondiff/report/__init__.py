@@ -22,8 +22,8 @@ import importlib
 from fusiondiff.report.interface import DiffReport, Renderer, ReportError
 
 _RENDERERS: dict[str, tuple[str, str]] = {
-    "text": ("fusiondiff.report.builtin", "TextRenderer"),
-    "json": ("fusiondiff.report.builtin", "JsonRenderer"),
+    "text": ("fusiondiff.report.text_json", "TextRenderer"),
+    "json": ("fusiondiff.report.text_json", "JsonRenderer"),
     "md": ("fusiondiff.report.markdown", "MarkdownRenderer"),
     "html": ("fusiondiff.report.html", "HtmlRenderer"),
     "perfetto": ("fusiondiff.report.perfetto", "PerfettoRenderer"),

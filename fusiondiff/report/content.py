@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from fusiondiff.diff.model import Finding, FusionPair, PropertyChange, TimingVerdict
+from fusiondiff.diff.records import Finding, FusionPair, PropertyChange, TimingVerdict
 from fusiondiff.model import Capture, KernelRecord, LaunchConfig, TensorMeta, parse_kernel_name
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.paths import scrub_paths

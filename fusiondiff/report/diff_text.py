@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from fusiondiff.diff.model import DiffResult, Finding, FusionPair, TimingVerdict
+from fusiondiff.diff.records import DiffResult, Finding, FusionPair, TimingVerdict
 from fusiondiff.escape import printable
 from fusiondiff.model import to_jsonable, traced_name
 from fusiondiff.units import p_value, ratio, us

@@ -12,7 +12,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from fusiondiff.diff.model import FusionPair
+from fusiondiff.diff.records import FusionPair
 from fusiondiff.report.interface import DiffReport, ReportError
 
 

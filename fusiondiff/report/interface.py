@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
-from fusiondiff.diff.model import DiffResult, FusionPair, KernelPair
+from fusiondiff.diff.records import DiffResult, FusionPair, KernelPair
 from fusiondiff.errors import FusionDiffError
 from fusiondiff.model import Capture, FusionRecord, KernelRecord
 

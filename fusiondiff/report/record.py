@@ -23,7 +23,7 @@ render many"). Layout (``DIFF_RECORD_VERSION`` 1)::
               "protocol": {...}},        # fusiondiff.model.TimingProtocol
         "B": {...}
       },
-      "diff": {...},                     # fusiondiff.diff.model.DiffResult: pairs, unmatched,
+      "diff": {...},                     # fusiondiff.diff.records.DiffResult: pairs, unmatched,
                                          # changes, findings, warnings (times in ns; NaN as null)
       "samples": [                       # raw per-sample device durations, ns
         {"fusion": "nvFusion0 [forward]",# FusionPair.label
@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from fusiondiff.codec import capture_from_jsonable, decode
-from fusiondiff.diff.model import DiffResult
+from fusiondiff.diff.records import DiffResult
 from fusiondiff.errors import CaptureFormatError
 from fusiondiff.model import to_jsonable
 from fusiondiff.report.diff_text import json_safe, verdict_line
