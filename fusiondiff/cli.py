@@ -455,8 +455,9 @@ def _cmd_timers(args: argparse.Namespace) -> int:
 
 
 def _print_timers(a: str, b: str, tolerance_pct: float) -> int:
+    from fusiondiff.diff.timers import reconcile
+    from fusiondiff.report.timers_text import render_reconciliation
     from fusiondiff.store import load_capture
-    from fusiondiff.timers import reconcile, render_reconciliation
 
     result = reconcile(load_capture(a), load_capture(b), tolerance_pct / 100)
     # fusion and kernel names come from the captures: each line escaped

@@ -13,6 +13,7 @@ import pytest
 
 from fusiondiff.cli import main, timer_outputs
 from fusiondiff.codec import capture_from_jsonable, decode
+from fusiondiff.diff.timers import Disagreement, LaunchDifference, reconcile
 from fusiondiff.errors import ProfilerError
 from fusiondiff.model import Capture, LaunchConfig, ReportedBandwidth, Timing, TimingProtocol
 from fusiondiff.options import RecordingOptions
@@ -26,8 +27,8 @@ from fusiondiff.recording.nvfuser_profiler import (
     sample_events,
 )
 from fusiondiff.recording.timing import kernel_records, measure
+from fusiondiff.report.timers_text import render_reconciliation
 from fusiondiff.store import dumps_capture, load_capture, save_capture
-from fusiondiff.timers import reconcile, render_reconciliation
 
 import synthetic
 
@@ -345,11 +346,16 @@ def test_disagreements_are_listed_launch_kernels_and_medians():
     )
     result = reconcile(with_timer(base, "kineto"), b)
     assert not result.agree
-    lines = [line for f in result.fusions for line in f.disagreements]
-    assert any("block: [128, 1, 1] vs [256, 1, 1]" in line for line in lines)
-    assert any("nvfuser_reduction_g1 only in A" in line for line in lines)
-    assert any("more than 5 % apart" in line for line in lines)
-    assert "the timers disagree" in render_reconciliation(result)
+    found = [d for f in result.fusions for d in f.disagreements]
+    launches = [d.launch for d in found if d.kind == "launch"]
+    assert LaunchDifference("block", (128, 1, 1), (256, 1, 1)) in launches
+    assert Disagreement("only_one_side", "nvfuser_reduction_g1", side="A") in found
+    medians = [d for d in found if d.kind in ("kernel_median", "fusion_median")]
+    assert medians and all(abs(d.median_b_ns / d.median_a_ns - 1.10) < 1e-9 for d in medians)
+    text = render_reconciliation(result)
+    assert "    ! nvfuser_pointwise_g0 block: [128, 1, 1] vs [256, 1, 1]\n" in text
+    assert "    ! nvfuser_reduction_g1 only in A\n" in text
+    assert "more than 5 % apart" in text and "the timers disagree" in text
 
 
 def test_a_fusion_only_one_timer_recorded_is_unpaired():
@@ -467,4 +473,5 @@ def test_a_kernel_nvfuser_did_generate_seen_by_one_timer_only_is_still_a_disagre
     dropped = dataclasses.replace(nvfuser, fusions=(dataclasses.replace(first, kernels=()), *nvfuser.fusions[1:]))
     result = reconcile(kineto, dropped, tolerance=0.02)
     assert not result.agree
-    assert "nvfuser_inner_persistent_g0 only in A" in result.fusions[0].disagreements
+    assert Disagreement("only_one_side", "nvfuser_inner_persistent_g0", side="A") in result.fusions[0].disagreements
+    assert "    ! nvfuser_inner_persistent_g0 only in A\n" in render_reconciliation(result)
