@@ -23,6 +23,7 @@ from fusiondiff.errors import FusionDiffError, OutputError
 from fusiondiff.escape import printable
 
 if TYPE_CHECKING:
+    from fusiondiff.model import TimerName
     from fusiondiff.options import RecordingOptions
 
 EXIT_OK = 0
@@ -68,10 +69,12 @@ def _add_protocol_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_timer_option(p: argparse.ArgumentParser) -> None:
+    from fusiondiff.options import DEFAULT_TIMER, TIMERS
+
     p.add_argument(
         "--timer",
-        choices=("kineto", "nvfuser", "both"),
-        default="kineto",
+        choices=(*TIMERS, "both"),
+        default=DEFAULT_TIMER,
         help="kernel-record source: kineto (torch.profiler, default), nvfuser (nvFuser's PythonProfiler), "
         "or both (replay only: one child process per timer, then `fusiondiff timers`; CUPTI takes one "
         "subscriber per process)",
@@ -337,14 +340,17 @@ def build_parser() -> argparse.ArgumentParser:
 def _recording_options(args: argparse.Namespace) -> RecordingOptions:
     """The options of ``capture`` and ``replay`` as one record (``replay`` has no ``--only``)."""
     from fusiondiff.model import TimingProtocol
-    from fusiondiff.options import RecordingOptions
+    from fusiondiff.options import DEFAULT_TIMER, RecordingOptions, timer_name
 
     if args.samples < 1 or args.warmup < 0:
         raise FusionDiffError("--samples must be at least 1 and --warmup at least 0")
-    timer = getattr(args, "timer", "kineto")
+    timer = getattr(args, "timer", DEFAULT_TIMER)
     return RecordingOptions(
         protocol=TimingProtocol(
-            method=timer if timer != "both" else "kineto", warmup=args.warmup, samples=args.samples, l2_mode=args.l2
+            method=DEFAULT_TIMER if timer == "both" else timer_name(timer),
+            warmup=args.warmup,
+            samples=args.samples,
+            l2_mode=args.l2,
         ),
         only=tuple(getattr(args, "only", None) or ()),
         save_inputs=args.save_inputs,
@@ -402,6 +408,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from fusiondiff.store import check_not_input
 
     check_not_input(args.output, [*args.scripts, args.inputs])
+    from fusiondiff.model import NVFUSER
     from fusiondiff.options import TIMERS
     from fusiondiff.replay.runner import replay_scripts
 
@@ -422,7 +429,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.in_process:
         raise FusionDiffError("--timer both runs one child process per timer: it cannot run --in-process")
     outputs = timer_outputs(args.output)
-    check_not_input(outputs["nvfuser"], [*args.scripts, args.inputs])
+    check_not_input(outputs[NVFUSER], [*args.scripts, args.inputs])
     paths = []
     for timer in TIMERS:
         _progress(f"fusiondiff: replaying with --timer {timer} in its own process")
@@ -441,11 +448,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return _print_timers(str(paths[0]), str(paths[1]), 5.0)
 
 
-def timer_outputs(output: str) -> dict[str, str]:
+def timer_outputs(output: str) -> dict[TimerName, str]:
     """Where ``replay --timer both`` writes each timer's capture: OUTPUT for kineto, OUTPUT with
     ``.nvfuser.json`` for nvfuser."""
+    from fusiondiff.model import KINETO, NVFUSER
+
     stem = output[: -len(".json")] if output.endswith(".json") else output
-    return {"kineto": output, "nvfuser": f"{stem}.nvfuser.json"}
+    return {KINETO: output, NVFUSER: f"{stem}.nvfuser.json"}
 
 
 def _cmd_timers(args: argparse.Namespace) -> int:

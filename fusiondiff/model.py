@@ -18,7 +18,7 @@ import math
 import re
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from fusiondiff.constraints import Count, Duration, Finite, Int64, NaNFloat, Positive
 from fusiondiff.definition import structural_hash
@@ -28,6 +28,15 @@ SCHEMA_VERSION = 1
 
 CaptureKind = Literal["live", "replay"]
 L2Mode = Literal["cold", "warm"]
+TimerName = Literal["kineto", "nvfuser", "seed-sum-of-all-events"]
+"""The kernel-record sources that time samples, by the name the records keep (``TimingProtocol.method``,
+``Timing.timer``); :data:`fusiondiff.recording.sources.KERNEL_SOURCES` has one source per name."""
+KINETO: Final = "kineto"
+"""torch.profiler over CUPTI: the default."""
+NVFUSER: Final = "nvfuser"
+"""nvFuser's own ``PythonProfiler`` (CUPTI too): ``--timer nvfuser``."""
+SEED_METHOD: Final = "seed-sum-of-all-events"
+"""The seed issue's measurement: one profiled call, every profiler event's time summed."""
 
 
 @dataclass(frozen=True)
@@ -96,9 +105,8 @@ class Timing:
     """Raw per-sample device durations and the statistics derived from them."""
 
     samples_ns: tuple[Duration, ...]
-    timer: str = "kineto"
-    """The kernel-record source that measured these samples: ``kineto`` (torch.profiler over CUPTI),
-    ``nvfuser`` (nvFuser's ``PythonProfiler``) or ``seed-sum-of-all-events``. Files written before
+    timer: TimerName = KINETO
+    """The kernel-record source that measured these samples (:data:`TimerName`). Files written before
     the field existed were all measured through Kineto."""
 
     @property
@@ -211,9 +219,8 @@ class TimingProtocol:
     """How the samples were taken. Stored with every capture so the differ can refuse to compare
     numbers taken in different ways without saying so."""
 
-    method: str = "kineto"
-    """Kernel-record source: ``kineto`` (torch.profiler / CUPTI), ``nvfuser`` (nvFuser's
-    ``PythonProfiler``, CUPTI too), or the seed issue's ``seed-sum-of-all-events``."""
+    method: TimerName = KINETO
+    """The kernel-record source (:data:`TimerName`)."""
     warmup: Count = 5
     samples: Count = 30
     l2_mode: L2Mode = "cold"

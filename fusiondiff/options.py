@@ -9,10 +9,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fusiondiff.codec import decode
-from fusiondiff.model import TimingProtocol, to_jsonable
+from fusiondiff.model import KINETO, NVFUSER, TimerName, TimingProtocol, to_jsonable
 
-TIMERS = ("kineto", "nvfuser")
+TIMERS: tuple[TimerName, ...] = (KINETO, NVFUSER)
 """The kernel-record sources a user picks with ``--timer`` (``both`` runs each in its own process)."""
+DEFAULT_TIMER: TimerName = KINETO
+
+
+def timer_name(name: str) -> TimerName:
+    """``name`` as one of :data:`TIMERS`; ``ValueError`` for another."""
+    for timer in TIMERS:
+        if name == timer:
+            return timer
+    raise ValueError(f"timer must be one of {TIMERS}, not {name!r}")
 
 
 @dataclass(frozen=True)
@@ -33,15 +42,13 @@ class RecordingOptions:
     it off. Outside torchrun, and in a replay, nothing is traced either way."""
 
     @property
-    def timer(self) -> str:
+    def timer(self) -> TimerName:
         """The kernel-record source that measures (the protocol's method)."""
         return self.protocol.method
 
     def with_timer(self, timer: str) -> RecordingOptions:
         """These options measured by ``timer`` (one of :data:`TIMERS`)."""
-        if timer not in TIMERS:
-            raise ValueError(f"timer must be one of {TIMERS}, not {timer!r}")
-        return dataclasses.replace(self, protocol=dataclasses.replace(self.protocol, method=timer))
+        return dataclasses.replace(self, protocol=dataclasses.replace(self.protocol, method=timer_name(timer)))
 
     def to_jsonable(self) -> Any:
         """The options as JSON-ready data (:func:`fusiondiff.model.to_jsonable`)."""

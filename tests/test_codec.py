@@ -76,6 +76,7 @@ def test_every_recorded_capture_loads_the_same_from_bytes_and_from_parsed_json(p
             lambda d: d["protocol"].__setitem__("l2_mode", "lukewarm"),
             "l2_mode: 'lukewarm' is not one of ['cold', 'warm']",
         ),
+        (lambda d: d["protocol"].__setitem__("method", "nsight"), "protocol.method: 'nsight' is not one of ['kineto',"),
         (lambda d: d["fusions"][0].pop("definition"), "fusions[0]: missing field 'definition'"),
         (
             lambda d: d["environment"].__setitem__("nvfuser_env", {"NVFUSER_A": "1", "NVFUSER_B": 2}),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import io
 import tempfile
+import typing
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -34,6 +35,7 @@ from fusiondiff.model import (
     Segment,
     Segmentation,
     TensorMeta,
+    TimerName,
     Timing,
     TimingProtocol,
 )
@@ -150,7 +152,7 @@ environment = st.builds(
 )
 protocol = st.builds(
     TimingProtocol,
-    method=text,
+    method=st.sampled_from(typing.get_args(TimerName)),
     warmup=count,
     samples=count,
     l2_mode=st.sampled_from(["cold", "warm"]),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import typing
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -404,7 +405,29 @@ def test_recorder_picks_the_nvfuser_source():
     from fusiondiff.recording.recorder import Recorder
 
     recorder = Recorder("replay", RecordingOptions().with_timer("nvfuser"))
-    assert isinstance(recorder._kernel_source(), NvfuserProfilerSource)
+    assert isinstance(recorder.sampler.source(), NvfuserProfilerSource)
+
+
+def test_every_timer_name_has_one_source_and_another_name_is_refused_in_one_line():
+    from fusiondiff.errors import CaptureError
+    from fusiondiff.model import TimerName
+    from fusiondiff.recording.sources import KERNEL_SOURCES, kernel_source_for
+
+    assert tuple(KERNEL_SOURCES) == typing.get_args(TimerName)
+    assert all(kernel_source_for(name, lambda: None).name == name for name in KERNEL_SOURCES)
+    message = "unknown timing method 'nsight': use 'kineto', 'nvfuser' or 'seed-sum-of-all-events'"
+    with pytest.raises(CaptureError, match=message):
+        kernel_source_for("nsight", lambda: None)
+
+
+def test_a_recorder_given_a_kernel_source_times_with_it_and_only_under_its_timer():
+    from fusiondiff.recording.recorder import Recorder
+
+    given = NvfuserProfilerSource(profiler=FakeProfiler, probe=no_subscriber)
+    recorder = Recorder("replay", RecordingOptions().with_timer("nvfuser"), kernel_source=given)
+    assert recorder.sampler.source() is given
+    with pytest.raises(ValueError, match="kernel_source 'nvfuser' is not the protocol's timer 'kineto'"):
+        Recorder("replay", RecordingOptions(), kernel_source=given)
 
 
 # ------------------------------------------------------------------ the command line

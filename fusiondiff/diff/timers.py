@@ -18,7 +18,7 @@ from typing import Literal
 from fusiondiff.diff.compare import LAUNCH_FIELDS
 from fusiondiff.diff.match import match_kernels
 from fusiondiff.diff.records import Side
-from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig
+from fusiondiff.model import NVFUSER, Capture, FusionRecord, KernelRecord, LaunchConfig, TimerName
 
 DEFAULT_TOLERANCE = 0.05
 """Relative difference of two medians still called agreement (5 %)."""
@@ -106,8 +106,8 @@ class FusionAgreement:
 class Reconciliation:
     """Two timers' recordings of the same fusions, side by side."""
 
-    timer_a: str
-    timer_b: str
+    timer_a: TimerName
+    timer_b: TimerName
     tolerance: float
     fusions: tuple[FusionAgreement, ...]
     unmatched_a: tuple[str, ...]
@@ -123,7 +123,7 @@ def _key(f: FusionRecord) -> Hashable:
     return (f.structure_hash, f.input_signature)
 
 
-def _timer_of(capture: Capture) -> str:
+def _timer_of(capture: Capture) -> TimerName:
     timers = {f.timing.timer for f in capture.fusions if f.timing.count}
     return timers.pop() if len(timers) == 1 else capture.protocol.method
 
@@ -224,7 +224,7 @@ def reconcile(a: Capture, b: Capture, tolerance: float = DEFAULT_TOLERANCE) -> R
     for f in b.fusions:
         waiting[_key(f)].append(f)
     timer_a, timer_b = _timer_of(a), _timer_of(b)
-    nvfuser_side = "b" if timer_b == "nvfuser" != timer_a else "a" if timer_a == "nvfuser" != timer_b else None
+    nvfuser_side = "b" if timer_b == NVFUSER != timer_a else "a" if timer_a == NVFUSER != timer_b else None
     fusions, unmatched_a = [], []
     for f in a.fusions:
         partners = waiting.get(_key(f))

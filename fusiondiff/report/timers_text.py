@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from fusiondiff.diff.timers import Disagreement, LaunchValue, Reconciliation
+from fusiondiff.model import NVFUSER
 
 
 def _launch_value(value: LaunchValue) -> str:
@@ -43,7 +44,7 @@ def render_reconciliation(result: Reconciliation) -> str:
         for k in f.kernels:
             lines.append(f"  {k.name:<42} {k.median_a_ns / 1000:>14.2f} {k.median_b_ns / 1000:>14.2f} {k.ratio:>7.3f}")
         for name, median_ns in f.outside_nvfuser:
-            side = result.timer_b if result.timer_a == "nvfuser" else result.timer_a
+            side = result.timer_b if result.timer_a == NVFUSER else result.timer_a
             lines.append(f"    = {side} only: {name} {median_ns / 1000:.2f} us, not an nvFuser kernel (explained)")
         lines += [f"    ! {disagreement_line(d, result.tolerance)}" for d in f.disagreements]
     lines += [f"{name}: only in A" for name in result.unmatched_a]
