@@ -109,6 +109,13 @@ def refusal(error: msgspec.ValidationError, data: Any, kind: type, origin: str) 
     message = str(error)
     match = _AT.search(message)
     path, reason = (match["path"], message[: match.start()]) if match else ("", message)
+    try:
+        return _judged(path, reason, data, kind, origin)
+    except (KeyError, IndexError, TypeError, AttributeError):  # a path the declarations do not follow
+        return f"{origin}{path}: {reason}"
+
+
+def _judged(path: str, reason: str, data: Any, kind: type, origin: str) -> str:
     where, hint, value = origin, kind, data
     for step in _STEP.finditer(path):
         base = _declared(_narrowed(hint, value)).base

@@ -148,3 +148,39 @@ def test_an_integer_field_holds_64_bits_and_no_more() -> None:
     kernel["stream"] = INT64_MAX + 1
     with pytest.raises(CaptureFormatError, match=r"kernels\[0\]\.stream: 9223372036854775808 does not fit in 64 bits"):
         codec.capture_from_jsonable(data, "live.json")
+
+
+def _leaf_paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [path] if path else []
+    items = value.items() if isinstance(value, dict) else enumerate(value[:2]) if isinstance(value, list) else ()
+    for key, inner in items:
+        found += _leaf_paths(inner, (*path, key))
+    return found
+
+
+def test_any_one_value_replaced_is_read_or_refused_in_one_line_naming_its_place() -> None:
+    """Every place of a capture (its first fusion, a communication kernel, reported bandwidth),
+    given values of every JSON type: never a crash, a refusal is one line that starts with the file."""
+    data = json.loads(PYTHIA.read_text())
+    data["fusions"] = data["fusions"][:1]
+    data["communication"] = [_communication()]
+    data["fusions"][0]["kernels"][0]["reported_bandwidth"] = {
+        "input_bytes": 1,
+        "output_bytes": 2,
+        "effective_gbs": 1.0,
+        "percent_of_peak": 2.0,
+    }
+    refused = 0
+    for path in _leaf_paths(data):
+        for value in (None, True, -1, "x", [], {}, 2**64, -0.5, [1, 2]):
+            changed = json.loads(json.dumps(data))
+            parent = changed
+            for key in path[:-1]:
+                parent = parent[key]
+            parent[path[-1]] = value
+            try:
+                codec.capture_from_jsonable(changed, "c.json")
+            except CaptureFormatError as exc:
+                refused += 1
+                assert str(exc).startswith("c.json") and "\n" not in str(exc), (path, value, str(exc))
+    assert refused > 1000
