@@ -23,7 +23,6 @@ from fusiondiff.errors import FusionDiffError, OutputError
 from fusiondiff.escape import printable
 
 if TYPE_CHECKING:
-    from fusiondiff.model import TimerName
     from fusiondiff.options import RecordingOptions
 
 EXIT_OK = 0
@@ -345,13 +344,9 @@ def _recording_options(args: argparse.Namespace) -> RecordingOptions:
     if args.samples < 1 or args.warmup < 0:
         raise FusionDiffError("--samples must be at least 1 and --warmup at least 0")
     timer = getattr(args, "timer", DEFAULT_TIMER)
+    method = DEFAULT_TIMER if timer == "both" else timer_name(timer)
     return RecordingOptions(
-        protocol=TimingProtocol(
-            method=DEFAULT_TIMER if timer == "both" else timer_name(timer),
-            warmup=args.warmup,
-            samples=args.samples,
-            l2_mode=args.l2,
-        ),
+        protocol=TimingProtocol(method=method, warmup=args.warmup, samples=args.samples, l2_mode=args.l2),
         only=tuple(getattr(args, "only", None) or ()),
         save_inputs=args.save_inputs,
         cuda_source=args.cuda_source,
@@ -408,8 +403,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from fusiondiff.store import check_not_input
 
     check_not_input(args.output, [*args.scripts, args.inputs])
-    from fusiondiff.model import NVFUSER
-    from fusiondiff.options import TIMERS
+    from fusiondiff.options import NVFUSER, TIMERS
     from fusiondiff.replay.runner import replay_scripts
 
     options = _recording_options(args)
@@ -448,7 +442,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return _print_timers(str(paths[0]), str(paths[1]), 5.0)
 
 
-def timer_outputs(output: str) -> dict[TimerName, str]:
+def timer_outputs(output: str) -> dict[str, str]:
     """Where ``replay --timer both`` writes each timer's capture: OUTPUT for kineto, OUTPUT with
     ``.nvfuser.json`` for nvfuser."""
     from fusiondiff.model import KINETO, NVFUSER
