@@ -17,6 +17,10 @@ class ProfilerError(CaptureError):
     """The kernel-record source (CUPTI through Kineto or nvFuser) failed or saw no kernels."""
 
 
+class MissingPackageError(FusionDiffError):
+    """A command needs a package of the live side (torch, nvFuser) that is not installed."""
+
+
 class ReplayError(FusionDiffError):
     """A repro script could not be run, translated, or recorded."""
 

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from fusiondiff import live_side
+from fusiondiff.blocks.recorder import recorder_class
 from fusiondiff.distributed import RankInfo, process_group_backend, rank_from_env, rank_path
 from fusiondiff.errors import CaptureError, FusionDiffError, exception_line
 from fusiondiff.model import Capture
@@ -186,7 +188,7 @@ def capture(
     """
     options = options or RecordingOptions()
     timing = timing or timing_mode(rank_from_env())
-    recorder = Recorder("live", options, timing=timing, progress=progress, source=source)
+    recorder = recorder_class(options)("live", options, timing=timing, progress=progress, source=source)
     handle = LiveCapture(recorder)
     seen = _Seen()
     # install first: it checks nvFuser and the GPU, and without a GPU Thunder's executor import
@@ -226,7 +228,8 @@ def capture(
         )
     if output is not None:
         path = output_path(output)
-        handle.capture = write_capture(handle.capture, path, recorder.tensors or None)
+        timelines = getattr(recorder, "timeline_arrays", None)
+        handle.capture = write_capture(handle.capture, path, recorder.tensors or None, timelines)
         handle.path = path
 
 
@@ -285,10 +288,12 @@ def capture_script(
     options: RecordingOptions | None = None,
     progress: Progress | None = None,
 ) -> Path:
-    """Run ``script`` as ``__main__`` under :func:`capture` (like ``python -m cProfile``)."""
+    """Run ``script`` as ``__main__`` under :func:`capture` (like ``python -m cProfile``). Raises
+    :class:`~fusiondiff.errors.MissingPackageError` before running it when torch or nvFuser is missing."""
     path = Path(script)
     if not path.is_file():
         raise FusionDiffError(f"{script}: no such file")
+    live_side.require("the capture")
     source = " ".join([script, *args])
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(path), *args]

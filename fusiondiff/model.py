@@ -20,6 +20,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from fusiondiff.blocks.model import FusionTimeline
 from fusiondiff.constraints import Count, Duration, Finite, Int64, NaNFloat, Positive
 from fusiondiff.definition import structural_hash
 
@@ -278,10 +279,13 @@ class FusionRecord:
     cuda_sources: dict[str, str] = field(default_factory=dict)
     """Generated CUDA source per kernel name, only when asked for (it is large)."""
     sm_clock_mhz: tuple[Count, ...] = ()
-    """SM clock read before and after the samples."""
+    """SM clock readings: before the samples, as the middle one runs (since issue #23), after."""
     warnings: tuple[str, ...] = ()
     failure: FusionFailure | None = None
     """Set when the execution failed: the record then has its inputs but no kernels or samples."""
+    sm_timeline: FusionTimeline | None = None
+    """The block-level timeline (``--sm-timeline``): per kernel, which SM ran each CTA and when,
+    with its statistics, or why not; the CTA arrays are in the file it names."""
 
     @property
     def input_signature(self) -> tuple[Any, ...]:

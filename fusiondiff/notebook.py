@@ -18,7 +18,8 @@ more than fusiondiff itself. Times in the tables are in microseconds (``_us`` co
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -30,8 +31,8 @@ if TYPE_CHECKING:
 
     from fusiondiff.diff.records import KernelPair, PropertyChange, TimingVerdict
 
-CaptureTable = Literal["fusions", "kernels", "samples"]
-DiffTable = Literal["fusions", "kernels", "samples", "findings"]
+CaptureTable = Literal["fusions", "kernels", "samples", "ctas"]
+DiffTable = Literal["fusions", "kernels", "samples", "findings", "ctas"]
 
 
 def _pandas() -> Any:
@@ -57,6 +58,8 @@ class CaptureView:
     capture: Capture
     path: str | None = None
     """The file's name as shown (never the absolute path)."""
+    arrays: Mapping[tuple[int, int], Any] = field(default_factory=dict)
+    """The measured CTA arrays of its block timelines, where they were read (``ctas`` table)."""
 
     def _repr_html_(self) -> str:
         from fusiondiff.report.html import capture_html
@@ -71,6 +74,10 @@ class CaptureView:
         sample of each kernel (long form, for plotting)."""
         pd = _pandas()
         rows: list[dict[str, Any]] = []
+        if table == "ctas":  # one row per measured CTA: which SM ran it, and when
+            from fusiondiff.report.blocks import cta_rows
+
+            return pd.DataFrame(list(cta_rows(None, self.capture, self.arrays)))
         for f in self.capture.fusions:
             if table == "fusions":
                 rows.append(
@@ -108,7 +115,7 @@ class CaptureView:
                     }
                 )
         if table not in ("fusions", "kernels", "samples"):
-            raise ReportError(f"unknown table {table!r}: fusions, kernels or samples")
+            raise ReportError(f"unknown table {table!r}: fusions, kernels, samples or ctas")
         return pd.DataFrame(rows)
 
 
@@ -148,30 +155,35 @@ class DiffView:
         return render(format, self.report)
 
     def save(self, path: str | os.PathLike[str], format: str | None = None) -> Path:  # noqa: A002
-        """Write the report; the format follows the suffix (``.md``, ``.html``, ``.json`` for the
-        diff record) unless given (``perfetto``)."""
+        """Write the report; the format follows the file name as on the command line
+        (:func:`fusiondiff.report.format_for_path`: ``.md``, ``.html``, ``.json`` for the diff
+        record, ``.perfetto.json``...) unless given; a name ending in ``.gz`` is gzipped."""
+        from fusiondiff.report import format_for_path
+        from fusiondiff.store import write_text
+
         path = Path(path)
-        name = format or {".md": "md", ".html": "html", ".json": "json", ".txt": "text"}.get(path.suffix.lower())
-        if name is None:
-            raise ReportError(
-                f"cannot tell the format from {path.name}: give format='md', 'html', 'json', 'perfetto' or 'text'"
-            )
-        path.write_text(self.render(name), encoding="utf-8")
+        write_text(path, self.render(format or format_for_path(path)))
         return path
 
     def to_dataframe(self, table: DiffTable = "fusions") -> pandas.DataFrame:
         """``fusions``: one row per matched fusion; ``kernels``: one per matched kernel;
         ``samples``: one per sample, side and kernel (long form); ``findings``: ranked findings."""
+        from fusiondiff.report import wording
+
         pd = _pandas()
         report, result = self.report, self.report.result
         rows: list[dict[str, Any]] = []
-        if table == "findings":
+        if table == "ctas":
+            from fusiondiff.report.blocks import cta_rows
+
+            rows = [*cta_rows("A", report.a, report.arrays_a), *cta_rows("B", report.b, report.arrays_b)]
+        elif table == "findings":
             rows = [
                 {
                     "rank": f.rank,
                     "rule": f.rule,
                     "role": f.role,
-                    "title": f.title,
+                    "title": wording.title(f),
                     "explained_us": _us(f.explained_ns),
                     "fusions": ", ".join(f.fusions),
                 }
@@ -227,15 +239,17 @@ class DiffView:
                     }
                     rows.append(row)
         else:
-            raise ReportError(f"unknown table {table!r}: fusions, kernels, samples or findings")
+            raise ReportError(f"unknown table {table!r}: fusions, kernels, samples, findings or ctas")
         return pd.DataFrame(rows)
 
 
 def load(path: str | os.PathLike[str]) -> CaptureView:
     """Load a capture file for a notebook."""
+    from fusiondiff.blocks.storage import load_arrays
     from fusiondiff.store import load_capture
 
-    return CaptureView(load_capture(path), Path(path).name)
+    capture = load_capture(path)
+    return CaptureView(capture, Path(path).name, load_arrays(path, capture))
 
 
 def _as_capture(item: str | os.PathLike[str] | Capture | CaptureView) -> tuple[Capture, str | None]:

@@ -40,6 +40,12 @@ class RecordingOptions:
     """Under torchrun, record the session's communication kernels (NCCL's) across the capture block,
     apart from fusion time (:mod:`fusiondiff.recording.communication`); ``--no-communication`` turns
     it off. Outside torchrun, and in a replay, nothing is traced either way."""
+    sm_timeline: int = 0
+    """Instrumented runs per kernel for the block-level timelines (``--sm-timeline``, which CTA
+    ran on which SM and when: :mod:`fusiondiff.blocks`); 0: none recorded."""
+    sm_timeline_max_overhead: float = 0.25
+    """A timeline whose instrumented kernel is slower than the plain one by more than this
+    fraction is refused (``--sm-timeline-max-overhead``, in percent on the command line)."""
 
     @property
     def timer(self) -> TimerName:

@@ -7,6 +7,10 @@ Captures travel, so reading one is bounded: at most :data:`MAX_CAPTURE_BYTES` ar
 a regular file (never a FIFO or a device that does not end), and numbers that do not fit what a
 capture holds, or JSON nested deeper than the decoder's recursion limit, are one-line
 :class:`CaptureFormatError` rather than a crash.
+
+A gzipped file (``live.json.gz``, told by its first bytes) is read through the same reader, and the
+bound holds for what it decompresses to as well, whatever its trailer claims: a gzip bomb is one
+line. A text written to a path ending in ``.gz`` is gzipped (:func:`write_text`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import json
 import os
 import stat
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,10 +41,17 @@ if TYPE_CHECKING:  # torch is only needed where tensors are saved or loaded
     import torch
 
 
+GZIP_SUFFIX = ".gz"
+"""A file name ending so is written gzipped."""
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
 def tensors_path_for(json_path: str | os.PathLike[str]) -> Path:
-    """The safetensors file that goes with a capture's JSON file."""
+    """The safetensors file that goes with a capture's JSON file (``live.json`` or ``live.json.gz``:
+    ``live.tensors.safetensors``)."""
     path = Path(json_path)
-    return path.with_name(path.stem + ".tensors.safetensors")
+    stem = Path(path.name.removesuffix(GZIP_SUFFIX)).stem
+    return path.with_name(stem + ".tensors.safetensors")
 
 
 def atomic_write(path: Path, write: Any) -> None:
@@ -83,8 +95,16 @@ def atomic_write(path: Path, write: Any) -> None:
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` with :func:`atomic_write`."""
-    atomic_write(Path(path), lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    """Write ``text`` (UTF-8) to ``path`` with :func:`atomic_write`; gzipped when the name ends in
+    ``.gz`` (no time stamp in the header, so the same text gives the same bytes)."""
+    path = Path(path)
+    if path.name.endswith(GZIP_SUFFIX):
+        import gzip
+
+        data = gzip.compress(text.encode("utf-8"), mtime=0)
+        atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))
+        return
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
 def check_not_input(output: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str] | None]) -> None:
@@ -149,9 +169,10 @@ def save_capture(
     capture: Capture,
     path: str | os.PathLike[str],
     tensors: dict[str, torch.Tensor] | None = None,
+    timelines: dict[str, Any] | None = None,
 ) -> Path:
-    """Write ``capture`` to ``path`` (and its tensors next to it). Returns the JSON path."""
-    write_capture(capture, path, tensors)
+    """Write ``capture`` to ``path`` (and its tensors and timelines next to it). Returns the JSON path."""
+    write_capture(capture, path, tensors, timelines)
     return Path(path)
 
 
@@ -159,10 +180,16 @@ def write_capture(
     capture: Capture,
     path: str | os.PathLike[str],
     tensors: dict[str, torch.Tensor] | None = None,
+    timelines: dict[str, Any] | None = None,
 ) -> Capture:
     """Write ``capture`` to ``path`` and its tensors next to it; returns the capture as written,
-    its ``tensors_file`` naming the tensors' file when there are any."""
+    its ``tensors_file`` naming the tensors' file when there are any. ``timelines``: the CTA
+    arrays of the records' ``sm_timeline`` (:mod:`fusiondiff.blocks.storage`), written beside it too."""
     path = Path(path)
+    if timelines:
+        from fusiondiff.blocks.storage import attach_file
+
+        capture = attach_file(capture, path, timelines)
     if tensors:
         from safetensors.torch import save_file
 
@@ -181,7 +208,12 @@ def load_capture(path: str | os.PathLike[str]) -> Capture:
     # Parsing and decoding make millions of objects, none of them cyclic garbage: without the
     # collector's passes over the growing heap, a 10,000-fusion capture loads twice as fast.
     with collector_paused():
-        return _parse_capture(path, held)
+        capture = _parse_capture(path, held)
+    if any(f.sm_timeline is not None for f in capture.fusions):
+        from fusiondiff.blocks.storage import verify_file
+
+        verify_file(path, capture)  # a changed or foreign timeline file: one line
+    return capture
 
 
 @contextlib.contextmanager
@@ -258,7 +290,30 @@ def _read_bounded(path: Path) -> bytes:
             raise FusionDiffError(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(raw) > MAX_CAPTURE_BYTES:
         raise CaptureFormatError(too_large)
-    return raw
+    return _gunzipped(path, raw) if raw.startswith(_GZIP_MAGIC) else raw
+
+
+def _gunzipped(path: Path, raw: bytes) -> bytes:
+    """What gzipped ``raw`` decompresses to, every member, at most :data:`MAX_CAPTURE_BYTES`
+    (decompressed a piece at a time: a bomb stops at the bound, never fills the memory first)."""
+    out = bytearray()
+    rest = raw
+    try:
+        while rest:
+            unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # one gzip member
+            out += unpacker.decompress(rest, MAX_CAPTURE_BYTES + 1 - len(out))
+            while unpacker.unconsumed_tail and len(out) <= MAX_CAPTURE_BYTES:
+                out += unpacker.decompress(unpacker.unconsumed_tail, MAX_CAPTURE_BYTES + 1 - len(out))
+            if len(out) > MAX_CAPTURE_BYTES:
+                raise CaptureFormatError(
+                    f"{path} decompresses to more than {MAX_CAPTURE_BYTES // 2**20} MiB: not a capture fusiondiff reads"
+                )
+            if not unpacker.eof:
+                raise CaptureFormatError(f"{path} is not a fusiondiff capture (a gzip file cut short)")
+            rest = unpacker.unused_data
+    except zlib.error as exc:
+        raise CaptureFormatError(f"{path} is not a fusiondiff capture (damaged gzip: {exc})") from None
+    return bytes(out)
 
 
 class _NumberError(ValueError):

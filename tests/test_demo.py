@@ -20,6 +20,8 @@ def test_offline_demo_says_what_was_planted_names_the_cause_then_shows_the_repro
     assert "(evidence for #1)" in first  # the variant is the offset's evidence, not a second gap
     assert "verdict: same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical" in second
     assert "finding" not in second
-    assert "verdict: same speed: all 26 matched fusion(s) SAME" in third and "recorded properties identical" in third
+    # nvFusion3 meets the replay of its own script, 2.1 % faster (tests/test_fidelity_recorded.py)
+    assert "verdict: B is faster in 1 of 26 fusion(s)" in third and "SAME in 25" in third
+    assert "recorded properties identical" in third
     assert "fusiondiff replay repros/ -o replay.json" in third
     assert any("NVIDIA H200" in line for line in progress)

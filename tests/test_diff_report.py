@@ -56,6 +56,7 @@ verdict: same speed: the 1 matched fusion(s) SAME within noise; recorded propert
 fusions
   fusion / kernel           A median us   B median us      B/A   p-value  verdict (B vs A)
   nvFusion0 [forward]             N         N    Nx         -  SAME
+  B/A: B's median over A's (above 1: B is slower); p-value: two-sided Mann-Whitney U test, - where no test was run: the medians are within the noise floor, or a side has under 2 samples
 """
 
 OFFSET_TEXT = """\
@@ -67,6 +68,7 @@ verdict: B is Nx slower: N us in A, N us in B (medians of 30 and 30 samples, Man
 fusions
   fusion / kernel           A median us   B median us      B/A   p-value  verdict (B vs A)
   nvFusion0 [forward]             N         N    Nx   N  SLOWER
+  B/A: B's median over A's (above 1: B is slower); p-value: two-sided Mann-Whitney U test, - where no test was run: the medians are within the noise floor, or a side has under 2 samples
 
 findings, ranked: failures first, then by the time they explain (each gap counted once)
   1. [storage_offset, cause] Input 0 of nvFusion0 [forward] starts at another storage offset (alignment 256 B vs 2 B)  (explains N us)
@@ -126,7 +128,16 @@ def test_many_same_fusions_are_counted_not_listed():
         syn.fusion(f"nvFusion{n}", inputs=(syn.tensor(0, s), syn.tensor(1, (4096,)))) for n, s in enumerate(shapes)
     ]
     text = render_diff_text(diff(syn.capture(fusions), syn.capture(fusions)))
-    assert "... 25 more fusion(s) SAME, not listed" in text
+    # the 20 that take longest are listed (equal synthetic medians: the first 20), the rest counted
+    assert "... 5 more fusion(s) SAME, not listed (the JSON record has all: --json)" in text
+    listed = [line.split()[0] for line in text.splitlines() if line.startswith("  nvFusion")]
+    assert listed == [f"nvFusion{n}" for n in range(20)]
+    slow = [
+        dataclasses.replace(f, timing=Timing(samples_ns=syn.samples(50_000))) if f.name == "nvFusion24" else f
+        for f in fusions
+    ]
+    text = render_diff_text(diff(syn.capture(slow), syn.capture(slow)))
+    assert "  nvFusion24 [forward]" in text and "  nvFusion19 [forward]" not in text
 
 
 def test_json_is_the_whole_record_with_the_verdict_and_no_nan():

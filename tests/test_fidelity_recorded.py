@@ -16,6 +16,10 @@ from fusiondiff.store import load_capture
 
 DATA = Path(__file__).parent / "data" / "fidelity"
 TRAINING_STEPS = {"llama3": 26, "pythia": 12, "qwen": 18}
+FASTER = {"llama3": "nvFusion3 [forward] vs forward_nvFusion3:fusion0"}
+"""The replays not SAME: llama3's first-layer fusion nvFusion3, 89.58 us live and 87.68 us replayed
+(0.979x, a gap of 1.90 us over a noise floor of 1.79 us), with nothing recorded differing. Paired by
+script-name order (before issue #23), it was compared with layer 3's replay and read SAME."""
 
 
 @pytest.mark.parametrize(("case", "fusions"), TRAINING_STEPS.items())
@@ -24,7 +28,10 @@ def test_training_step_round_trip_is_faithful(case, fusions):
     assert {f.trace for f in live.fusions} == {"forward", "backward"}
     result = diff_files(DATA / case / "live.json", DATA / case / "replay.json")
     assert len(result.pairs) == fusions and not result.unmatched
-    assert result.same_speed and result.exit_code() == 0, verdict_line(result)
+    moved = [p for p in result.pairs if p.timing.verdict != "SAME"]
+    assert [p.label for p in moved] == ([FASTER[case]] if case in FASTER else []), verdict_line(result)
+    assert all(p.timing.verdict == "FASTER" and 0.975 < p.timing.ratio < 1 for p in moved)
+    assert result.exit_code() == (1 if moved else 0), verdict_line(result)
     # identical CUDA source for every kernel, the same exact constants for every fusion
     for pair in result.pairs:
         fa, fb = live.fusions[pair.index_a], replay.fusions[pair.index_b]

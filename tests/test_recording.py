@@ -116,6 +116,27 @@ def test_protocol_flushes_before_every_cold_sample_and_never_when_warm(mode: str
         assert log[3:6] == ["flush", "sync", "run"]
 
 
+def test_the_clock_is_read_before_while_the_middle_sample_runs_and_after() -> None:
+    """A reading taken with nothing running can be the idle clock (issue #23): one is taken right
+    after the middle sample is launched, before anything waits for it."""
+    log: list[str] = []
+
+    def clock() -> int:
+        log.append("clock")
+        return 1980 if len(log) > 1 else 345
+
+    run = measure(
+        lambda: log.append("run"),
+        TimingProtocol(warmup=1, samples=4, l2_mode="warm"),
+        ScriptedSource([[1000.0]] * 4),
+        flush_l2=lambda: None,
+        synchronize=lambda: log.append("sync"),
+        read_clock=clock,
+    )
+    assert log == ["clock", "run", "sync"] + ["sync", "run"] * 3 + ["clock", "sync", "run", "clock"]
+    assert run.clock_mhz == (345, 1980, 1980)
+
+
 def test_kernel_records_group_by_position_and_sum_per_sample():
     source = ScriptedSource([[1000.0, 2000.0], [1100.0, 2100.0], [900.0, 1900.0]])
     run = measure(lambda: None, TimingProtocol(warmup=0, samples=3), source, lambda: None, lambda: None)

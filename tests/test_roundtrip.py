@@ -196,8 +196,10 @@ def test_the_child_sees_only_its_gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         seen.update(kwargs)
 
     import fusiondiff.replay.runner as runner
+    from fusiondiff import live_side
 
     monkeypatch.setattr(runner, "replay_scripts", fake_replay_scripts)
+    monkeypatch.setattr(live_side, "require", lambda command, needs=(): None)  # torch and nvFuser: faked too
     rt.replay_in_child(token="t")(["a.py"], tmp_path / "x.json", "1")
     assert seen["child_env"] == {"CUDA_VISIBLE_DEVICES": "1", "FUSIONDIFF_ROUNDTRIP_RUN": "t"}
 

@@ -14,6 +14,7 @@ import collections
 import dataclasses
 import gzip
 import json
+import re
 from pathlib import Path
 
 from fusiondiff.roundtrip import render_summary, roundtrip
@@ -115,9 +116,14 @@ def test_a_gemma_2_step_of_544_records_round_trips_as_it_did_on_the_gpu(tmp_path
     assert collections.Counter(r.verdict for r in result.rows) == {"SAME": 544}
     text = render_summary(result)
     log = (GEMMA / "roundtrip.log").read_text()
-    # the step's totals computed here are the ones the GPU machine printed
-    totals = "records with a replay (544): live 4049.74 us, replayed 4077.73 us (1.01x)"
-    assert totals in text and totals in log
+    # the step's totals computed here are the ones the GPU machine printed (in us, then)
+    printed = re.search(r"records with a replay \(544\): live ([0-9.]+) us, replayed ([0-9.]+) us \(1\.01x\)", log)
+    assert printed is not None
+    live_ns, replay_ns, count = result.compared_totals_ns
+    assert count == 544 and (round(live_ns / 1000, 2), round(replay_ns / 1000, 2)) == tuple(
+        map(float, printed.groups())
+    )
+    assert "records with a replay (544): live 4.05 ms, replayed 4.08 ms (1.01x)" in text
     assert "544 live fusion record(s), 27 distinct" in text and "544 live fusion record(s), 27 distinct" in log
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from fusiondiff.diff.records import Category, Finding, FusionPair, KernelPair, PropertyChange, Role, TimingVerdict
 from fusiondiff.model import Capture, FusionRecord
-from fusiondiff.units import us_with_unit as us  # noqa: F401 - rules read it from here
+from fusiondiff.units import duration, durations, number  # noqa: F401 - rules read them from here
 
 
 @dataclass(frozen=True)
@@ -83,12 +83,13 @@ def make_finding(
 
 
 def show(value: object) -> str:
-    """A recorded value for evidence text: sequences as ``[a, b]``, ``None`` as ``unset``."""
+    """A recorded value for evidence text: sequences as ``[a, b]``, ``None`` as ``unset``, an
+    integral float as an integer (an index range recorded as floats reads ``[131, 128243]``)."""
     if value is None:
         return "unset"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(show(v) for v in value) + "]"
-    return str(value)
+    return number(value)
 
 
 def dims(value: object) -> str:

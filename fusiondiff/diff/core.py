@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from fusiondiff.definition import canonical_definition
 from fusiondiff.diff.compare import RecordComparer, compare_captures, definition_diff
 from fusiondiff.diff.context import RuleContext
+from fusiondiff.diff.devices import on_own_device_of
 from fusiondiff.diff.findings import find_findings
 from fusiondiff.diff.match import FusionMatch, KernelMatch, match_fusions, match_kernels
 from fusiondiff.diff.records import (
@@ -50,7 +51,8 @@ def diff(
     source_b: str | None = None,
 ) -> DiffResult:
     """Compare two captures: pair fusions and kernels, compare their properties and timings, and
-    rank the findings that explain the gap. Raises :class:`DiffError` if a capture has no fusions."""
+    rank the findings that explain the gap. B's fusions on B's own GPU are compared as if on A's
+    (:mod:`fusiondiff.diff.devices`): a device index is where a capture ran. Raises :class:`DiffError` if a capture has no fusions."""
     for side, capture, source in (("A", a, source_a), ("B", b, source_b)):
         if not capture.fusions:
             raise DiffError(
@@ -72,6 +74,7 @@ def _diff(
     source_a: str | None,
     source_b: str | None,
 ) -> DiffResult:
+    b = on_own_device_of(b, a)  # B's own GPU index is where it ran, not a difference from A's
     matches, left_overs = match_fusions(a.fusions, b.fusions)
     records = [(a.fusions[m.index_a], b.fusions[m.index_b]) for m in matches]
     # a failed execution launched nothing that was recorded: its kernels are not compared
@@ -84,7 +87,7 @@ def _diff(
     pairs = tuple(
         _fusion_pair(comparer, fa, fb, m, km, label, fv, kv)
         for (fa, fb), m, km, label, fv, kv in zip(
-            records, matches, kernel_matches, _pair_labels(records), fusion_verdicts, kernel_verdicts
+            records, matches, kernel_matches, _pair_labels(records, matches), fusion_verdicts, kernel_verdicts
         )
     )
     unmatched = tuple(
@@ -134,13 +137,17 @@ def _name(f: FusionRecord) -> str:
     return traced_name(f.name, f.trace)
 
 
-def _pair_labels(records: Sequence[tuple[FusionRecord, FusionRecord]]) -> list[str]:
-    """``nvFusion0 [forward]`` when both sides agree, else ``nvFusion0 [forward] vs fusion0``;
-    a repeated label gets ``#2``, ``#3``... so every label names one pair."""
+def _pair_labels(records: Sequence[tuple[FusionRecord, FusionRecord]], matches: Sequence[FusionMatch]) -> list[str]:
+    """``nvFusion0 [forward]`` when both sides agree, else ``nvFusion0 [forward] vs fusion0``, or
+    ``nvFusion6 [forward], same definition as fusion18`` where only capture order paired it among
+    fusions of one definition; a repeated label gets ``#2``, ``#3``... so every label names one pair."""
     labels = []
     seen: Counter[str] = Counter()
-    for fa, fb in records:
-        label = _name(fa) if _name(fa) == _name(fb) else f"{_name(fa)} vs {_name(fb)}"
+    for (fa, fb), match in zip(records, matches):
+        if _name(fa) == _name(fb):
+            label = _name(fa)
+        else:
+            label = f"{_name(fa)}{', same definition as' if match.by_order else ' vs'} {_name(fb)}"
         seen[label] += 1
         labels.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
     return labels

@@ -30,16 +30,16 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 
-from fusiondiff.diff import rules_failure, rules_fusion, rules_inputs, rules_setup
+from fusiondiff.diff import rules_blocks, rules_failure, rules_fusion, rules_inputs, rules_setup
 from fusiondiff.diff.context import (
     Rule,
     RuleContext,
+    durations,
     fusion_gap_ns,
     kernel_gap_ns,
     kernel_label,
     limited,
     make_finding,
-    us,
 )
 from fusiondiff.diff.records import Finding
 
@@ -71,6 +71,13 @@ RULES: tuple[Rule, ...] = (
     rules_fusion.kernel_variant,
     rules_fusion.cuda_source,
     rules_fusion.runtime_reuse,
+    # the block level, measured (fusiondiff.blocks): how the kernels ran on the SMs
+    rules_blocks.blocks_fewer_sms,
+    rules_blocks.blocks_starts_delayed,
+    rules_blocks.blocks_extra_wave,
+    rules_blocks.blocks_tail,
+    rules_blocks.blocks_every_cta_slower,
+    rules_blocks.blocks_few_ctas_slower,
 )
 """Every rule, in tie-break order."""
 
@@ -80,18 +87,21 @@ _DIRECTIONS = ("FASTER", "SLOWER")
 
 def unexplained(ctx: RuleContext, found: Sequence[Finding]) -> list[Finding]:
     """Fusions (or their kernels) that are faster or slower although no rule found anything."""
-    covered = {label for f in found for label in f.fusions}
+    # a block-level consequence says how the time went, not why: the pair stays unexplained
+    covered = {label for f in found for label in f.fusions if not (f.data and f.role == "consequence")}
     findings = []
     for pair in ctx.pairs:
         kernels = [k for k in pair.kernels if k.timing.verdict in _DIRECTIONS]
         if pair.label in covered or pair.failed or (pair.timing.verdict not in _DIRECTIONS and not kernels):
             continue
         t = pair.timing
-        lines = [f"fusion {t.verdict.lower()} in B: {us(t.median_a_ns)} in A, {us(t.median_b_ns)} in B ({t.reason})"]
+        median_a, median_b = durations(t.median_a_ns, t.median_b_ns)
+        lines = [f"fusion {t.verdict.lower()} in B: {median_a} in A, {median_b} in B ({t.reason})"]
         lines += limited(
             [
-                f"{k.normalized_name} {k.timing.verdict.lower()} in B: {us(k.timing.median_a_ns)} in A, "
-                f"{us(k.timing.median_b_ns)} in B"
+                "{} {} in B: {} in A, {} in B".format(
+                    k.normalized_name, k.timing.verdict.lower(), *durations(k.timing.median_a_ns, k.timing.median_b_ns)
+                )
                 for k in kernels
             ]
         )

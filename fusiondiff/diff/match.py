@@ -17,8 +17,12 @@ passes left:
    (a one-fusion repro of another definition, such as a wrapper's other FusionDefinition); a
    ``definition`` finding says what differs.
 
-Within a group of equally good candidates, fusions of the same name and trace pair first, then in
-capture order. Whatever is left is reported as unmatched with the reason, never dropped.
+Within a group of equally good candidates (several fusions of one definition, as a model's repeated
+layers make), fusions pair by what identifies them: the same name and trace first, then a replayed
+record with the record its script was written for (a replay names a fusion ``<script stem>:fusionN``,
+and ``fusiondiff repro`` writes ``<trace>_<name>.py``), then in capture order; a pair made by order
+alone is marked (:attr:`FusionMatch.by_order`), since only the graph says they are the same fusion.
+Whatever is left is reported as unmatched with the reason, never dropped.
 
 Kernels of a pair are matched by normalized name (scheduler and segment group), in launch order.
 When the sequences differ (segmentation changed) they are aligned with ``difflib``; kernels outside
@@ -58,6 +62,9 @@ class FusionMatch:
     index_a: int
     index_b: int
     matched_by: MatchedBy
+    by_order: bool = False
+    """Paired by capture order among several fusions of one definition: nothing but the graph
+    (no name, no script) says which of them this one is."""
 
 
 @dataclass(frozen=True)
@@ -95,21 +102,45 @@ def _group(
     return groups
 
 
+def _written_for(a: FusionRecord, b: FusionRecord) -> bool:
+    """B is the replay of a script written for A: B's script stem (a replay names each fusion
+    ``<stem>:fusionN``) holds A's ``<trace>_<name>`` whole, as ``fusiondiff repro`` names the script
+    (perhaps with a definition hash or ``_N`` after it, or a round trip's position before it)."""
+    stem, found, _ = b.name.partition(":")
+    if not found:
+        return False
+    own = f"{a.trace or 'script'}_{a.name}"
+    at = stem.find(own)
+    while at >= 0:
+        end = at + len(own)
+        if (at == 0 or stem[at - 1] == "_") and (end == len(stem) or stem[end] == "_"):
+            return True
+        at = stem.find(own, at + 1)
+    return False
+
+
 def _pair_group(
     a: Sequence[FusionRecord], b: Sequence[FusionRecord], ia: list[int], ib: list[int]
-) -> list[tuple[int, int]]:
-    """Pair equally good candidates: same name and trace first, then in capture order."""
+) -> list[tuple[int, int, bool]]:
+    """Pair equally good candidates: same name and trace first, then a replay with the record its
+    script was written for, then in capture order. Each pair says whether order alone made it."""
     pairs = []
-    rest_b = list(ib)
-    rest_a = []
-    for i in ia:
-        same = next((j for j in rest_b if (b[j].name, b[j].trace) == (a[i].name, a[i].trace)), None)
-        if same is None:
-            rest_a.append(i)
-        else:
-            pairs.append((i, same))
-            rest_b.remove(same)
-    pairs.extend(zip(rest_a, rest_b))
+    rest_a, rest_b = list(ia), list(ib)
+    for same in (
+        lambda i, j: (b[j].name, b[j].trace) == (a[i].name, a[i].trace),
+        lambda i, j: _written_for(a[i], b[j]),
+    ):
+        unpaired = []
+        for i in rest_a:
+            j = next((j for j in rest_b if same(i, j)), None)
+            if j is None:
+                unpaired.append(i)
+            else:
+                pairs.append((i, j, False))
+                rest_b.remove(j)
+        rest_a = unpaired
+    several = len(ia) > 1 or len(ib) > 1
+    pairs.extend((i, j, several) for i, j in zip(rest_a, rest_b))
     return pairs
 
 
@@ -129,8 +160,8 @@ def match_fusions(
             ib = groups_b.get(k)
             if not ib or (unique_only and (len(ia) > 1 or len(ib) > 1)):
                 continue
-            for i, j in _pair_group(a, b, ia, ib):
-                matches.append(FusionMatch(i, j, name))
+            for i, j, by_order in _pair_group(a, b, ia, ib):
+                matches.append(FusionMatch(i, j, name, by_order))
                 del left_a[i]
                 del left_b[j]
 

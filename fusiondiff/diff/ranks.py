@@ -5,10 +5,11 @@ side B of its own. A rank whose fusions take longer than rank 0's is a straggler
 ranked by their fusions' total time gap per step, each with the top finding of its diff.
 
 Every rank runs on its own GPU (``cuda:1`` for rank 1), so the device index of its fusions and
-inputs always differs from rank 0's: that is where the rank runs, not a difference. Before the
-diff, a rank's fusions on its own device are described as if on the reference rank's device
-(:func:`on_reference_device`); a fusion that ran on another device than its rank's own keeps its
-index, and the diff reports it. Two ranks recorded on one GPU of one host are reported as sharing it.
+inputs always differs from rank 0's: that is where the rank runs, not a difference. The differ
+itself describes a rank's fusions on its own device as if on the reference rank's device
+(:mod:`fusiondiff.diff.devices`), as it does for any two captures; a fusion that ran on another
+device than its rank's own keeps its index, and the diff reports it. Two ranks recorded on one GPU
+of one host are reported as sharing it.
 
 Each rank's collectives (NCCL's kernels, recorded apart from its fusions) are set side by side, and
 ranks whose time in them differs by more than :data:`COMMUNICATION_SPREAD` are named
@@ -17,7 +18,6 @@ ranks whose time in them differs by more than :data:`COMMUNICATION_SPREAD` are n
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 from collections import Counter
@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fusiondiff.diff.core import diff
+from fusiondiff.diff.devices import own_device
 from fusiondiff.diff.records import DiffResult
 from fusiondiff.distributed import rank_of_path
 from fusiondiff.errors import DiffError
-from fusiondiff.model import Capture, CommunicationKernel, TensorMeta
+from fusiondiff.model import Capture, CommunicationKernel
 from fusiondiff.store import load_capture
 
 
@@ -168,33 +169,6 @@ def load_rank_captures(items: Sequence[str | os.PathLike[str]]) -> list[RankCapt
     return sorted(captures, key=lambda c: c.rank)
 
 
-def own_device(capture: Capture) -> int | None:
-    """The device a rank ran on: recorded in its environment, else its fusions' usual device."""
-    if capture.environment.cuda_device_index is not None:
-        return capture.environment.cuda_device_index
-    counts = Counter(f.device_index for f in capture.fusions)
-    return counts.most_common(1)[0][0] if counts else None
-
-
-def _moved_input(meta: TensorMeta, old: str, new: str) -> TensorMeta:
-    return dataclasses.replace(meta, device=new) if meta.device == old else meta
-
-
-def on_reference_device(capture: Capture, device: int | None, reference: int | None) -> Capture:
-    """``capture`` with its fusions on ``device`` (the rank's own) described as on ``reference``
-    (the reference rank's own), inputs included; fusions on any other device are kept as they are."""
-    if device is None or reference is None or device == reference:
-        return capture
-    old, new = f"cuda:{device}", f"cuda:{reference}"
-    fusions = tuple(
-        dataclasses.replace(f, device_index=reference, inputs=tuple(_moved_input(t, old, new) for t in f.inputs))
-        if f.device_index == device
-        else f
-        for f in capture.fusions
-    )
-    return dataclasses.replace(capture, fusions=fusions)
-
-
 def _step_gap_ns(result: DiffResult, b: Capture) -> float:
     total = 0.0
     for pair in result.pairs:
@@ -234,13 +208,11 @@ def diff_ranks(ranks: Sequence[RankCapture]) -> RanksResult:
     elif worlds and len(ranks) < worlds[0]:
         warnings.append(f"{len(ranks)} of {worlds[0]} ranks given: the others are not compared")
     placement = _placement(ranks)
-    reference_device = own_device(reference.capture)
     comparisons = []
     for rc in others:
-        b = on_reference_device(rc.capture, own_device(rc.capture), reference_device)
         result = diff(
             reference.capture,
-            b,
+            rc.capture,
             label_a=f"rank {reference.rank}",
             label_b=f"rank {rc.rank}",
             source_a=reference.path,
@@ -251,7 +223,7 @@ def diff_ranks(ranks: Sequence[RankCapture]) -> RanksResult:
                 rank=rc.rank,
                 path=rc.path,
                 result=result,
-                gap_ns=_step_gap_ns(result, b),
+                gap_ns=_step_gap_ns(result, rc.capture),
                 placement=tuple(placement.get(rc.rank, ())),
             )
         )

@@ -154,6 +154,22 @@ class UnmatchedFusion:
     reason: str
 
 
+Unit = Literal["ns", "count", "fraction"]
+"""The unit of an :class:`Evidence` value; renderers choose how to show it (ns as us...)."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One measured quantity behind a finding: its value on each side, with its unit."""
+
+    field: str
+    """What was measured (``waves``, ``cta_p50_ns``: a field of ``fusiondiff.blocks.model.BlockStats``)."""
+    a: float | None
+    """Its value on side A (``None``: not measured there)."""
+    b: float | None
+    unit: Unit
+
+
 @dataclass(frozen=True)
 class Finding:
     """One cause (or circumstance) that explains part of the timing gap, with its evidence."""
@@ -179,6 +195,9 @@ class Finding:
     """For a consequence: ranks of the findings that explain the same fusions as causes."""
     supported_by: tuple[int, ...] = ()
     """For a cause: ranks of the consequences it explains (e.g. the kernel variant it led to)."""
+    data: tuple[Evidence, ...] = ()
+    """The evidence as numbers with units, for findings that carry it (the block level's: then
+    ``title`` and ``evidence`` are empty and :mod:`fusiondiff.report.wording` words them)."""
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,14 @@ from fusiondiff.diff.compare import lossy_constants
 from fusiondiff.diff.context import (
     RuleContext,
     dims,
+    duration,
+    durations,
     fusion_gap_ns,
     kernel_gap_ns,
     kernel_label,
     limited,
     make_finding,
     show,
-    us,
 )
 from fusiondiff.diff.records import Finding, FusionPair, KernelPair
 from fusiondiff.model import kernel_history
@@ -92,7 +93,7 @@ def segmentation(ctx: RuleContext) -> Iterator[Finding]:
             f"{'+'.join(fb.segmentation.schedulers) or '-'} in B ({len(fb.kernels)} kernel(s))"
         ]
         lines += limited(
-            [f"only in {k.side}: {k.normalized_name} ({us(k.median_ns)} median)" for k in pair.unmatched_kernels]
+            [f"only in {k.side}: {k.normalized_name} ({duration(k.median_ns)} median)" for k in pair.unmatched_kernels]
         )
         kernels = [f"{pair.label}/{k.normalized_name}" for k in pair.unmatched_kernels]
         title = f"{pair.label} is segmented differently"
@@ -118,7 +119,8 @@ def kernel_variant(ctx: RuleContext) -> Iterator[Finding]:
                 continue
             kernels.append(k)
             parts = ", ".join(f"{c.path.removeprefix('launch.')} {dims(c.a)} -> {dims(c.b)}" for c in launch)
-            lines.append(f"{k.normalized_name}: {parts} ({us(k.timing.median_a_ns)} -> {us(k.timing.median_b_ns)})")
+            median_a, median_b = durations(k.timing.median_a_ns, k.timing.median_b_ns)
+            lines.append(f"{k.normalized_name}: {parts} ({median_a} -> {median_b})")
         if kernels:
             title = f"{pair.label} launches another kernel variant (launch configuration)"
             yield _kernel_finding(pair, kernels, "kernel_variant", title, lines)

@@ -8,9 +8,9 @@ of every fusion they invalidate: comparing under one protocol on one machine com
 from __future__ import annotations
 
 import re
-import statistics
 from collections.abc import Iterator, Sequence
 
+from fusiondiff.diff.clocks import max_clock_mhz, running, timed_clock
 from fusiondiff.diff.compare import input_bytes
 from fusiondiff.diff.context import RuleContext, fusion_gap_ns, limited, make_finding, mib, show
 from fusiondiff.diff.records import Finding, FusionPair, PropertyChange
@@ -73,19 +73,19 @@ def _clocks_apart(a: object, b: object) -> bool:
 
 def timed_sm_clock_mhz(capture: Capture) -> float | None:
     """The SM clock while the capture's samples ran: the median of the readings taken around each
-    fusion's samples. ``Environment.sm_clock_mhz`` is read when recording starts, often before the
+    fusion's samples that are not the GPU's idle clock (:mod:`fusiondiff.diff.clocks`); ``None``
+    when none says. ``Environment.sm_clock_mhz`` is read when recording starts, often before the
     GPU has left its idle clock, so it is only the fallback for captures without those readings."""
-    readings = [c for f in capture.fusions for c in f.sm_clock_mhz]
-    if not readings and capture.fusions and all(f.failure is not None for f in capture.fusions):
-        return None  # nothing was timed: no clock ran any samples
-    return statistics.median(readings) if readings else capture.environment.sm_clock_mhz
+    return timed_clock(capture).mhz
 
 
 def _clock_lines(a: Capture, b: Capture, changes: Sequence[PropertyChange]) -> list[str]:
     """Clocks that differ between the captures: the SM clock while timing (read around the
-    samples), and among the recorded ``clocks`` changes the boost limit and the memory clock."""
+    samples, idle readings left out), and among the recorded ``clocks`` changes the boost limit and
+    the memory clock."""
     lines = []
-    va, vb = timed_sm_clock_mhz(a), timed_sm_clock_mhz(b)
+    limit = max_clock_mhz(a, b)
+    va, vb = timed_clock(a, limit).mhz, timed_clock(b, limit).mhz
     if _clocks_apart(va, vb):
         lines.append(f"SM clock while timing: {va:.0f} MHz in A, {vb:.0f} MHz in B")
     clocks = {c.path: c for c in changes if c.category == "clocks"}
@@ -94,6 +94,22 @@ def _clock_lines(a: Capture, b: Capture, changes: Sequence[PropertyChange]) -> l
         if change is not None and _clocks_apart(change.a, change.b):
             lines.append(f"{name}: {show(change.a)} MHz in A, {show(change.b)} MHz in B")
     return lines
+
+
+def idle_clock_notes(a: Capture, b: Capture) -> list[str]:
+    """A side whose every SM-clock reading is the idle clock: its clock while timing is not known,
+    so the clocks are not compared (a note, not a difference)."""
+    limit = max_clock_mhz(a, b)
+    notes = []
+    for side, capture in (("A", a), ("B", b)):
+        clock = timed_clock(capture, limit)
+        if clock.mhz is None and clock.idle:
+            idle = ", ".join(f"{r}" for r in clock.idle[:3])
+            notes.append(
+                f"{side}'s SM clock readings ({idle} MHz) are the GPU's idle clock, read while no kernel ran: "
+                f"the clock {side}'s samples ran at is not known, so the clocks are not compared"
+            )
+    return notes
 
 
 def _method_difference(a: object, b: object) -> str:
@@ -126,7 +142,7 @@ def _capture_issues(ctx: RuleContext) -> list[str]:
     return lines
 
 
-def _fusion_issues(side: str, f: FusionRecord) -> list[str]:
+def _fusion_issues(side: str, f: FusionRecord, max_mhz: float | None) -> list[str]:
     lines: list[str] = []
     if f.failure is not None:
         return lines  # no samples because it failed: the failure rules say so
@@ -134,10 +150,9 @@ def _fusion_issues(side: str, f: FusionRecord) -> list[str]:
         lines.append(f"{f.timing.count} sample(s) in {side}, fewer than {MIN_SAMPLES}")
     if f.timing.count and not any(f.timing.samples_ns):
         lines.append(f"every sample in {side} is 0 ns: the profiler recorded no kernel events")
-    if len(f.sm_clock_mhz) >= 2 and _clocks_apart(min(f.sm_clock_mhz), max(f.sm_clock_mhz)):
-        lines.append(
-            f"SM clock moved between {min(f.sm_clock_mhz)} and {max(f.sm_clock_mhz)} MHz during {side}'s samples"
-        )
+    clocks = running(f.sm_clock_mhz, max_mhz)  # an idle reading was taken while nothing ran
+    if len(clocks) >= 2 and _clocks_apart(min(clocks), max(clocks)):
+        lines.append(f"SM clock moved between {min(clocks)} and {max(clocks)} MHz during {side}'s samples")
     lines += [f"{side} warns: {w}" for w in f.warnings if _PROFILER_TROUBLE.search(w)]
     return lines
 
@@ -148,8 +163,9 @@ def measurement(ctx: RuleContext) -> Iterator[Finding]:
     capture_lines = _capture_issues(ctx)
     fusion_lines: list[str] = []
     affected: list[FusionPair] = []
+    limit = max_clock_mhz(ctx.a, ctx.b)
     for pair in ctx.pairs:
-        issues = _fusion_issues("A", ctx.fusion_a(pair)) + _fusion_issues("B", ctx.fusion_b(pair))
+        issues = _fusion_issues("A", ctx.fusion_a(pair), limit) + _fusion_issues("B", ctx.fusion_b(pair), limit)
         if issues:
             affected.append(pair)
             fusion_lines += [f"{pair.label}: {issue}" for issue in issues]
@@ -194,4 +210,4 @@ def capture_warnings(a: Capture, b: Capture, changes: Sequence[PropertyChange]) 
     if ea.gpu_name and eb.gpu_name and ea.gpu_name != eb.gpu_name:
         warnings.append(f"recorded on different GPUs: {ea.gpu_name} vs {eb.gpu_name}")
     warnings += [f"clocks differ: {line}" for line in _clock_lines(a, b, changes)]
-    return warnings
+    return warnings + idle_clock_notes(a, b)

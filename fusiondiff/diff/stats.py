@@ -28,6 +28,7 @@ import numpy as np
 
 from fusiondiff.diff.records import TimingVerdict, Verdict
 from fusiondiff.model import Timing
+from fusiondiff.units import duration, durations
 
 ALPHA = 0.01
 """Significance level of the two-sided Mann-Whitney U test."""
@@ -138,10 +139,11 @@ def _decide(a: Timing, b: Timing, med_a: float, med_b: float, p: float | None) -
         return "AMBIGUOUS", "a median is not a number (NaN samples)"
     floor = _noise_floor(med_a)
     if abs(gap) < floor:
-        return "SAME", f"median gap {gap:+.0f} ns is within the noise floor of {floor:.0f} ns"
+        shown_gap, shown_floor = durations(gap, floor, signed=(True,))
+        return "SAME", f"median gap {shown_gap} is within the noise floor of {shown_floor}"
     direction: Verdict = "SLOWER" if gap > 0 else "FASTER"
     if p is not None and p < ALPHA:
-        return direction, f"median gap {gap:+.0f} ns, Mann-Whitney p={p:.2g} < {ALPHA}"
+        return direction, f"median gap {duration(gap, signed=True)}, Mann-Whitney p={p:.2g} < {ALPHA}"
     if min(a.count, b.count) < MIN_SAMPLES:
         low, high = sorted((med_a, med_b))
         separated = max(a.samples_ns) < min(b.samples_ns) or max(b.samples_ns) < min(a.samples_ns)
@@ -151,11 +153,11 @@ def _decide(a: Timing, b: Timing, med_a: float, med_b: float, p: float | None) -
                 f"(>= {LARGE_GAP_RATIO}x) and the samples do not overlap"
             )
         return "AMBIGUOUS", (
-            f"only {a.count} vs {b.count} samples: a gap of {gap:+.0f} ns needs >= {LARGE_GAP_RATIO}x "
+            f"only {a.count} vs {b.count} samples: a gap of {duration(gap, signed=True)} needs >= {LARGE_GAP_RATIO}x "
             f"with non-overlapping samples, or >= {MIN_SAMPLES} samples a side"
         )
     return "AMBIGUOUS", (
-        f"median gap {gap:+.0f} ns is above the noise floor but not significant "
+        f"median gap {duration(gap, signed=True)} is above the noise floor but not significant "
         f"(p={p:.2g} >= {ALPHA}): take more samples"
     )
 

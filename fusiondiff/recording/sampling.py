@@ -11,9 +11,11 @@ into the record's kernels, timing and segmentation. The protocol's logic itself 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from fusiondiff.model import NVFUSER, FusionRecord, TimingProtocol
@@ -46,6 +48,16 @@ class Sampler:
         """This thread is inside a timing: an execution it makes is the timing's own."""
         return getattr(self._local, "timing", False)
 
+    @contextlib.contextmanager
+    def untraced(self) -> Iterator[None]:
+        """The executions this thread makes in the block are the timing's own (the recorder's
+        patched execute runs them untouched and unrecorded)."""
+        self._local.timing = True
+        try:
+            yield
+        finally:
+            self._local.timing = False
+
     def flush_bytes(self) -> int:
         """Twice the L2 size: writing that much evicts every line a fusion could reuse."""
         return 2 * (self.l2_bytes or 64 * 2**20)
@@ -54,7 +66,8 @@ class Sampler:
         """Give back the flush buffer (allocated again at the next timing)."""
         self._flush_buffer = None
 
-    def _flush_l2(self) -> None:
+    def flush_l2(self) -> None:
+        """Write the flush buffer: no input or intermediate of the next sample is left in L2."""
         self._flush_buffer.zero_()
 
     def _canary(self) -> None:
@@ -77,13 +90,12 @@ class Sampler:
             self._flush_buffer = torch.empty(self.flush_bytes(), dtype=torch.uint8, device="cuda")
             self.protocol = dataclasses.replace(self.protocol, flush_bytes=self.flush_bytes())
         rng_states = torch.cuda.get_rng_state_all()
-        self._local.timing = True
+        self._local.timing = True  # not untraced(): the RNG state is restored in the same finally
         try:
-            clock_before = sm_clock_mhz(record.device_index)
             source = self.source()
             self.used_profiler = True
-            run = measure(run_once, self.protocol, source, self._flush_l2, torch.cuda.synchronize)
-            clock_after = sm_clock_mhz(record.device_index)
+            clock = functools.partial(sm_clock_mhz, record.device_index)  # before, while the kernels run, after
+            run = measure(run_once, self.protocol, source, self.flush_l2, torch.cuda.synchronize, clock)
             ir = nvf.scheduled_ir(fd)
             sources, source_warning = nvf.cuda_sources(fd, copies, record.device_index)
         finally:
@@ -102,7 +114,7 @@ class Sampler:
                 timing=timing,
                 segmentation=segmentation,
                 cuda_sources=sources if keep_cuda_source else {},
-                sm_clock_mhz=tuple(c for c in (clock_before, clock_after) if c is not None),
+                sm_clock_mhz=run.clock_mhz,
                 warnings=record.warnings + tuple(warnings),
             )
         )

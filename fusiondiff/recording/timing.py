@@ -18,6 +18,7 @@ recorded or fake events (as torch.utils.benchmark tests do with mock timers).
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -65,6 +66,8 @@ class SampledRun:
     warnings: tuple[str, ...] = ()
     fusion_samples_ns: tuple[float, ...] | None = None
     """A source's own figure per sample, when it is not the sum of the kernels (the seed method)."""
+    clock_mhz: tuple[int, ...] = ()
+    """SM clock readings of :func:`measure`: before, while the middle sample runs, after."""
 
 
 class KernelSource(ABC):
@@ -85,8 +88,15 @@ def measure(
     source: KernelSource,
     flush_l2: Callable[[], None],
     synchronize: Callable[[], None],
+    read_clock: Callable[[], int | None] | None = None,
 ) -> SampledRun:
-    """Run the protocol: warm-ups, then timed samples with the L2 treatment the protocol asks for."""
+    """Run the protocol: warm-ups, then timed samples with the L2 treatment the protocol asks for.
+
+    ``read_clock`` (the SM clock, through NVML) is read before the warm-ups, right after the middle
+    sample's execution is launched and before anything waits for it (while its kernels run: readings
+    before or after the samples, with nothing running, can be the idle clock), and after the
+    samples; the readings it gives are in :attr:`SampledRun.clock_mhz`."""
+    clocks = [read_clock()] if read_clock is not None else []
     for _ in range(protocol.warmup):
         run_once()
     synchronize()
@@ -96,10 +106,20 @@ def measure(
             flush_l2()
         synchronize()
 
-    run = source.sample(run_once, before_sample, protocol.samples)
+    launched = [0]
+
+    def sampled_once() -> object:
+        result = run_once()
+        launched[0] += 1
+        if read_clock is not None and launched[0] == protocol.samples // 2 + 1:
+            clocks.append(read_clock())
+        return result
+
+    run = source.sample(sampled_once, before_sample, protocol.samples)
     if len(run.samples) != protocol.samples:
         raise ProfilerError(f"{source.name} returned {len(run.samples)} samples, expected {protocol.samples}")
-    return run
+    clocks += [read_clock()] if read_clock is not None else []
+    return dataclasses.replace(run, clock_mhz=tuple(c for c in clocks if c is not None))
 
 
 def _reported_bandwidth(events: Sequence[KernelEvent]) -> ReportedBandwidth | None:

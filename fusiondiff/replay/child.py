@@ -18,11 +18,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from fusiondiff.blocks.recorder import recorder_class
 from fusiondiff.errors import CaptureError, FusionDiffError, ReplayError, exception_line
 from fusiondiff.model import FusionRecord
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
-from fusiondiff.recording.recorder import Recorder
 from fusiondiff.store import save_capture
 
 
@@ -123,7 +123,7 @@ def run_replay(
         programs.append((script, translation, compile(source, script, "exec")))
     override = InputSubstitution(inputs_capture) if inputs_capture else None
     source = scripts[0] if len(scripts) == 1 else f"{len(scripts)} scripts: {', '.join(scripts)}"
-    recorder = Recorder(
+    recorder = recorder_class(options)(
         "replay",
         options,
         timing="deferred",
@@ -175,7 +175,7 @@ def run_replay(
                 status="error", message="the script executed no fusion (no FusionDefinition.execute ran)"
             )
         return ReplayOutcome(status="error", message=str(exc))
-    path = save_capture(capture, output, recorder.tensors or None)
+    path = save_capture(capture, output, recorder.tensors or None, getattr(recorder, "timeline_arrays", None))
     failed = [f for f in capture.fusions if f.failure is not None]
     count, written = len(capture.fusions), str(path)
     if failed:

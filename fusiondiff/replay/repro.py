@@ -119,33 +119,21 @@ def write_repros(
 
 
 def select_fusions(capture: Capture, fusion: str | None = None, origin: str = "capture") -> tuple[FusionRecord, ...]:
-    """The capture's fusions, or the one ``fusion`` names: ``#N``, its position in the capture
-    (from ``#0``, as ``fusiondiff show`` numbers them), a name (``nvFusion0``), a key
-    (``forward/nvFusion0/1a2b...``) or the start of a key (``forward/nvFusion0``). Two records can
-    share a key (one region run with inputs of different alignment, or with other options):
-    ``#N`` selects each of them."""
+    """The capture's fusions, or the one ``fusion`` names in the ``--fusion`` grammar of every
+    command (:mod:`fusiondiff.report.filters`): ``#N`` (as ``fusiondiff show`` numbers them), a
+    name, a key or the start of one. Two records can share a key (one region run with inputs of
+    different alignment, or with other options): ``#N`` selects each of them."""
+    from fusiondiff.report.filters import fusion_positions, several_named
+
     fusions = capture.fusions
     if not fusions:
         raise FusionDiffError(f"{origin} holds no fusions: nothing to write a repro for")
     if fusion is None:
         return fusions
-    position = re.fullmatch(r"#([0-9]{1,9})", fusion)
-    if position:
-        if int(position[1]) >= len(fusions):
-            raise FusionDiffError(
-                f"{origin} has no fusion {fusion}: it holds {len(fusions)}, #0 to #{len(fusions) - 1}"
-            )
-        return (fusions[int(position[1])],)
-    matches = [
-        i for i, f in enumerate(fusions) if fusion in (f.name, f.key) or ("/" in fusion and f.key.startswith(fusion))
-    ]
-    if not matches:
-        available = ", ".join(f"{f.name} ({f.key}, #{i})" for i, f in enumerate(fusions))
-        raise FusionDiffError(f"{origin} has no fusion {fusion!r}; available: {available}")
-    if len(matches) > 1:
-        keys = ", ".join(f"#{i} {fusions[i].key}" for i in matches)
-        raise FusionDiffError(f"{fusion!r} names {len(matches)} fusions in {origin}: {keys}; give the key or #N")
-    return (fusions[matches[0]],)
+    positions = fusion_positions(fusions, fusion, origin)
+    if len(positions) > 1:
+        raise FusionDiffError(several_named(fusions, fusion, positions, origin))
+    return (fusions[positions[0]],)
 
 
 # --------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from fusiondiff import live_side
 from fusiondiff.errors import ReplayError
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress, silent
@@ -54,8 +55,10 @@ def expand_scripts(paths: Sequence[str]) -> list[str]:
 
 
 def log_path_for(output: str | os.PathLike[str]) -> Path:
-    """Where the replay keeps the child's whole output: beside the capture, ``.log``."""
-    return Path(output).with_suffix(".log")
+    """Where the replay keeps the child's whole output: beside the capture, ``.log`` (``replay.log``
+    for ``replay.json`` and ``replay.json.gz``)."""
+    path = Path(output)
+    return path.with_name(path.name.removesuffix(".gz")).with_suffix(".log")
 
 
 def _kill_group(pgid: int, sig: int) -> None:
@@ -305,7 +308,9 @@ def replay_scripts(
     trip gives each worker its GPU with ``CUDA_VISIBLE_DEVICES``); not with ``in_process``.
     ``device`` is the GPU (index among those visible) to replay on; a CUDA ordinal a script pins
     that the machine lacks is replayed on the current device either way
-    (:mod:`fusiondiff.replay.devices`)."""
+    (:mod:`fusiondiff.replay.devices`). Torch and nvFuser are looked for first
+    (:func:`fusiondiff.live_side.require`): without them nothing starts."""
+    live_side.require("the replay")
     progress = progress or silent
     options = options or RecordingOptions()
     params = _child_params(scripts, output, options, inputs_capture, device)

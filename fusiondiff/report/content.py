@@ -2,7 +2,8 @@
 
 Both documents carry the same content (verdict, ranked findings, the fusion and kernel table, both
 environments side by side, recorded differences, unified diffs of definitions and CUDA sources);
-only the markup differs. Times stay in nanoseconds here; :func:`us` is the unit the documents use.
+only the markup differs. Times stay in nanoseconds here; a table's unit is chosen for its column
+(:func:`timing_column`, :class:`fusiondiff.units.Column`).
 """
 
 from __future__ import annotations
@@ -14,17 +15,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from fusiondiff.diff.clocks import is_idle, max_clock_mhz, timed_clock
 from fusiondiff.diff.records import Finding, FusionPair, PropertyChange, TimingVerdict
+from fusiondiff.diff.rules_setup import CLOCK_TOLERANCE
 from fusiondiff.model import Capture, KernelRecord, LaunchConfig, TensorMeta, parse_kernel_name
+from fusiondiff.report.diff_text import P_VALUE_DASH  # noqa: F401 - renderers read it from here
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.paths import scrub_paths
-from fusiondiff.units import p_value, ratio, us  # noqa: F401 - renderers read them from here
+from fusiondiff.report.paths import scrub_paths, short_list  # noqa: F401 - renderers read it from here
+from fusiondiff.units import Column, duration, p_value, ratio  # noqa: F401 - renderers read them from here
 
 MAX_PROPERTY_ROWS = 60
 """Recorded differences listed in a document; the diff record holds all of them."""
-
-
-P_VALUE_DASH = "- where the median gap is within the noise floor, so no test was needed"
 
 
 def dims(d: tuple[int, ...] | None) -> str:
@@ -96,7 +97,7 @@ def sides(report: DiffReport) -> list[SideRow]:
     rows = [
         ("capture file", report.path_a or "-", report.path_b or "-"),
         ("kind", a.kind, b.kind),
-        ("what ran", scrub_paths(a.source) or "-", scrub_paths(b.source) or "-"),
+        ("what ran", short_list(scrub_paths(a.source)) or "-", short_list(scrub_paths(b.source)) or "-"),
         ("recorded at", a.environment.recorded_at or "-", b.environment.recorded_at or "-"),
         ("fusions recorded", str(len(a.fusions)), str(len(b.fusions))),
     ]
@@ -140,15 +141,40 @@ def _with_unit(value: Any, unit: str) -> str:
     return value_text(value) if value != {} else "none"
 
 
+def _clock_text(mhz: float | None, idle: tuple[int, ...]) -> str:
+    left_out = f"idle readings left out: {', '.join(map(str, idle[:3]))} MHz" if idle else ""
+    if mhz is None:
+        return f"not known ({left_out})" if left_out else "-"
+    return f"{mhz:.0f} MHz" + (f" ({left_out})" if left_out else "")
+
+
+def _clock_rows(report: DiffReport) -> list[SideRow]:
+    """The SM clock at the start and while timing, an idle reading labelled so (read while no kernel
+    ran, it says nothing of the samples: :mod:`fusiondiff.diff.clocks`)."""
+    limit = max_clock_mhz(report.a, report.b)
+    start = [c.environment.sm_clock_mhz for c in (report.a, report.b)]
+    shown = ["-" if v is None else f"{v} MHz" + (" (idle)" if is_idle(v, limit) else "") for v in start]
+    ca, cb = timed_clock(report.a, limit), timed_clock(report.b, limit)
+    apart = ca.mhz is not None and cb.mhz is not None and abs(ca.mhz - cb.mhz) > CLOCK_TOLERANCE * max(ca.mhz, cb.mhz)
+    return [
+        SideRow("SM clock at start", shown[0], shown[1], False),
+        SideRow("SM clock while timing", _clock_text(ca.mhz, ca.idle), _clock_text(cb.mhz, cb.idle), apart),
+    ]
+
+
 def environment_rows(report: DiffReport) -> list[SideRow]:
     """Both environments and timing protocols, property by property (host names left out: they
-    say nothing about speed and are the recording machine's)."""
+    say nothing about speed and are the recording machine's); the SM clock at the start and while
+    timing, idle readings labelled and not counted as a difference."""
     rows = []
     for shown, record_a, record_b in (
         (_ENVIRONMENT_SHOWN, report.a.environment, report.b.environment),
         (_PROTOCOL_SHOWN, report.a.protocol, report.b.protocol),
     ):
         for name, field, unit in shown:
+            if field == "sm_clock_mhz":
+                rows += _clock_rows(report)
+                continue
             va, vb = getattr(record_a, field), getattr(record_b, field)
             rows.append(SideRow(name, _with_unit(va, unit), _with_unit(vb, unit), va != vb))
     return rows
@@ -212,10 +238,15 @@ def timing_rows(report: DiffReport) -> list[TimingRow]:
                     None,
                     launch if only.side == "A" else "-",
                     launch if only.side == "B" else "-",
-                    f"only in {only.side} ({us(only.median_ns)} us)",
+                    f"only in {only.side} ({duration(only.median_ns)})",
                 )
             )
     return rows
+
+
+def timing_column(rows: list[TimingRow]) -> Column:
+    """One unit for the table's medians, A's and B's alike, so they read side by side."""
+    return Column.of(t for r in rows if r.timing for t in (r.timing.median_a_ns, r.timing.median_b_ns))
 
 
 def launch_change(row: TimingRow) -> str:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from fusiondiff.diff.records import DiffResult, Finding, FusionPair, TimingVerdict
 from fusiondiff.escape import printable
 from fusiondiff.model import to_jsonable, traced_name
-from fusiondiff.units import p_value, ratio, us
+from fusiondiff.report import wording
+from fusiondiff.report.paths import short_list
+from fusiondiff.units import Column, duration, durations, p_value, ratio
 
 MAX_FUSION_ROWS = 20
 """Beyond this many fusions, SAME ones are counted instead of listed."""
@@ -20,9 +23,9 @@ MAX_UNMATCHED = 40
 every record that shares its distinct fusion's replay, and the JSON record names them all."""
 
 
-def _row(name: str, t: TimingVerdict, width: int) -> str:
+def _row(name: str, t: TimingVerdict, width: int, column: Column) -> str:
     return (
-        f"  {name:<{width}}  {us(t.median_a_ns):>12}  {us(t.median_b_ns):>12}  {ratio(t.ratio):>7}  "
+        f"  {name:<{width}}  {column.cell(t.median_a_ns):>12}  {column.cell(t.median_b_ns):>12}  {ratio(t.ratio):>7}  "
         f"{p_value(t.p_value):>8}  {t.verdict}"
     )
 
@@ -63,12 +66,15 @@ def _speed(result: DiffResult) -> str:
     unclear = [p for p in timed if p.timing.verdict == "AMBIGUOUS"]
     if not differing and not unclear:
         return f"same speed: {'the' if len(timed) == 1 else 'all'} {len(timed)} matched fusion(s) SAME within noise"
+    if len(timed) == 1 and unclear:
+        return f"undecided whether B runs at A's speed: {timed[0].timing.reason}"
     if len(timed) == 1 and differing:
         t = timed[0].timing
         word = "faster" if t.verdict == "FASTER" else "slower"
         factor = 1 / t.ratio if t.verdict == "FASTER" else t.ratio
+        median_a, median_b = durations(t.median_a_ns, t.median_b_ns)
         return (
-            f"B is {factor:.2f}x {word}: {us(t.median_a_ns)} us in A, {us(t.median_b_ns)} us in B "
+            f"B is {factor:.2f}x {word}: {median_a} in A, {median_b} in B "
             f"(medians of {t.count_a} and {t.count_b} samples, Mann-Whitney p={p_value(t.p_value)})"
         )
     counts = []
@@ -76,12 +82,16 @@ def _speed(result: DiffResult) -> str:
         n = sum(1 for p in differing if p.timing.verdict == verdict)
         if n:
             counts.append(f"{word} in {n}")
-    text = f"B is {' and '.join(counts)} of {len(timed)} fusion(s)" if counts else f"{len(timed)} fusion(s) timed"
+    if counts:
+        text = f"B is {' and '.join(counts)} of {len(timed)} fusion(s)"
+    else:
+        text = f"undecided in {len(unclear)} of {len(timed)} fusion(s)"
     if differing:
         worst = max(differing, key=lambda p: abs(p.timing.gap_ns))
         t = worst.timing
-        text += f" (largest gap: {worst.label} {us(t.median_a_ns)} -> {us(t.median_b_ns)} us, {ratio(t.ratio)}, p={p_value(t.p_value)})"
-    if unclear:
+        median_a, median_b = durations(t.median_a_ns, t.median_b_ns)
+        text += f" (largest gap: {worst.label} {median_a} -> {median_b}, {ratio(t.ratio)}, p={p_value(t.p_value)})"
+    if unclear and counts:
         text += f", {len(unclear)} undecided"
     same = len(timed) - len(differing) - len(unclear)
     return text + (f", SAME in {same}" if same else "")
@@ -99,48 +109,76 @@ def _properties(result: DiffResult) -> str:
     explaining = sum(f.explained_ns for f in result.findings if f.role in ("cause", "setup"))
     count = len(property_findings)
     if explaining > 0:
-        return f"recorded properties differ: {count} finding(s), explaining {us(explaining)} us"
+        return f"recorded properties differ: {count} finding(s), explaining {duration(explaining)}"
     if any(f.role == "failure" for f in result.findings):
         return f"{count} finding(s)"
     return f"recorded properties differ ({count} finding(s)) but explain no measurable time"
 
 
-def _pair_lines(pair: FusionPair, width: int) -> list[str]:
-    lines = [_row(pair.label, pair.timing, width)]
+def _pair_lines(pair: FusionPair, width: int, column: Column) -> list[str]:
+    lines = [_row(pair.label, pair.timing, width, column)]
     show_kernels = pair.unmatched_kernels or (
         len(pair.kernels) > 1 and any(k.timing.verdict != "SAME" for k in pair.kernels)
     )
     if show_kernels:
-        lines += [_row(f"  {k.normalized_name}", k.timing, width) for k in pair.kernels]
+        lines += [_row(f"  {k.normalized_name}", k.timing, width, column) for k in pair.kernels]
         lines += [
-            f"    {k.normalized_name}: only in {k.side} ({us(k.median_ns)} us median)" for k in pair.unmatched_kernels
+            f"    {k.normalized_name}: only in {k.side} ({duration(k.median_ns)} median)"
+            for k in pair.unmatched_kernels
         ]
     return lines
+
+
+def listed_pairs(pairs: Sequence[FusionPair], limit: int = MAX_FUSION_ROWS) -> list[FusionPair]:
+    """The fusions a summary lists, in capture order: all of them up to ``limit``; past it, every
+    one whose speed differs (or that has a kernel one side lacks), then the SAME ones that take
+    longest, up to ``limit`` rows in all (a table of SAME fusions still shows the largest)."""
+    if len(pairs) <= limit:
+        return list(pairs)
+    moved = {i for i, p in enumerate(pairs) if p.timing.verdict != "SAME" or p.unmatched_kernels}
+
+    def median(i: int) -> float:
+        value = pairs[i].timing.median_a_ns
+        return -1.0 if math.isnan(value) else value
+
+    same = sorted((i for i in range(len(pairs)) if i not in moved), key=median, reverse=True)
+    kept = moved | set(same[: max(limit - len(moved), 0)])
+    return [p for i, p in enumerate(pairs) if i in kept]
+
+
+P_VALUE_DASH = "- where no test was run: the medians are within the noise floor, or a side has under 2 samples"
+"""What a ``-`` in the p-value column means, in every report."""
+LEGEND = f"B/A: B's median over A's (above 1: B is slower); p-value: two-sided Mann-Whitney U test, {P_VALUE_DASH}"
+"""What the columns of the fusion table mean; the Markdown and HTML reports say it too."""
 
 
 def _fusion_section(result: DiffResult) -> list[str]:
     if not result.pairs:
         return []
-    width = min(max(len(p.label) for p in result.pairs) + 4, 60)
+    listed = listed_pairs(result.pairs)
+    width = min(max(len(p.label) for p in listed) + 4, 60)
+    verdicts = [v for p in listed for v in (p.timing, *(k.timing for k in p.kernels))]
+    times = [t for v in verdicts for t in (v.median_a_ns, v.median_b_ns)]
+    column = Column.of(times)  # A's and B's medians in one unit, to be read side by side
     header = (
-        f"  {'fusion / kernel':<{width}}  {'A median us':>12}  {'B median us':>12}  {'B/A':>7}  "
-        f"{'p-value':>8}  verdict (B vs A)"
+        f"  {'fusion / kernel':<{width}}  {column.header('A median'):>12}  {column.header('B median'):>12}  "
+        f"{'B/A':>7}  {'p-value':>8}  verdict (B vs A)"
     )
     lines = ["fusions", header]
-    listed = result.pairs
-    if len(result.pairs) > MAX_FUSION_ROWS:
-        listed = tuple(p for p in result.pairs if p.timing.verdict != "SAME" or p.unmatched_kernels)
     for pair in listed:
-        lines += _pair_lines(pair, width)
+        lines += _pair_lines(pair, width, column)
     if len(listed) < len(result.pairs):
-        lines.append(f"  ... {len(result.pairs) - len(listed)} more fusion(s) SAME, not listed")
+        lines.append(
+            f"  ... {len(result.pairs) - len(listed)} more fusion(s) SAME, not listed (the JSON record has all: --json)"
+        )
+    lines.append(f"  {LEGEND}")
     return lines
 
 
 def explains_text(f: Finding) -> str:
     """What a finding explains, in words: its share of the gap, the cause it is evidence for, or nothing."""
     if f.explained_ns > 0:
-        return f"explains {us(f.explained_ns)} us"
+        return f"explains {duration(f.explained_ns)}"
     if f.caused_by:
         return "evidence for " + ", ".join(f"#{r}" for r in f.caused_by)
     if f.role == "failure":
@@ -149,8 +187,8 @@ def explains_text(f: Finding) -> str:
 
 
 def _finding_lines(f: Finding, rules_by_rank: dict[int, str]) -> list[str]:
-    lines = [f"  {f.rank}. [{f.rule}, {f.role}] {f.title}  ({explains_text(f)})"]
-    lines += [f"       {line}" for line in f.evidence]
+    lines = [f"  {f.rank}. [{f.rule}, {f.role}] {wording.title(f)}  ({explains_text(f)})"]
+    lines += [f"       {line}" for line in wording.evidence_lines(f)]
     for heading, ranks in (("supported by", f.supported_by), ("follows from", f.caused_by)):
         if ranks:
             named = ", ".join(f"#{r} {rules_by_rank.get(r, '?')}" for r in ranks)
@@ -193,8 +231,8 @@ def render_diff_text(result: DiffResult) -> str:
     escaped (:func:`~fusiondiff.escape.printable`), since names and sources come from captures."""
     lines = [
         "fusiondiff diff",
-        f"  {result.label_a}: {result.source_a or '?'}",
-        f"  {result.label_b}: {result.source_b or '?'}",
+        f"  {result.label_a}: {short_list(result.source_a or '?')}",
+        f"  {result.label_b}: {short_list(result.source_b or '?')}",
         f"verdict: {verdict_line(result)}",
         "",
     ]
@@ -208,7 +246,7 @@ def render_diff_text(result: DiffResult) -> str:
     elif result.unmatched:
         lines.append("unmatched fusions")
         for u in result.unmatched[:MAX_UNMATCHED]:
-            lines.append(f"  {u.side}: {traced_name(u.name, u.trace)} ({us(u.median_ns)} us median): {u.reason}")
+            lines.append(f"  {u.side}: {traced_name(u.name, u.trace)} ({duration(u.median_ns)} median): {u.reason}")
         lines += [*_more_line(len(result.unmatched)), ""]
     if result.findings:
         lines.append("findings, ranked: failures first, then by the time they explain (each gap counted once)")

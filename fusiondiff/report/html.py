@@ -13,6 +13,8 @@ from html import escape
 
 from fusiondiff.model import Capture, traced_name
 from fusiondiff.report import content as c
+from fusiondiff.report import wording
+from fusiondiff.report.block_html import block_html
 from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
 from fusiondiff.report.plots import COLOR_A, COLOR_B, strip_plot_svg
@@ -21,7 +23,7 @@ CSS = f"""
 .fd {{ font-family: -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: #1d2125;
   font-size: 14px; line-height: 1.45; }}
 body.fdpage {{ margin: 0; background: #f6f7f9; }}
-.fdpage main {{ max-width: 1320px; margin: 0 auto; padding: 24px 28px 40px; background: #fff; }}
+.fdpage main {{ max-width: 1840px; margin: 0 auto; padding: 24px 28px 40px; background: #fff; }}
 .fd h1 {{ font-size: 22px; margin: 0 0 12px; }}
 .fd h2 {{ font-size: 17px; margin: 28px 0 10px; padding-bottom: 4px; border-bottom: 1px solid #e3e5e8; }}
 .fd .verdict {{ padding: 10px 14px; border-radius: 6px; font-size: 15px; margin: 8px 0 16px; }}
@@ -35,9 +37,11 @@ body.fdpage {{ margin: 0; background: #f6f7f9; }}
 .fd .side dt {{ color: #5b6470; white-space: nowrap; }} .fd .side dd {{ margin: 0; overflow-wrap: anywhere; }}
 /* table.fdt: specific enough to win over notebook front ends' table styles (JupyterLab right-aligns cells) */
 .fd table.fdt {{ border-collapse: collapse; margin: 6px 0; }}
-.fd table.fdt th, .fd table.fdt td {{ border-bottom: 1px solid #eceef0; padding: 4px 10px; text-align: left; vertical-align: middle; }}
-.fd table.fdt th {{ background: #f3f4f6; font-weight: 600; white-space: nowrap; }}
-.fd table.fdt.timings td:first-child {{ white-space: nowrap; }}
+.fd table.fdt th, .fd table.fdt td {{ border-bottom: 1px solid #eceef0; padding: 4px 8px; text-align: left; vertical-align: middle; }}
+.fd table.fdt th {{ background: #f3f4f6; font-weight: 600; }}
+/* a table wider than the page scrolls inside its box; a long fusion label wraps (at " vs ") */
+.fd .tw {{ max-width: 100%; overflow-x: auto; }}
+.fd table.fdt.timings td:first-child {{ min-width: 12em; max-width: 20em; overflow-wrap: break-word; }}
 .fd table.fdt td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
 .fd table.fdt tr.kernel td:first-child {{ padding-left: 26px; color: #3c434b; }}
 .fd table.fdt tr.fusion td {{ border-top: 1px solid #cfd3d8; }}
@@ -47,7 +51,7 @@ body.fdpage {{ margin: 0; background: #f6f7f9; }}
 .fd .v.SAME {{ background: #e8f5e9; color: #2e7d32; }} .fd .v.SLOWER {{ background: #fdecea; color: #b3261e; }}
 .fd .v.FASTER {{ background: #e3f0fc; color: #1f5fa8; }} .fd .v.AMBIGUOUS {{ background: #f3e5f5; color: #7b1fa2; }} .fd .v.FAILED {{ background: #fdecea; color: #b71c1c; }}
 .fd .launch {{ font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }}
-.fd .launch > div {{ min-width: 240px; }} .fd .launch span {{ white-space: nowrap; }} .fd .launch i {{ font-style: normal; color: #5b6470; }}
+.fd .launch > div {{ min-width: 200px; }} .fd .launch span {{ white-space: nowrap; }} .fd .launch i {{ font-style: normal; color: #5b6470; }}
 .fd .launch .chg {{ font-weight: 700; background: #fff1c2; }}
 .fd code, .fd pre {{ font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }}
 .fd ol.findings {{ padding-left: 0; list-style: none; }}
@@ -81,7 +85,8 @@ def _verdict_badge(verdict: str, reason: str = "") -> str:
 
 def _table(header: Sequence[str], rows: Iterable[str], cls: str = "") -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    return f'<table class="fdt {cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    body = "".join(rows)
+    return f'<div class="tw"><table class="fdt {cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _sides(report: DiffReport) -> str:
@@ -108,9 +113,9 @@ def _findings(report: DiffReport) -> str:
             f"{name} " + ", ".join(f"#{r} <code>{_e(rules.get(r, '?'))}</code>" for r in ranks)
             for name, ranks in c.finding_links(f)
         )
-        evidence = "".join(f"<li>{_e(line)}</li>" for line in f.evidence)
+        evidence = "".join(f"<li>{_e(line)}</li>" for line in wording.evidence_lines(f))
         items.append(
-            f'<li><div><span class="rank">{f.rank}</span><strong>{_e(f.title)}</strong>'
+            f'<li><div><span class="rank">{f.rank}</span><strong>{_e(wording.title(f))}</strong>'
             f'<span class="role {_e(f.role)}">{_e(f.role)}</span></div>'
             f'<div class="meta"><code>{_e(f.rule)}</code> · {_e(explains_text(f))}'
             f"{' · ' + links if links else ''}</div>"
@@ -119,7 +124,14 @@ def _findings(report: DiffReport) -> str:
     return f'<h2>Findings, ranked: failures first, then by the time they explain</h2><ol class="findings">{"".join(items)}</ol>'
 
 
+def _parts(parts: Sequence[str]) -> str:
+    """Launch parts that each stay on one line, so a narrow cell breaks between them."""
+    return ", ".join(f"<span>{_e(p)}</span>" for p in parts)
+
+
 def _launch(row: c.TimingRow) -> str:
+    if row.launch_a == row.launch_b and row.parts_a:
+        return f'<span class="launch">{_parts(row.parts_a)}</span>'
     if row.launch_a == row.launch_b or not (row.parts_a and row.parts_b):
         return (
             f'<span class="launch">{_e(row.launch_a)}</span>'
@@ -143,12 +155,13 @@ def _timing_table(report: DiffReport) -> str:
     rows = c.timing_rows(report)
     if not rows:
         return ""
-    plots = {(fusion, kernel): strip_plot_svg(a, b, width=280) for fusion, kernel, a, b in c.samples_of(report)}
+    plots = {(fusion, kernel): strip_plot_svg(a, b, width=240) for fusion, kernel, a, b in c.samples_of(report)}
     body = []
+    column = c.timing_column(rows)
     for r in rows:
         t = r.timing
         cells = (
-            [c.us(t.median_a_ns), c.us(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value)]
+            [column.cell(t.median_a_ns), column.cell(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value)]
             if t
             else ["", "", "", ""]
         )
@@ -169,8 +182,8 @@ def _timing_table(report: DiffReport) -> str:
     )
     header = [
         "fusion / kernel",
-        "A median (us)",
-        "B median (us)",
+        column.header("A median", brackets=True),
+        column.header("B median", brackets=True),
         "B/A",
         "p-value",
         "verdict (B vs A)",
@@ -187,11 +200,13 @@ def _unmatched(report: DiffReport) -> str:
     if result.b_replays_subset:
         names = ", ".join(traced_name(u.name, u.trace) for u in result.not_replayed)
         return f"<h2>Not replayed by B</h2><p>{len(result.not_replayed)} fusion(s) of A: {_e(names)}</p>"
+    column = c.Column.of(u.median_ns for u in result.unmatched)
     rows = [
-        f'<tr><td>{_e(u.side)}</td><td>{_e(u.name)}</td><td>{_e(u.trace or "-")}</td><td class="num">{c.us(u.median_ns)}</td><td>{_e(u.reason)}</td></tr>'
+        f'<tr><td>{_e(u.side)}</td><td>{_e(u.name)}</td><td>{_e(u.trace or "-")}</td><td class="num">{column.cell(u.median_ns)}</td><td>{_e(u.reason)}</td></tr>'
         for u in result.unmatched
     ]
-    return "<h2>Unmatched fusions</h2>" + _table(["side", "fusion", "trace", "median (us)", "why"], rows)
+    header = ["side", "fusion", "trace", column.header("median", brackets=True), "why"]
+    return "<h2>Unmatched fusions</h2>" + _table(header, rows)
 
 
 def _environments(report: DiffReport) -> str:
@@ -291,13 +306,15 @@ def diff_html_fragment(report: DiffReport) -> str:
             _sides(report),
             _findings(report),
             _timing_table(report),
+            block_html(report),
             _unmatched(report),
             _environments(report),
             _properties(report),
             _text_diffs("Definitions", c.definition_diffs(report), "definition"),
             _text_diffs("CUDA source", sources, "CUDA source", missing),
             _warnings(report),
-            f"<footer>fusiondiff {_e(__version__)}: medians of per-sample device durations (us); p-value of a two-sided "
+            f"<footer>fusiondiff {_e(__version__)}: medians of per-sample device durations, in the unit each column "
+            "names; p-value of a two-sided "
             f"Mann-Whitney U test ({_e(c.P_VALUE_DASH)}); B/A above 1 means B is slower. This page loads nothing from the network.</footer>",
             "</div>",
         ]
@@ -323,7 +340,7 @@ def capture_html(capture: Capture, path: str | None = None) -> str:
     head = [
         ("file", path or "-"),
         ("kind", capture.kind),
-        ("what ran", c.scrubbed(capture.source) or "-"),
+        ("what ran", c.short_list(c.scrubbed(capture.source)) or "-"),
         ("recorded at", env.recorded_at or "-"),
         (
             "GPU",
@@ -337,19 +354,27 @@ def capture_html(capture: Capture, path: str | None = None) -> str:
     ]
     items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in head)
     rows = []
+    column = c.Column.of(t.median_ns for f in capture.fusions for t in (f.timing, *(k.timing for k in f.kernels)))
     for f in capture.fusions:
         name = traced_name(f.name, f.trace)
         inputs = "; ".join(c.input_text(t) for t in f.inputs)
         rows.append(
-            f'<tr class="fusion"><td>{_e(name)}</td><td class="num">{c.us(f.timing.median_ns)}</td><td class="num">{c.us(f.timing.iqr_ns)}</td>'
+            f'<tr class="fusion"><td>{_e(name)}</td><td class="num">{column.cell(f.timing.median_ns)}</td><td class="num">{column.cell(f.timing.iqr_ns)}</td>'
             f'<td>{strip_plot_svg(f.timing.samples_ns, (), label_a="")}</td><td class="launch">{_e(inputs)}</td></tr>'
         )
         for k in f.kernels:
             rows.append(
-                f'<tr class="kernel"><td>{_e(k.normalized_name)}</td><td class="num">{c.us(k.timing.median_ns)}</td>'
-                f'<td class="num">{c.us(k.timing.iqr_ns)}</td><td></td><td class="launch">{_e(c.launch_text(k.launch))}</td></tr>'
+                f'<tr class="kernel"><td>{_e(k.normalized_name)}</td><td class="num">{column.cell(k.timing.median_ns)}</td>'
+                f'<td class="num">{column.cell(k.timing.iqr_ns)}</td><td></td><td class="launch">{_e(c.launch_text(k.launch))}</td></tr>'
             )
-    table = _table(["fusion / kernel", "median (us)", "IQR (us)", "samples (us)", "inputs / launch"], rows, "timings")
+    header = [
+        "fusion / kernel",
+        column.header("median", brackets=True),
+        column.header("IQR", brackets=True),
+        "samples (us)",
+        "inputs / launch",
+    ]
+    table = _table(header, rows, "timings")
     warnings = "".join(f"<li>{_e(w)}</li>" for w in c.capture_warnings(capture))
     return (
         f'<style>{CSS}</style><div class="fd"><h1>{_e(capture.kind)} capture: {len(capture.fusions)} fusion(s)</h1>'
@@ -361,8 +386,6 @@ def capture_html(capture: Capture, path: str | None = None) -> str:
 
 class HtmlRenderer(Renderer):
     name = "html"
-    suffix = ".html"
-    description = "one self-contained HTML page with plots (works offline)"
 
     def render(self, report: DiffReport) -> str:
         return render_html(report)

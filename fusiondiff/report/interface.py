@@ -1,14 +1,16 @@
 """What every report renderer takes and gives: one :class:`DiffReport` in, one text out.
 
-A renderer is a class with a ``name``, a file ``suffix`` and a pure ``render(report) -> str``
-(pip-audit's format classes and pyinstrument's renderers are the models). The registry by name
-is in :mod:`fusiondiff.report`. Renderers choose words and units; the records keep numbers.
+A renderer is a class with a ``name`` (its entry in the table of formats, which also holds its file
+suffixes) and a pure ``render(report) -> str`` (pip-audit's format classes and pyinstrument's
+renderers are the models). The table and the registry by name are in :mod:`fusiondiff.report`. Renderers choose words and units; the records keep numbers.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from fusiondiff.diff.records import DiffResult, FusionPair, KernelPair
 from fusiondiff.errors import FusionDiffError
@@ -37,6 +39,10 @@ class DiffReport:
     selection: str = ""
     """Non-empty when the report was narrowed to some fusions (:mod:`fusiondiff.report.filters`):
     how, in one line, which every renderer shows next to the verdict."""
+    arrays_a: Mapping[tuple[int, int], Any] = field(default_factory=dict)
+    """A's measured CTA arrays (:class:`fusiondiff.blocks.storage.KernelArrays`) by (fusion
+    index, kernel order), where they were read: the block-level views draw them."""
+    arrays_b: Mapping[tuple[int, int], Any] = field(default_factory=dict)
 
     def fusion_a(self, pair: FusionPair) -> FusionRecord:
         return self.a.fusions[pair.index_a]
@@ -64,11 +70,15 @@ class Renderer(ABC):
     """Turns a :class:`DiffReport` into one text (Markdown, HTML, JSON...). Never prints."""
 
     name: str
-    """The ``--format`` value that selects it."""
-    suffix: str
-    """File suffix of what it writes (``.md``)."""
-    description: str
-    """One line for ``--help``."""
+    """The ``--format`` value that selects it: its entry in :data:`fusiondiff.report.REPORT_FORMATS`,
+    the one table of formats, file suffixes and descriptions."""
+
+    @property
+    def suffix(self) -> str:
+        """File suffix of what it writes (``.md``), from the table of formats."""
+        from fusiondiff.report import report_format
+
+        return report_format(self.name).suffixes[0]
 
     @abstractmethod
     def render(self, report: DiffReport) -> str:

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 from fusiondiff.model import traced_name
 from fusiondiff.report import content as c
+from fusiondiff.report import wording
+from fusiondiff.report.blocks import block_markdown
 from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
 
@@ -71,9 +73,10 @@ def _findings(report: DiffReport) -> list[str]:
             f"{name} " + ", ".join(f"#{r} `{rules.get(r, '?')}`" for r in ranks) for name, ranks in c.finding_links(f)
         )
         lines.append(
-            f"{f.rank}. **{f.title}**  \n   `{f.rule}`, {f.role}, {explains_text(f)}" + (f"; {links}" if links else "")
+            f"{f.rank}. **{wording.title(f)}**  \n   `{f.rule}`, {f.role}, {explains_text(f)}"
+            + (f"; {links}" if links else "")
         )
-        lines += [f"   - {line}" for line in f.evidence]
+        lines += [f"   - {line}" for line in wording.evidence_lines(f)]
     return [*lines, ""]
 
 
@@ -82,11 +85,12 @@ def _timing_table(report: DiffReport) -> list[str]:
     if not rows:
         return []
     body = []
+    column = c.timing_column(rows)
     for r in rows:
         name = r.fusion if r.kernel is None else f"↳ {r.kernel}"
         t = r.timing
         timing = (
-            (c.us(t.median_a_ns), c.us(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value), t.verdict)
+            (column.cell(t.median_a_ns), column.cell(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value), t.verdict)
             if t
             else ("", "", "", "", "")
         )
@@ -95,8 +99,8 @@ def _timing_table(report: DiffReport) -> list[str]:
     lines = table(
         [
             "fusion / kernel",
-            "A median (us)",
-            "B median (us)",
+            column.header("A median", brackets=True),
+            column.header("B median", brackets=True),
             "B/A",
             "p-value",
             "verdict (B vs A)",
@@ -122,8 +126,10 @@ def _unmatched(report: DiffReport) -> list[str]:
     if result.b_replays_subset:
         names = ", ".join(traced_name(u.name, u.trace) for u in result.not_replayed)
         return ["### Not replayed by B", "", f"{len(result.not_replayed)} fusion(s) of A: {names}", ""]
-    rows = [(u.side, u.name, u.trace or "-", c.us(u.median_ns), u.reason) for u in result.unmatched]
-    return ["### Unmatched fusions", "", *table(["side", "fusion", "trace", "median (us)", "why"], rows, "lllrl"), ""]
+    column = c.Column.of(u.median_ns for u in result.unmatched)
+    rows = [(u.side, u.name, u.trace or "-", column.cell(u.median_ns), u.reason) for u in result.unmatched]
+    header = ["side", "fusion", "trace", column.header("median", brackets=True), "why"]
+    return ["### Unmatched fusions", "", *table(header, rows, "lllrl"), ""]
 
 
 def _environments(report: DiffReport) -> list[str]:
@@ -195,13 +201,15 @@ def render_markdown(report: DiffReport) -> str:
         *_title(report),
         *_findings(report),
         *_timing_table(report),
+        *block_markdown(report),
         *_unmatched(report),
         *_environments(report),
         *_properties(report),
         *_text_diffs("Definitions", c.definition_diffs(report), "definition"),
         *_text_diffs("CUDA source", sources, "CUDA source", missing),
         *_warnings(report),
-        f"<sub>fusiondiff {__version__}: medians of per-sample device durations (us); p-value of a two-sided "
+        f"<sub>fusiondiff {__version__}: medians of per-sample device durations, in the unit each column names; "
+        "p-value of a two-sided "
         f"Mann-Whitney U test ({c.P_VALUE_DASH}); B/A above 1 means B is slower.</sub>",
     ]
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -209,8 +217,6 @@ def render_markdown(report: DiffReport) -> str:
 
 class MarkdownRenderer(Renderer):
     name = "md"
-    suffix = ".md"
-    description = "Markdown to paste into a GitHub issue"
 
     def render(self, report: DiffReport) -> str:
         return render_markdown(report)

@@ -45,3 +45,22 @@ def scrub_paths(text: str, bases: Sequence[str | os.PathLike[str]] = ()) -> str:
         return f"…/{path.name}"
 
     return _ABSOLUTE.sub(shorten, text)
+
+
+MAX_LISTED = 3
+"""Items of a long list in a capture's source shown before the count of the rest."""
+
+
+def short_list(text: str) -> str:
+    """``text`` with a long comma-separated list cut to its first :data:`MAX_LISTED` items and a
+    count (a replay's source names every script: ``26 scripts: a.py, b.py, ...``)."""
+    items = text.split(", ")
+    if len(items) <= MAX_LISTED + 1:
+        return text
+    return ", ".join(items[:MAX_LISTED]) + f" and {len(items) - MAX_LISTED} more"
+
+
+def display_source(path: str | os.PathLike[str], source: str | None) -> str:
+    """How a report names a side read from ``path``: the path as given, and what the capture ran with
+    the recording machine's absolute paths cut (:func:`scrub_paths`) and a long list shortened."""
+    return f"{path} ({short_list(scrub_paths(source))})" if source else str(path)

@@ -26,6 +26,8 @@ from typing import Any
 from fusiondiff.diff.records import FusionPair, KernelPair, TimingVerdict
 from fusiondiff.model import Capture, FusionRecord, KernelRecord, traced_name
 from fusiondiff.report import content as c
+from fusiondiff.report.block_perfetto import NOTE as MEASURED_NOTE
+from fusiondiff.report.block_perfetto import MeasuredSMs, block_args
 from fusiondiff.report.interface import DiffReport, Renderer
 from fusiondiff.report.occupancy import occupancy
 
@@ -153,6 +155,7 @@ def _fusion_events(
     start_ns: int,
     kernel_verdicts: dict[int, TimingVerdict | None],
     fusion_verdict: TimingVerdict | None,
+    measured: tuple[MeasuredSMs, int],
 ) -> tuple[list[dict[str, Any]], int]:
     """Events of one fusion on one side starting at ``start_ns``, and its length (ns)."""
     events = []
@@ -161,6 +164,8 @@ def _fusion_events(
         median = kernel.timing.median_ns
         dur = max(round(median), 2) if median == median else 2
         args = {**_kernel_args(fusion, kernel, capture, label), **_verdict_args(kernel_verdicts.get(kernel.order))}
+        timeline = fusion.sm_timeline.kernel(kernel.order) if fusion.sm_timeline else None
+        args.update(block_args(timeline))
         events.append(
             {
                 "ph": "X",
@@ -172,7 +177,11 @@ def _fusion_events(
                 "args": args,
             }
         )
-        events.extend(_sm_events(side, kernel, capture, cursor, dur))
+        sms, index = measured
+        if sms.has(index, kernel.order):  # measured: the derived view only where nothing was
+            events.extend(sms.kernel_events(index, kernel.order, kernel.normalized_name, timeline, cursor))
+        else:
+            events.extend(_sm_events(side, kernel, capture, cursor, dur))
         cursor += dur
     length = cursor - start_ns
     name = traced_name(fusion.name, fusion.trace)
@@ -226,12 +235,26 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
             _meta("thread_sort_index", _SM_PID[side], sm + 1, sort_index=sm + 1) for sm in range(env.sm_count or 0)
         ]
 
+    measured = {
+        "A": MeasuredSMs("A", labels["A"], report.arrays_a),
+        "B": MeasuredSMs("B", labels["B"], report.arrays_b),
+    }
     cursor = 0
     for pair in result.pairs:
         lengths = []
-        for side, fusion in (("A", report.fusion_a(pair)), ("B", report.fusion_b(pair))):
+        for side, fusion, index in (
+            ("A", report.fusion_a(pair), pair.index_a),
+            ("B", report.fusion_b(pair), pair.index_b),
+        ):
             side_events, length = _fusion_events(
-                side, captures[side], fusion, pair.label, cursor, _kernel_verdicts(pair, side), pair.timing
+                side,
+                captures[side],
+                fusion,
+                pair.label,
+                cursor,
+                _kernel_verdicts(pair, side),
+                pair.timing,
+                (measured[side], index),
             )
             events += side_events
             lengths.append(length)
@@ -239,7 +262,7 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
     ends = {"A": cursor, "B": cursor}
     for unmatched in result.unmatched:
         capture = captures[unmatched.side]
-        fusion = next(f for f in capture.fusions if f.key == unmatched.key)
+        index, fusion = next((i, f) for i, f in enumerate(capture.fusions) if f.key == unmatched.key)
         side_events, length = _fusion_events(
             unmatched.side,
             capture,
@@ -248,10 +271,12 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
             ends[unmatched.side],
             {},
             None,
+            (measured[unmatched.side], index),
         )
         events += side_events
         ends[unmatched.side] += length + GAP_NS
 
+    events += measured["A"].metadata() + measured["B"].metadata()
     return {
         "traceEvents": events,
         "displayTimeUnit": "ns",
@@ -261,6 +286,7 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
             "B": f"{labels['B']}: {report.path_b or '-'}",
             "layout": "matched fusions start together on both sides; kernels at their median duration, end to end",
             "sm_tracks": DERIVED_NOTE,
+            "measured_sm_tracks": MEASURED_NOTE,
             **({"selection": report.selection} if report.selection else {}),
         },
     }
@@ -272,8 +298,6 @@ def render_perfetto(report: DiffReport) -> str:
 
 class PerfettoRenderer(Renderer):
     name = "perfetto"
-    suffix = ".json"
-    description = "Chrome trace-event JSON for ui.perfetto.dev: both sides on one timeline, derived per-SM view"
 
     def render(self, report: DiffReport) -> str:
         return render_perfetto(report)

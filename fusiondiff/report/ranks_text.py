@@ -6,8 +6,9 @@ from __future__ import annotations
 from fusiondiff.diff.ranks import RankComparison, RanksResult
 from fusiondiff.diff.records import Finding
 from fusiondiff.escape import printable
+from fusiondiff.report import wording
 from fusiondiff.report.diff_text import explains_text, verdict_line
-from fusiondiff.units import us
+from fusiondiff.units import Column, duration, durations
 
 
 def _top_finding(comparison: RankComparison) -> str:
@@ -15,45 +16,47 @@ def _top_finding(comparison: RankComparison) -> str:
     if not findings:
         return "no recorded property differs (unexplained)"
     f = findings[0]
-    evidence = f"; {f.evidence[0]}" if f.evidence else ""
-    return f"[{f.rule}, {f.role}] {f.title} ({explains_text(f)}){evidence}"
-
-
-def _signed_us(ns: float) -> str:
-    return f"{'+' if ns >= 0 else '-'}{us(abs(ns))} us"
+    lines = wording.evidence_lines(f)
+    evidence = f"; {lines[0]}" if lines else ""
+    return f"[{f.rule}, {f.role}] {wording.title(f)} ({explains_text(f)}){evidence}"
 
 
 def _communication_lines(result: RanksResult) -> list[str]:
-    """Per collective, each rank's calls and total; each rank's totals; the imbalance, if any."""
+    """Per collective, each rank's calls and their total time; each rank's totals; the imbalance."""
     ranks = result.communication
     if not any(c.kernels for c in ranks):
         return []
     names = sorted({k.name for c in ranks for k in c.kernels})
     width = max(40, *(len(n) for n in names))
-    cell = 22
+    found = {(c.rank, k.name): k for c in ranks for k in c.kernels}
+    # one unit for every rank's totals, so that the ranks read side by side
+    column = Column.of([k.total_ns for k in found.values()] + [c.fusion_time_ns for c in ranks])
+    cells = [(f"rank {c.rank} calls", f"rank {c.rank} total {column.unit}") for c in ranks]
+    widths = [(max(7, len(calls)), max(12, len(total))) for calls, total in cells]
+
+    def row(name: str, values: list[tuple[str, str]]) -> str:
+        return f"  {name:<{width}}" + "".join(f" {a:>{wa}} {b:>{wb}}" for (a, b), (wa, wb) in zip(values, widths))
+
     lines = [
-        "communication kernels per rank (kept apart from fusion time; calls x total)",
-        f"  {'name':<{width}}" + "".join(f" {'rank ' + str(c.rank):>{cell}}" for c in ranks),
+        "communication kernels per rank (kept apart from fusion time): calls, and their total time",
+        row("name", cells),
     ]
     for name in names:
-        cells = []
+        values = []
         for c in ranks:
-            k = next((k for k in c.kernels if k.name == name), None)
-            cells.append("-" if k is None else f"{k.calls} x {us(k.total_ns)} us")
-        lines.append(f"  {name:<{width}}" + "".join(f" {text:>{cell}}" for text in cells))
+            k = found.get((c.rank, name))
+            values.append(("-", "-") if k is None else (str(k.calls), column.cell(k.total_ns)))
+        lines.append(row(name, values))
     lines.append(
-        f"  {'communication total':<{width}}"
-        + "".join(f" {(us(c.total_ns) + ' us') if c.kernels else 'not recorded':>{cell}}" for c in ranks)
+        row("communication total", [("", column.cell(c.total_ns) if c.kernels else "not recorded") for c in ranks])
     )
-    lines.append(
-        f"  {'fusion time (median x calls)':<{width}}"
-        + "".join(f" {us(c.fusion_time_ns) + ' us':>{cell}}" for c in ranks)
-    )
+    lines.append(row("fusion time (median x calls)", [("", column.cell(c.fusion_time_ns)) for c in ranks]))
     imbalance = result.communication_imbalance
     if imbalance is not None:
+        most, least = durations(imbalance.most_ns, imbalance.least_ns)
         lines.append(
             f"  time in collectives differs by {imbalance.spread * 100:.0f} %: rank {imbalance.most_rank} "
-            f"{us(imbalance.most_ns)} us, rank {imbalance.least_rank} {us(imbalance.least_ns)} us"
+            f"{most}, rank {imbalance.least_rank} {least}"
         )
         lines.append(
             "  a collective ends when the last rank reaches it, so this time is largely waiting for the other ranks: "
@@ -72,7 +75,7 @@ def render_ranks_text(result: RanksResult) -> str:
     lines.append(f"per rank, against rank {ref} (B is the rank)")
     for c in result.comparisons:
         lines.append(f"  rank {c.rank}: {verdict_line(c.result)}")
-        lines.append(f"    {c.path}; fusion time per step {_signed_us(c.gap_ns)} against rank {ref}")
+        lines.append(f"    {c.path}; fusion time per step {duration(c.gap_ns, signed=True)} against rank {ref}")
         lines += [f"    placement: {note}" for note in c.placement]
     lines.append("")
     stragglers = result.stragglers
@@ -80,7 +83,9 @@ def render_ranks_text(result: RanksResult) -> str:
         lines.append(f"stragglers, ranked by fusion time per step over rank {ref}")
         for position, c in enumerate(stragglers, 1):
             slower = sum(1 for p in c.result.pairs if p.timing.verdict == "SLOWER")
-            lines.append(f"  {position}. rank {c.rank}: {_signed_us(c.gap_ns)} per step, slower in {slower} fusion(s)")
+            lines.append(
+                f"  {position}. rank {c.rank}: {duration(c.gap_ns, signed=True)} per step, slower in {slower} fusion(s)"
+            )
             lines.append(f"     top finding: {_top_finding(c)}")
     elif result.comparisons and all(c.gap_ns < 0 for c in result.comparisons):
         lines.append(f"no rank is slower than rank {ref}; every other rank is faster: rank {ref} is the straggler")

@@ -168,7 +168,7 @@ def report_from_record(data: Any, origin: str = "diff record") -> DiffReport:
 def open_report(inputs: Sequence[str | os.PathLike[str]]) -> DiffReport:
     """The report of two capture files (diffed now) or of one diff record written before."""
     from fusiondiff.diff import diff
-    from fusiondiff.report.paths import display_paths, scrub_paths
+    from fusiondiff.report.paths import display_paths, display_source
     from fusiondiff.store import load_capture
 
     if len(inputs) == 1:
@@ -189,7 +189,9 @@ def open_report(inputs: Sequence[str | os.PathLike[str]]) -> DiffReport:
         raise ReportError(f"report takes two capture files or one diff record, not {len(inputs)} file(s)")
     a, b = load_capture(inputs[0]), load_capture(inputs[1])
     path_a, path_b = display_paths(inputs)
-    source_a, source_b = (
-        scrub_paths(f"{path} ({c.source})" if c.source else path) for path, c in ((path_a, a), (path_b, b))
-    )
-    return DiffReport(diff(a, b, source_a=source_a, source_b=source_b), a, b, path_a, path_b)
+    source_a, source_b = (display_source(path, c.source) for path, c in ((path_a, a), (path_b, b)))
+    from fusiondiff.blocks.storage import load_arrays
+
+    arrays_a, arrays_b = load_arrays(inputs[0], a), load_arrays(inputs[1], b)
+    result = diff(a, b, source_a=source_a, source_b=source_b)
+    return DiffReport(result, a, b, path_a, path_b, arrays_a=arrays_a, arrays_b=arrays_b)

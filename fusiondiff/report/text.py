@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from fusiondiff.escape import printable
 from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig, traced_name
-from fusiondiff.units import us
+from fusiondiff.units import Column, duration
 
 
 def _dims(d: tuple[int, int, int] | None) -> str:
@@ -21,11 +23,26 @@ def describe_launch(launch: LaunchConfig) -> str:
     return text
 
 
-def _kernel_line(k: KernelRecord) -> str:
-    return (
-        f"    {k.normalized_name:<40} {us(k.timing.median_ns):>9} us  "
-        f"(iqr {us(k.timing.iqr_ns)} us)  {describe_launch(k.launch)}"
-    )
+NAME_WIDTH = 44
+"""Kernel names up to this long share a column; a longer one (an ATen kernel's C++ signature) gets
+a line of its own and its numbers go on the next, in the column, as ``--help`` does with options."""
+
+
+def _kernel_lines(kernels: Sequence[KernelRecord], width: int) -> list[str]:
+    """One fusion's kernels as a table: name (in ``width``), median and IQR (one unit for the
+    fusion), launch."""
+    column = Column.of([k.timing.median_ns for k in kernels])
+    lines = []
+    for k in kernels:
+        numbers = (
+            f"{column.cell(k.timing.median_ns):>9} {column.unit}  (iqr {column.cell(k.timing.iqr_ns)} {column.unit})"
+            f"  {describe_launch(k.launch)}"
+        )
+        if len(k.normalized_name) > width:
+            lines += [f"    {k.normalized_name}", f"    {'':<{width}} {numbers}"]
+        else:
+            lines.append(f"    {k.normalized_name:<{width}} {numbers}")
+    return lines
 
 
 def _inputs_line(f: FusionRecord) -> str:
@@ -47,16 +64,17 @@ def communication_lines(capture: Capture) -> list[str]:
     if not kernels:
         return []
     width = max(40, *(len(k.name) for k in kernels))
+    median, total = Column.of([k.median_ns for k in kernels]), Column.of([k.total_ns for k in kernels])
     lines = [
         "  communication kernels (kept apart from fusion time)",
-        f"    {'name':<{width}} {'calls':>7} {'median us':>10} {'total us':>12}",
+        f"    {'name':<{width}} {'calls':>7} {median.header('median'):>10} {total.header('total'):>12}",
     ]
     for k in sorted(kernels, key=lambda k: (-k.total_ns, k.name)):
-        lines.append(f"    {k.name:<{width}} {k.calls:>7} {us(k.median_ns):>10} {us(k.total_ns):>12}")
+        lines.append(f"    {k.name:<{width}} {k.calls:>7} {median.cell(k.median_ns):>10} {total.cell(k.total_ns):>12}")
     lines.append(
-        f"  in the capture block: fusions {us(capture.fusion_time_ns)} us ({len(capture.fusions)} record(s), median x "
-        f"calls, summed), communication {us(capture.communication_ns)} us (every call, waiting for the other ranks "
-        "included)"
+        f"  in the capture block: fusions {duration(capture.fusion_time_ns)} ({len(capture.fusions)} record(s), "
+        f"median x calls, summed), communication {duration(capture.communication_ns)} (every call, waiting for the "
+        "other ranks included)"
     )
     return lines
 
@@ -69,14 +87,19 @@ MAX_KERNELS_SHOWN = 100
 
 
 def render_capture_text(
-    capture: Capture, max_fusions: int | None = MAX_FUSIONS_SHOWN, max_kernels: int | None = MAX_KERNELS_SHOWN
+    capture: Capture,
+    shown: Sequence[int] | None = None,
+    max_fusions: int | None = MAX_FUSIONS_SHOWN,
+    max_kernels: int | None = MAX_KERNELS_SHOWN,
 ) -> str:
-    """Summary of a capture: environment, protocol, and each fusion with its kernels (times in us).
+    """Summary of a capture: environment, protocol, and each fusion with its kernels;
+    ``shown`` are the positions of the fusions to print, in that order (``None``: all of them).
 
-    Fusions are numbered ``#0``, ``#1``... by their position, which ``fusiondiff repro --fusion``
-    accepts. Every line is escaped (:func:`~fusiondiff.escape.printable`): a capture's names are
-    someone else's text. Past ``max_fusions`` fusions, or ``max_kernels`` kernels of a fusion, one
-    line says how many were left out and how to see them (``None``: no limit)."""
+    Fusions are numbered ``#0``, ``#1``... by their position in the capture, which every
+    ``--fusion`` accepts. Every line is escaped (:func:`~fusiondiff.escape.printable`): a capture's
+    names are someone else's text. Past ``max_fusions`` fusions, or ``max_kernels`` kernels of a
+    fusion, one line says how many were left out and how to see them (``None``: no limit)."""
+    positions = list(range(len(capture.fusions))) if shown is None else list(shown)
     env, proto = capture.environment, capture.protocol
     lines = [
         f"{capture.kind} capture of {capture.source or '?'}  (schema {capture.schema_version})",
@@ -84,14 +107,19 @@ def render_capture_text(
         f"L2 {(env.l2_bytes or 0) / 2**20:.0f} MiB); torch {env.torch_version}, nvFuser {env.nvfuser_version}, "
         f"Thunder {env.thunder_version}",
         f"  protocol: {proto.method}, {proto.warmup} warm-up, {proto.samples} samples, L2 {proto.l2_mode}",
-        f"  {len(capture.fusions)} fusion(s)",
+        f"  {len(capture.fusions)} fusion(s)"
+        if len(positions) == len(capture.fusions)
+        else f"  {len(positions)} of {len(capture.fusions)} fusion(s) shown",
     ]
     if capture.tensors_file:
         lines.append(f"  exact inputs saved in {capture.tensors_file}")
     for w in capture.warnings:
         lines.append(f"  warning: {w}")
-    fusions = capture.fusions if max_fusions is None else capture.fusions[:max_fusions]
-    for i, f in enumerate(fusions):
+    listed = positions if max_fusions is None else positions[:max_fusions]
+    names = [len(k.normalized_name) for i in listed for k in capture.fusions[i].kernels[:max_kernels]]
+    width = min(max(names, default=0), NAME_WIDTH)
+    for i in listed:
+        f = capture.fusions[i]
         segs = "+".join(f.segmentation.schedulers) or "-"
         if f.failure is not None:
             log = f" (full output: {f.failure.log_file})" if f.failure.log_file else ""
@@ -100,22 +128,22 @@ def render_capture_text(
             )
         else:
             lines.append(
-                f"  #{i} {traced_name(f.name, f.trace)}  {us(f.timing.median_ns)} us median over {f.timing.count} samples, "
+                f"  #{i} {traced_name(f.name, f.trace)}  {duration(f.timing.median_ns)} median over {f.timing.count} samples, "
                 f"{len(f.kernels)} kernel(s), segments {segs}, called {f.call_count}x"
             )
         lines.append(f"    inputs: {_inputs_line(f)}")
         if f.enable_options or f.disable_options:
             lines.append(f"    options: enable={list(f.enable_options)} disable={list(f.disable_options)}")
         kernels = f.kernels if max_kernels is None else f.kernels[:max_kernels]
-        lines.extend(_kernel_line(k) for k in kernels)
+        lines += _kernel_lines(kernels, width)
         if len(kernels) < len(f.kernels):
             lines.append(
                 f"    ... {len(f.kernels) - len(kernels)} more kernel(s) not shown (`--format json` has them all)"
             )
         lines.extend(f"    warning: {w}" for w in f.warnings)
-    if len(fusions) < len(capture.fusions):
+    if len(listed) < len(positions):
         lines.append(
-            f"  ... {len(capture.fusions) - len(fusions)} more fusion(s) not shown: pick with `--top N` or "
+            f"  ... {len(positions) - len(listed)} more fusion(s) not shown: pick with `--top N` or "
             f"`--fusion NAME`, or `--format json` for all"
         )
     lines += communication_lines(capture)

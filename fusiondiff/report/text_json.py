@@ -9,20 +9,17 @@ from fusiondiff.report.interface import DiffReport, Renderer
 
 class TextRenderer(Renderer):
     name = "text"
-    suffix = ".txt"
-    description = "the terminal summary: verdict, fusions, ranked findings"
 
     def render(self, report: DiffReport) -> str:
+        from fusiondiff.report.blocks import block_section
         from fusiondiff.report.diff_text import render_diff_text
 
-        text = render_diff_text(report.result)
+        text = render_diff_text(report.result) + block_section(report)
         return f"({report.selection})\n{text}" if report.selection else text
 
 
 class JsonRenderer(Renderer):
     name = "json"
-    suffix = ".json"
-    description = "the diff record: diff, both environments and protocols, samples, captures"
 
     def render(self, report: DiffReport) -> str:
         from fusiondiff.report.interface import ReportError

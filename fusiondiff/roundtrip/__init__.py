@@ -36,7 +36,8 @@ recorded replays.
 
 The modules follow the pipeline: :mod:`.plan` (which captures, fusions and GPUs), :mod:`.run`
 (scripts, the queue, the workers), :mod:`.results` (merge, diff, a row per live fusion),
-:mod:`.summary` (the text); :mod:`.records` holds what they pass along.
+:mod:`.summary` (the text); :mod:`.records` holds what they pass along, :mod:`.replays` the real
+replay in fresh processes.
 """
 
 from fusiondiff.roundtrip.plan import (
@@ -56,8 +57,9 @@ from fusiondiff.roundtrip.records import (
     ReplayProcess,
     RoundTripResult,
 )
+from fusiondiff.roundtrip.replays import ReplayFunction, replay_in_child
 from fusiondiff.roundtrip.results import merge_replays
-from fusiondiff.roundtrip.run import ReplayFunction, replay_in_child, roundtrip
+from fusiondiff.roundtrip.run import roundtrip
 from fusiondiff.roundtrip.summary import render_summary
 
 __all__ = [

@@ -55,15 +55,13 @@ def load_live_sources(items: str | os.PathLike[str] | Sequence[str | os.PathLike
 def combine_ranks(sources: Sequence[LiveSource]) -> Capture:
     """Every source's fusions in one capture, in rank order: the first source's environment, and
     each rank's fusions on its own device described as on the first rank's
-    (:func:`fusiondiff.diff.ranks.on_reference_device`), so the same fusion on two ranks is one."""
-    from fusiondiff.diff.ranks import on_reference_device, own_device
+    (:func:`fusiondiff.diff.devices.on_device`), so the same fusion on two ranks is one."""
+    from fusiondiff.diff.devices import on_device, own_device
 
     if len(sources) == 1:
         return sources[0].capture
     reference = own_device(sources[0].capture)
-    fusions = tuple(
-        f for s in sources for f in on_reference_device(s.capture, own_device(s.capture), reference).fusions
-    )
+    fusions = tuple(f for s in sources for f in on_device(s.capture, own_device(s.capture), reference).fusions)
     warnings = tuple(dict.fromkeys(w for s in sources for w in s.capture.warnings))
     label = " + ".join(s.path.name for s in sources)
     return dataclasses.replace(sources[0].capture, fusions=fusions, warnings=warnings, source=label)

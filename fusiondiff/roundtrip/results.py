@@ -16,12 +16,14 @@ from fusiondiff.roundtrip.plan import source_of
 from fusiondiff.roundtrip.records import DistinctFusion, FusionRow, LiveSource, RoundTripResult
 
 
-def merge_replays(paths: Sequence[Path], source: str) -> Capture | None:
+def merge_replays(paths: Sequence[Path], source: str, target: Path | None = None) -> Capture | None:
     """One replay capture of the per-fusion replays at ``paths`` (the first one's environment and
-    protocol; every warning kept once). ``None`` when there is none."""
+    protocol; every warning kept once), its block timelines' files named from ``target``, where it
+    will be written. ``None`` when there is none."""
+    from fusiondiff.blocks.storage import rebased
     from fusiondiff.store import load_capture
 
-    captures = [load_capture(p) for p in paths]
+    captures = [load_capture(p) if target is None else rebased(load_capture(p), p, target) for p in paths]
     if not captures:
         return None
     warnings = list(dict.fromkeys(w for c in captures for w in c.warnings))
@@ -49,7 +51,6 @@ def finish(
     not_replayed: dict[int, str],
     interrupted: bool,
 ) -> RoundTripResult:
-    from fusiondiff.diff.ranks import on_reference_device, own_device
     from fusiondiff.store import check_not_input, save_capture, write_text
 
     lives = [s.path for s in sources]
@@ -61,7 +62,9 @@ def finish(
         if d.index not in not_replayed and d not in have:
             not_replayed[d.index] = "not replayed (interrupted)" if interrupted else "no valid replay capture"
     merged = merge_replays(
-        [replays_dir / f"{d.stem}.json" for d in have], f"roundtrip of {label}: {len(have)} script(s)"
+        [replays_dir / f"{d.stem}.json" for d in have],
+        f"roundtrip of {label}: {len(have)} script(s)",
+        directory / "replay.json",
     )
     replay_path = diff_path = None
     result = None
@@ -83,24 +86,23 @@ def finish(
                 for f in (capture.fusions[d.index],)
             ),
         )
-        # the replay ran on the worker's GPU (cuda:0 of its CUDA_VISIBLE_DEVICES): the device the
-        # live rank ran on is where it ran, not a property of the fusion
-        compared = on_reference_device(merged, own_device(merged), own_device(subset))
         from fusiondiff.diff.core import describe_source, diff
         from fusiondiff.report.interface import DiffReport
         from fusiondiff.report.paths import display_paths
         from fusiondiff.report.record import dumps_diff_record
 
         result = diff(
+            # the replay ran on the worker's GPU (cuda:0 of its CUDA_VISIBLE_DEVICES), which the
+            # differ describes as the live rank's own device: where it ran is not a property
             subset,
-            compared,
+            merged,
             source_a=describe_source(label if several else lives[0], capture),
             source_b=describe_source(replay_path, merged),
         )
         diff_path = directory / "diff.json"
         check_not_input(diff_path, lives)
         path_a, path_b = display_paths([lives[0], replay_path])
-        write_text(diff_path, dumps_diff_record(DiffReport(result, subset, compared, path_a, path_b)))
+        write_text(diff_path, dumps_diff_record(DiffReport(result, subset, merged, path_a, path_b)))
     rows = _rows(capture, distinct, have, result, merged, rep_of_stem, not_replayed, sources)
     return RoundTripResult(
         live=label if several else str(lives[0]),

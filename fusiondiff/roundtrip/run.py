@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from fusiondiff.errors import CaptureFormatError, FusionDiffError, ReplayError
 from fusiondiff.model import Capture, FusionRecord
@@ -27,80 +27,15 @@ from fusiondiff.roundtrip.plan import (
     visible_devices,
 )
 from fusiondiff.roundtrip.records import DistinctFusion, LiveSource, ReplayProcess, RoundTripResult
+from fusiondiff.roundtrip.replays import (
+    TOKEN_ENV,
+    ReplayFunction,
+    StartAhead,
+    StartedReplay,
+    nothing_to_replay,
+    replay_in_child,
+)
 from fusiondiff.roundtrip.results import finish, valid_replay
-
-ReplayFunction = Callable[[Sequence[str], Path, "str | None"], None]
-"""``replay(scripts, output, device)``: replay ``scripts`` in one fresh process that sees only GPU
-``device`` (``None``: whatever is visible) and write one capture to ``output``. Raises
-:class:`ReplayError` on failure, after writing what was recorded, as
-:func:`fusiondiff.replay.runner.replay_scripts` does."""
-
-_TOKEN_ENV = "FUSIONDIFF_ROUNDTRIP_RUN"
-"""Set in every replay process of one round trip, so Ctrl-C can stop exactly those."""
-
-
-class StartedReplay(Protocol):
-    """A replay process started ahead of its turn (as :class:`fusiondiff.replay.runner.PendingReplay`)."""
-
-    def run(self) -> Any:
-        """Let it run; raises :class:`ReplayError` as a :data:`ReplayFunction` does."""
-
-    def cancel(self) -> None:
-        """Stop it unused."""
-
-
-StartAhead = Callable[[Sequence[str], Path, "str | None"], StartedReplay]
-"""``start(scripts, output, device)``: start the replay process of ``scripts`` now, to run in its
-turn (:meth:`ChildReplays.start`)."""
-
-
-class ChildReplays:
-    """The real replay (a :data:`ReplayFunction`): :func:`fusiondiff.replay.runner.replay_scripts`
-    in a fresh child process that sees only ``device``. :meth:`start` starts such a process ahead
-    of its turn: it imports torch and nvFuser while the replay before it runs, and touches the GPU
-    only when :meth:`StartedReplay.run` is called."""
-
-    def __init__(
-        self, options: RecordingOptions | None = None, timeout_s: float = 900.0, token: str | None = None
-    ) -> None:
-        self.options, self.timeout_s, self.token = options, timeout_s, token
-
-    def _env(self, device: str | None) -> dict[str, str]:
-        env = {}
-        if device is not None:
-            env["CUDA_VISIBLE_DEVICES"] = device
-        if self.token is not None:
-            env[_TOKEN_ENV] = self.token
-        return env
-
-    def __call__(self, scripts: Sequence[str], output: Path, device: str | None) -> None:
-        from fusiondiff.replay.runner import replay_scripts
-
-        replay_scripts(
-            list(scripts),
-            output=str(output),
-            options=self.options,
-            timeout_s=self.timeout_s,
-            child_env=self._env(device),
-        )
-
-    def start(self, scripts: Sequence[str], output: Path, device: str | None) -> StartedReplay:
-        from fusiondiff.replay.runner import start_replay
-
-        return start_replay(
-            list(scripts),
-            output=str(output),
-            options=self.options,
-            timeout_s=self.timeout_s,
-            child_env=self._env(device),
-        )
-
-
-def replay_in_child(
-    options: RecordingOptions | None = None, timeout_s: float = 900.0, token: str | None = None
-) -> ReplayFunction:
-    """The real replay: :class:`ChildReplays`."""
-    return ChildReplays(options, timeout_s, token)
 
 
 def roundtrip(
@@ -133,14 +68,17 @@ def roundtrip(
     ranks = [source_of(sources, i).rank for i in range(len(capture.fusions))] if several else None
     devices = tuple(devices) if devices is not None else tuple(visible_devices())
     token = f"{os.getpid()}-{time.time_ns()}"
-    replay = replay or replay_in_child(options, timeout_s, token)
     isolation = isolation_words(batch)
     distinct = distinct_fusions(capture, ranks)
     scripts_dir, replays_dir, logs_dir = directory / "scripts", directory / "replays", directory / "logs"
+    kept = {d.index for d in distinct if valid_replay(replays_dir / f"{d.stem}.json")}
+    # the real replay checks for torch and nvFuser before a script is written; a round trip whose
+    # replays are all kept from an earlier run needs neither (it only merges and diffs)
+    replay = replay or (replay_in_child(options, timeout_s, token) if len(kept) < len(distinct) else nothing_to_replay)
 
     not_replayed: dict[int, str] = {}
     scripts = _write_scripts(capture, sources, distinct, scripts_dir, not_replayed)
-    pending = [d for d in distinct if d.index not in not_replayed and not valid_replay(replays_dir / f"{d.stem}.json")]
+    pending = [d for d in distinct if d.index not in not_replayed and d.index not in kept]
     resumed = sum(1 for d in distinct if d.index not in not_replayed) - len(pending)
     across = f" across {len(sources)} ranks" if several else ""
     progress(
@@ -168,7 +106,12 @@ def roundtrip(
     result = finish(
         capture, sources, directory, distinct, isolation, devices, work.replayed, resumed, not_replayed, interrupted
     )
-    return dataclasses.replace(result, processes=tuple(work.processes), started_ahead=start_ahead is not None)
+    result = dataclasses.replace(result, processes=tuple(work.processes), started_ahead=start_ahead is not None)
+    from fusiondiff.roundtrip.summary import SUMMARY_FILE, render_summary
+    from fusiondiff.store import write_text
+
+    write_text(directory / SUMMARY_FILE, render_summary(result, limit=None))  # every row; the terminal gets fewer
+    return result
 
 
 def _write_scripts(
@@ -363,6 +306,7 @@ class _Work:
 
     def _split(self, group: list[DistinctFusion], output: Path) -> set[int]:
         """Write one replay capture per script of the batch, ``DIR/replays/<stem>.json``."""
+        from fusiondiff.blocks.storage import copied
         from fusiondiff.store import load_capture, save_capture
 
         try:
@@ -385,7 +329,7 @@ class _Work:
         for stem, records in fusions.items():
             script = self.scripts[by_stem[stem].index]
             one = dataclasses.replace(replayed, fusions=tuple(records), source=str(script), tensors_file=None)
-            save_capture(one, self.replays_dir / f"{stem}.json")
+            save_capture(copied(one, output, self.replays_dir / f"{stem}.json"), self.replays_dir / f"{stem}.json")
             kept.add(by_stem[stem].index)
         return kept
 
@@ -434,7 +378,7 @@ def _stop_replays(token: str) -> None:
     proc = Path("/proc")
     if not proc.is_dir():
         return
-    marker = f"{_TOKEN_ENV}={token}".encode()
+    marker = f"{TOKEN_ENV}={token}".encode()
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue

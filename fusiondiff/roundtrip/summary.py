@@ -2,21 +2,36 @@
 
 from __future__ import annotations
 
-import math
 import statistics
 
 from fusiondiff.model import traced_name
+from fusiondiff.report.diff_text import MAX_FUSION_ROWS
 from fusiondiff.roundtrip.plan import device_words
-from fusiondiff.roundtrip.records import RoundTripResult
+from fusiondiff.roundtrip.records import FusionRow, RoundTripResult
+from fusiondiff.units import Column, duration, durations
+
+SUMMARY_FILE = "summary.txt"
+"""The whole summary, every row, beside the round trip's replays (``DIR/summary.txt``)."""
 
 
-def _us(ns: float) -> str:
-    return "-" if math.isnan(ns) else f"{ns / 1000:.2f}"
+def _listed(result: RoundTripResult, top: int | None, limit: int | None) -> list[FusionRow]:
+    """The ``top`` first rows; else, past ``limit`` rows, every row that is not SAME and the first
+    SAME ones up to ``limit`` (rows are ranked by unexplained time): as ``fusiondiff diff`` lists."""
+    rows = list(result.rows)
+    if top is not None:
+        return rows[:top]
+    if limit is None or len(rows) <= limit:
+        return rows
+    moved = [r for r in rows if r.verdict != "SAME"]
+    same = [r for r in rows if r.verdict == "SAME"][: max(limit - len(moved), 0)]
+    kept = {id(r) for r in moved + same}
+    return [r for r in rows if id(r) in kept]
 
 
-def render_summary(result: RoundTripResult, top: int | None = None) -> str:
-    """The session summary as text: what ran how, every fusion (or the ``top`` first) live vs
-    replay ranked by unexplained time, and the step's totals (times in us)."""
+def render_summary(result: RoundTripResult, top: int | None = None, limit: int | None = MAX_FUSION_ROWS) -> str:
+    """The session summary as text: what ran how, the fusions live vs replay ranked by unexplained
+    time (the ``top`` first; without ``top``, the rows that are not SAME and SAME ones up to
+    ``limit`` rows, ``None`` for every row, as :data:`SUMMARY_FILE` holds them), and the step's totals."""
     lines = [
         f"round trip of {result.live}: {len(result.rows)} live fusion record(s), {len(result.distinct)} distinct",
         f"  isolation: {result.isolation}"
@@ -34,28 +49,40 @@ def render_summary(result: RoundTripResult, top: int | None = None) -> str:
         )
     if result.replay_path:
         lines.append(f"  merged replay: {result.replay_path}   diff record: {result.diff_path}")
-    header = f"  {'#':>5} {'fusion':<36} {'calls':>5} {'live us':>10} {'replay us':>10} {'gap us':>9} {'unexpl. us':>10}  verdict"
+    shown = _listed(result, top, limit)
+    times = Column.of(t for r in shown for t in (r.live_median_ns, r.replay_median_ns))
+    gaps = Column.of(t for r in shown for t in (r.gap_ns, r.unexplained_ns))
+    header = (
+        f"  {'#':>5} {'fusion':<36} {'calls':>5} {times.header('live'):>10} {times.header('replay'):>10} "
+        f"{gaps.header('gap'):>9} {gaps.header('unexpl.'):>10}  verdict"
+    )
     lines += ["", "fusions, ranked by time nothing recorded explains (per call):", header]
-    shown = result.rows if top is None else result.rows[:top]
     for r in shown:
         label = traced_name(r.name, r.trace)
-        gap = "-" if math.isnan(r.gap_ns) else f"{r.gap_ns / 1000:+.2f}"
         # of several ranks: r1#3 is fusion #3 of rank 1's own capture
         position = f"#{r.index}" if r.rank is None else f"r{r.rank}#{r.rank_index}"
         line = (
-            f"  {position:>5} {label[:36]:<36} {r.call_count:>5} {_us(r.live_median_ns):>10} "
-            f"{_us(r.replay_median_ns):>10} {gap:>9} {_us(r.unexplained_ns):>10}  {r.verdict}"
+            f"  {position:>5} {label[:36]:<36} {r.call_count:>5} {times.cell(r.live_median_ns):>10} "
+            f"{times.cell(r.replay_median_ns):>10} {gaps.cell(r.gap_ns, signed=True):>9} "
+            f"{gaps.cell(r.unexplained_ns):>10}  {r.verdict}"
         )
         lines.append(line + (f"  ({r.note})" if r.note else ""))
     if len(shown) < len(result.rows):
-        lines.append(f"  ... {len(result.rows) - len(shown)} more fusion(s) not shown (--top)")
+        left = len(result.rows) - len(shown)
+        where = f"{result.directory / SUMMARY_FILE} has every row"
+        lines.append(
+            f"  ... {left} more fusion(s) not shown (--top N for the first N; {where})"
+            if top is not None
+            else f"  ... {left} more fusion(s) SAME, not listed ({where}; --top N for the first N)"
+        )
     live_all = result.live_total_ns
     live_cmp, replay_cmp, count = result.compared_totals_ns
+    shown_live, shown_replay = durations(live_cmp, replay_cmp)
     lines += [
         "",
         "step totals (median x calls, summed over the fusion records):",
-        f"  live, every record: {_us(live_all)} us",
-        f"  records with a replay ({count}): live {_us(live_cmp)} us, replayed {_us(replay_cmp)} us"
+        f"  live, every record: {duration(live_all)}",
+        f"  records with a replay ({count}): live {shown_live}, replayed {shown_replay}"
         + (f" ({replay_cmp / live_cmp:.2f}x)" if live_cmp > 0 else ""),
     ]
     counts: dict[str, int] = {}
@@ -66,15 +93,19 @@ def render_summary(result: RoundTripResult, top: int | None = None) -> str:
         lines += [
             "",
             "per rank (median x calls over its records with a replay; a fusion every rank ran alike is replayed once):",
-            f"  {'rank':>4} {'records':>7} {'own':>4} {'shared':>6} {'live us':>10} {'replay us':>10} "
-            f"{'unexpl. us':>10}  verdicts   file",
         ]
-        for row in result.rank_rows:
+        ranks = result.rank_rows
+        totals = Column.of(t for row in ranks for t in (row.live_total_ns, row.replay_total_ns, row.unexplained_ns))
+        lines.append(
+            f"  {'rank':>4} {'records':>7} {'own':>4} {'shared':>6} {totals.header('live'):>10} "
+            f"{totals.header('replay'):>10} {totals.header('unexpl.'):>10}  verdicts   file"
+        )
+        for row in ranks:
             verdicts = ", ".join(f"{v} {n}" for v, n in row.verdicts)
             lines.append(
                 f"  {row.rank if row.rank is not None else '-':>4} {row.records:>7} {row.replayed_here:>4} "
-                f"{row.replayed_from_other_rank:>6} {_us(row.live_total_ns):>10} {_us(row.replay_total_ns):>10} "
-                f"{_us(row.unexplained_ns):>10}  {verdicts}   {row.path}"
+                f"{row.replayed_from_other_rank:>6} {totals.cell(row.live_total_ns):>10} "
+                f"{totals.cell(row.replay_total_ns):>10} {totals.cell(row.unexplained_ns):>10}  {verdicts}   {row.path}"
             )
         lines.append("  own: records replayed from their own repro; shared: compared with another rank's replay")
     from fusiondiff.escape import printable

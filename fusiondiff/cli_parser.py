@@ -1,0 +1,395 @@
+"""The command line's arguments: every subcommand's options and help texts, and nothing else.
+
+The handlers are in :mod:`fusiondiff.cli`, found by the subcommand's name. Ranges and choices are
+argparse's (``type=``, ``choices=``, ``required=``), so a bad value is its usage and one line, exit 2.
+Imports stay light: the table of report formats (:mod:`fusiondiff.report`) and nothing with records.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from fusiondiff import __version__
+from fusiondiff.blocks.cli_options import add_timeline_options
+
+DESCRIPTION = """\
+Explain why the same nvFuser fusion runs at different speeds in two places: live, inside a
+Thunder session, and reconstructed, from its repro script in a fresh process.
+
+  fusiondiff capture train.py -o live.json      record every nvFusion a script runs
+  fusiondiff replay repro.py -o replay.json     record the fusions repro scripts build
+  fusiondiff diff live.json replay.json         say whether they differ, and why
+  fusiondiff timers kineto.json nvfuser.json    whether two timers' recordings of the same
+                                                fusions agree (replay --timer both writes them)
+  fusiondiff ranks DIR                          the ranks of a torchrun capture against rank 0
+  fusiondiff roundtrip live.json -o DIR         repro + fresh-process replay of every distinct
+                                                fusion of a session, one diff, a summary
+  fusiondiff show live.json                     summarise one capture
+  fusiondiff report live.json replay.json -o report.html
+                                                the diff as Markdown, HTML or Perfetto trace
+  fusiondiff demo                               the seed case: live demo on a GPU,
+                                                bundled H200 captures elsewhere
+"""
+
+
+FUSION_HELP = (
+    "#N, its position from #0 as `fusiondiff show` numbers them, or a name (nvFusion0), name and pass "
+    "('nvFusion0 [forward]'), key (forward/nvFusion0/1a2b3c4d5e6f) or the start of a key"
+)
+"""The ``--fusion`` grammar of every command, in words (:mod:`fusiondiff.report.filters`)."""
+
+
+def _number(kind: type[int] | type[float], low: float, high: float | None = None) -> Callable[[str], Any]:
+    """An argparse ``type=`` that takes a number of ``kind`` in ``[low, high)``, so argparse itself
+    refuses what is out of range (usage and one line, exit 2)."""
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+        if value < low or (high is not None and value >= high) or value != value:
+            bound = f"at least {low:g}" + ("" if high is None else f" and below {high:g}")
+            raise argparse.ArgumentTypeError(f"{text} is out of range: {bound}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in "invalid int value"
+    return parse
+
+
+COUNT = _number(int, 1)
+"""1 or more (``--top``, ``--samples``, ``--batch``)."""
+
+
+def _add_protocol_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("timing protocol (shared by capture and replay)")
+    g.add_argument(
+        "--samples",
+        type=COUNT,
+        default=30,
+        help="timed samples per fusion (default 30, at least 10 for the statistics)",
+    )
+    g.add_argument("--warmup", type=_number(int, 0), default=5, help="untimed executions before sampling (default 5)")
+    g.add_argument(
+        "--l2",
+        choices=("cold", "warm"),
+        default="cold",
+        help="cold: flush L2 before each sample (default); warm: back to back",
+    )
+    add_timeline_options(g)
+
+
+def _add_timer_option(p: argparse.ArgumentParser, both: bool) -> None:
+    from fusiondiff.options import DEFAULT_TIMER, TIMERS
+
+    if both:
+        p.add_argument(
+            "--timer",
+            choices=(*TIMERS, "both"),
+            default=DEFAULT_TIMER,
+            help="kernel-record source: kineto (torch.profiler, default), nvfuser (nvFuser's PythonProfiler), "
+            "or both (one child process per timer, then `fusiondiff timers`; CUPTI takes one subscriber per "
+            "process)",
+        )
+        return
+    p.add_argument(
+        "--timer",
+        choices=TIMERS,
+        default=DEFAULT_TIMER,
+        help="kernel-record source: kineto (torch.profiler, default) or nvfuser (nvFuser's PythonProfiler). A "
+        "session runs once and CUPTI takes one subscriber per process, so both timers are for the replay: capture, "
+        "then `fusiondiff repro` and `fusiondiff replay --timer both` on the scripts",
+    )
+
+
+def add_capture_options(p: argparse.ArgumentParser) -> None:
+    """The capture's own options: on its subcommand, and again to take them back from after SCRIPT."""
+    p.add_argument(
+        "-o", "--output", help="capture file to write (.json, or .json.gz gzipped): required, before or after SCRIPT"
+    )
+    p.add_argument("--only", nargs="+", metavar="NAME", help="record only these fusions (nvFusion0 ...)")
+    p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
+    p.add_argument("--cuda-source", action="store_true", help="also store the generated CUDA source text")
+    p.add_argument(
+        "--no-communication",
+        dest="communication",
+        action="store_false",
+        help="under torchrun, do not record the session's communication kernels (NCCL's, kept apart from fusion "
+        "time) with torch.profiler across the capture: for a script that starts its own torch profiler inside "
+        "the capture, or a long run whose profiler buffers would grow too large",
+    )
+    _add_protocol_options(p)
+    _add_timer_option(p, both=False)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fusiondiff", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"fusiondiff {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser(
+        "capture",
+        # -o is required but may follow SCRIPT, which argparse's REMAINDER would hand to the script:
+        # it is taken back after parsing (_split_script_args), and the usage says it is required
+        usage="fusiondiff capture -o OUTPUT [options] SCRIPT [ARGS ...]   (options may also follow SCRIPT)",
+        help="run a script and record every nvFusion it executes",
+        description="Run SCRIPT (like `python -m cProfile`) under fusiondiff.capture() and record every "
+        "nvFusion Thunder executes: definition, inputs, options, kernels with launch configs, segmentation "
+        "and timings under the shared protocol. Needs a CUDA GPU, Thunder and nvFuser.",
+    )
+    p.add_argument("script", help="Python script to run")
+    p.add_argument(
+        "args",
+        nargs=argparse.REMAINDER,
+        help="arguments passed to the script; fusiondiff's own options may come before or after the script "
+        "(put the script's arguments after -- when they clash with fusiondiff's)",
+    )
+    add_capture_options(p)
+
+    p = sub.add_parser(
+        "replay",
+        help="run repro scripts in a fresh process and record their fusions",
+        description="Run repro scripts (nvfuser_direct, or legacy `from nvfuser import ...`) one after the other "
+        "in one fresh process, intercept every FusionDefinition.execute and record it like the live capture "
+        "does, in one capture. The process's whole output goes to a log beside the capture (OUTPUT with .log). "
+        "A fusion whose execution fails (an illegal address, a compile error) is kept with its inputs and the "
+        "failure: the capture is written and the command exits 2, so `fusiondiff diff` can say why.",
+    )
+    p.add_argument("scripts", nargs="+", metavar="SCRIPT", help="repro scripts (.py), or directories of them")
+    p.add_argument("-o", "--output", required=True, help="capture file to write (.json)")
+    p.add_argument(
+        "--inputs", metavar="CAPTURE", help="replace the script's inputs by the live side's (exact or synthesized)"
+    )
+    p.add_argument("--in-process", action="store_true", help="run in this process (a control for process effects)")
+    p.add_argument(
+        "--device",
+        type=_number(int, 0),
+        metavar="N",
+        help="replay on CUDA device N (every cuda:K the scripts pin is moved there); by default an ordinal "
+        "this machine lacks is moved to the current device, with a warning",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_number(float, 1e-3),
+        default=900.0,
+        help="seconds before the child process is stopped (default 900)",
+    )
+    p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
+    p.add_argument("--cuda-source", action="store_true", help="also store the generated CUDA source text")
+    _add_protocol_options(p)
+    _add_timer_option(p, both=True)
+
+    p = sub.add_parser(
+        "timers",
+        help="whether two timers' recordings of the same fusions agree",
+        description="Pair the fusions of two captures of the same fusions taken with different timers "
+        "(`fusiondiff replay --timer both` writes OUTPUT and OUTPUT.nvfuser.json) and print, per fusion "
+        "and kernel, both medians side by side, with every disagreement: kernels only one timer saw, "
+        "launch configurations that differ, medians further apart than the tolerance. "
+        "Exit 1 when they disagree.",
+    )
+    p.add_argument("a", metavar="A", help="capture taken with one timer (.json)")
+    p.add_argument("b", metavar="B", help="capture of the same fusions taken with another timer (.json)")
+    p.add_argument(
+        "--tolerance",
+        type=_number(float, 0, 1000),
+        default=5.0,
+        metavar="PCT",
+        help="medians further apart than this (percent of A's) disagree (default 5)",
+    )
+
+    p = sub.add_parser(
+        "repro",
+        help="write a faithful repro script from a capture",
+        description="Write a repro script for a captured fusion that keeps what nvFuser's own repro drops: "
+        "storage offset and alignment, integer value ranges, enable/disable options, NVFUSER_* variables.",
+    )
+    p.add_argument("capture", help="capture file (.json)")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        help="script to write; with several fusions, a directory that gets one script per record "
+        "(<trace>_<name>.py, with the definition hash and then #N added where names would clash)",
+    )
+    p.add_argument(
+        "--fusion",
+        metavar="NAME",
+        help=f"only this fusion: {FUSION_HELP}; records that share a key (one region run with an aligned and a "
+        "misaligned input) are told apart by #N",
+    )
+
+    p = sub.add_parser(
+        "diff",
+        help="compare two captures and rank what explains the gap",
+        description="Match the fusions and kernels of two captures, compare every recorded property and the "
+        "timing distributions, and rank the findings. The verdict line says whether a side crashed, whether B "
+        "runs at the same speed as A (or how much faster or slower, with the statistics), and whether the "
+        "recorded properties are identical. Exit 0: every matched fusion has the same speed and no finding "
+        "explains measurable time (property differences that cost no time are listed, not counted); 1: a speed "
+        "differs, a fusion is missing or failed, or a cause explains time (with --strict, also any property "
+        "difference); 2: error.",
+    )
+    p.add_argument("a", help="first capture (usually the live one)")
+    p.add_argument("b", help="second capture (usually the replay)")
+    p.add_argument("--json", metavar="FILE", help="also write the diff record as JSON")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="what to print on stdout")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 on any recorded property difference, even one that explains no time",
+    )
+
+    p = sub.add_parser(
+        "ranks",
+        help="compare the per-rank captures of one torchrun session, rank stragglers",
+        description="Diff each rank's capture (live.rank1.json, ...) against rank 0's: the same fusion across "
+        "ranks, one verdict line per rank, then the ranks slower than rank 0 ranked by their fusions' total time "
+        "gap per step, each with the top finding of its diff (another kernel variant, clocks, inputs, L2...). "
+        "A rank's own device (cuda:1 for rank 1) and its rank fields are not differences. Exit codes as `diff`: "
+        "0 when every rank runs its fusions like rank 0, 1 when a rank differs, 2 on error.",
+    )
+    p.add_argument(
+        "captures", nargs="+", metavar="DIR_OR_FILE", help="per-rank capture files, or a folder of NAME.rank<N>.json"
+    )
+    p.add_argument("--strict", action="store_true", help="exit 1 on any recorded property difference of a rank")
+
+    p = sub.add_parser("show", help="summarise one capture", description="Print a summary of a capture file.")
+    p.add_argument("capture", help="capture file (.json)")
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text summary (default) or the capture record as JSON",
+    )
+    p.add_argument(
+        "--top", type=COUNT, metavar="N", help="only the N fusions with the largest median time, largest first"
+    )
+    p.add_argument("--fusion", metavar="NAME", help=f"only the fusions this names: {FUSION_HELP}")
+
+    p = sub.add_parser(
+        "report",
+        help="render a diff as Markdown, HTML, Perfetto trace, JSON record or text",
+        description="Render the diff of two captures (or a diff record written before with --format json) "
+        "as Markdown to paste into an issue, one self-contained HTML page with plots, a Perfetto trace "
+        "(ui.perfetto.dev) with a derived per-SM view, the JSON diff record, or the terminal text. "
+        "Paths in the report are relative to the captures' folder.",
+    )
+    p.add_argument("inputs", nargs="+", metavar="FILE", help="two captures (A B), or one diff record (.json)")
+    from fusiondiff.report import FORMATS, suffix_help
+
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        help=f"what to write (default: from -o's file name: {suffix_help()}, each also with .gz for a gzipped "
+        "file; without -o, text)",
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
+    g = p.add_argument_group("narrowing (the verdict then speaks of the fusions shown)")
+    g.add_argument("--top", type=COUNT, metavar="N", help="only the N matched fusions with the largest median gap")
+    g.add_argument(
+        "--fusion", metavar="NAME", help=f"only the fusions this names on either side: {FUSION_HELP} (#N: A's)"
+    )
+    g.add_argument(
+        "--min-gap",
+        type=_number(float, 0),
+        metavar="US",
+        help="only fusions whose medians differ by at least US microseconds",
+    )
+
+    p = sub.add_parser(
+        "roundtrip",
+        help="replay every distinct fusion of a live capture from its faithful repro, and diff",
+        description="For a live capture: write the faithful repro of each distinct fusion (same definition "
+        "graph, input signature and options) to DIR/scripts, replay them in fresh processes, one worker per "
+        "visible GPU (CUDA_VISIBLE_DEVICES or torch's count; each worker starts its next process while one "
+        "runs, and lets it touch the GPU only in its turn), keep each replay in DIR/replays (a rerun resumes "
+        "and skips those; Ctrl-C keeps what finished), then write the merged replay DIR/replay.json and the diff "
+        "record DIR/diff.json, and print every fusion live vs replay ranked by the time nothing recorded "
+        "explains, with the step's totals. Progress and an ETA go to stderr. Exit 0: every fusion replayed at "
+        "its live speed; 1: a speed differs, a replay failed or is missing; 2: error.",
+    )
+    p.add_argument(
+        "live",
+        nargs="+",
+        metavar="LIVE",
+        help="live capture (.json), or the per-rank captures of one torchrun session (files, or a folder of "
+        "NAME.rank<N>.json): a fusion every rank ran alike is replayed once, and each rank gets a summary row",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="DIR",
+        help="directory for the scripts, replays, merged replay and diff",
+    )
+    p.add_argument(
+        "--device",
+        type=_number(int, 0),
+        nargs="+",
+        metavar="N",
+        help="replay on these GPUs only (indices among the visible ones; default: every visible GPU)",
+    )
+    p.add_argument(
+        "--batch",
+        type=COUNT,
+        default=1,
+        metavar="N",
+        help="N scripts per fresh process: faster, less isolated (default 1: a fresh process per fusion)",
+    )
+    # the only isolation there is (a fresh process per fusion, --batch 1): still taken, no longer offered
+    p.add_argument("--isolation", choices=("fusion",), help=argparse.SUPPRESS)
+    p.add_argument(
+        "--no-prestart",
+        action="store_true",
+        help="start each replay process only in its turn (by default a worker's next process starts, and imports "
+        "torch and nvFuser, while one runs): slower; starting ahead moved no replayed median by more than 1 %% on the H200",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_number(float, 1e-3),
+        default=900.0,
+        help="seconds before one replay process is stopped (default 900)",
+    )
+    p.add_argument("--top", type=COUNT, metavar="N", help="print only the N fusions with the most unexplained time")
+    p.add_argument(
+        "--cuda-source", action="store_true", help="also store the generated CUDA source text (the diff compares it)"
+    )
+    _add_protocol_options(p)
+    p.set_defaults(save_inputs=False)
+
+    p = sub.add_parser(
+        "demo",
+        help="the seed case study on an embedded default",
+        description="On a machine with a CUDA GPU, Thunder and nvFuser: capture the seed model's forward "
+        "live, replay one repro, and diff them. Elsewhere: diff the bundled captures recorded on an H200.",
+    )
+    p.add_argument("--offline", action="store_true", help="use the bundled captures even when a GPU is present")
+    p.add_argument("--workdir", default="fusiondiff-demo", help="where the live demo writes its captures")
+
+    p = sub.add_parser(
+        "sm-timeline",
+        help="record the block-level timelines of a capture's fusions by replaying them on its inputs",
+        description="Replay every fusion of LIVE on LIVE's own inputs (the exact tensors of --save-inputs, else "
+        "tensors rebuilt from their recorded layout), in one fresh process, under LIVE's timing protocol, with "
+        "--sm-timeline; write LIVE's records with the timelines to OUTPUT (the CTA arrays beside it). A record "
+        "whose replay launched other kernels gets none, and says why. To record them in the session itself (what "
+        "other work on the GPU did to it shows only there), capture with --sm-timeline instead.",
+    )
+    p.add_argument("live", metavar="LIVE", help="capture file (.json)")
+    p.add_argument(
+        "-o", "--output", required=True, help="capture to write (.json): LIVE's records with their timelines"
+    )
+    p.add_argument("--device", type=_number(int, 0), metavar="N", help="replay on CUDA device N")
+    p.add_argument(
+        "--timeout",
+        type=_number(float, 1e-3),
+        default=900.0,
+        help="seconds before the replay is stopped (default 900)",
+    )
+    add_timeline_options(p, flag=False)
+    return parser

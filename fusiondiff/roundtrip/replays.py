@@ -1,0 +1,94 @@
+"""The real replay of a round trip: each batch of scripts in a fresh child process that sees only
+its worker's GPU (:class:`ChildReplays`), started ahead of its turn where it can be; and the shapes
+any replay given to :func:`fusiondiff.roundtrip.run.roundtrip` has (tests give recorded ones)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from fusiondiff.options import RecordingOptions
+
+ReplayFunction = Callable[[Sequence[str], Path, "str | None"], None]
+"""``replay(scripts, output, device)``: replay ``scripts`` in one fresh process that sees only GPU
+``device`` (``None``: whatever is visible) and write one capture to ``output``. Raises
+:class:`ReplayError` on failure, after writing what was recorded, as
+:func:`fusiondiff.replay.runner.replay_scripts` does."""
+
+TOKEN_ENV = "FUSIONDIFF_ROUNDTRIP_RUN"
+"""Set in every replay process of one round trip, so Ctrl-C can stop exactly those."""
+
+
+class StartedReplay(Protocol):
+    """A replay process started ahead of its turn (as :class:`fusiondiff.replay.runner.PendingReplay`)."""
+
+    def run(self) -> Any:
+        """Let it run; raises :class:`ReplayError` as a :data:`ReplayFunction` does."""
+
+    def cancel(self) -> None:
+        """Stop it unused."""
+
+
+StartAhead = Callable[[Sequence[str], Path, "str | None"], StartedReplay]
+"""``start(scripts, output, device)``: start the replay process of ``scripts`` now, to run in its
+turn (:meth:`ChildReplays.start`)."""
+
+
+class ChildReplays:
+    """The real replay (a :data:`ReplayFunction`): :func:`fusiondiff.replay.runner.replay_scripts`
+    in a fresh child process that sees only ``device``. :meth:`start` starts such a process ahead
+    of its turn: it imports torch and nvFuser while the replay before it runs, and touches the GPU
+    only when :meth:`StartedReplay.run` is called."""
+
+    def __init__(
+        self, options: RecordingOptions | None = None, timeout_s: float = 900.0, token: str | None = None
+    ) -> None:
+        self.options, self.timeout_s, self.token = options, timeout_s, token
+
+    def _env(self, device: str | None) -> dict[str, str]:
+        env = {}
+        if device is not None:
+            env["CUDA_VISIBLE_DEVICES"] = device
+        if self.token is not None:
+            env[TOKEN_ENV] = self.token
+        return env
+
+    def __call__(self, scripts: Sequence[str], output: Path, device: str | None) -> None:
+        from fusiondiff.replay.runner import replay_scripts
+
+        replay_scripts(
+            list(scripts),
+            output=str(output),
+            options=self.options,
+            timeout_s=self.timeout_s,
+            child_env=self._env(device),
+        )
+
+    def start(self, scripts: Sequence[str], output: Path, device: str | None) -> StartedReplay:
+        from fusiondiff.replay.runner import start_replay
+
+        return start_replay(
+            list(scripts),
+            output=str(output),
+            options=self.options,
+            timeout_s=self.timeout_s,
+            child_env=self._env(device),
+        )
+
+
+def replay_in_child(
+    options: RecordingOptions | None = None, timeout_s: float = 900.0, token: str | None = None
+) -> ReplayFunction:
+    """The real replay: :class:`ChildReplays`. Raises
+    :class:`~fusiondiff.errors.MissingPackageError` when torch or nvFuser, which its processes
+    import, is not installed."""
+    from fusiondiff import live_side
+
+    live_side.require("the round trip's replay")
+    return ChildReplays(options, timeout_s, token)
+
+
+def nothing_to_replay(scripts: Sequence[str], output: Path, device: str | None) -> None:
+    """The replay of a round trip whose replays are all kept: never called."""
+    raise AssertionError("every distinct fusion has its replay: nothing is replayed")
