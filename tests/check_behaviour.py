@@ -6,7 +6,7 @@ is shown (text and ``--format json``), every folder of per-rank captures is rank
 (``fusiondiff ranks``), and two recordings by different timers are reconciled (``fusiondiff
 timers``). A pair is a live capture and a replay of one folder; a folder of captures of one kind
 (ranks, timers) pairs them in name order. Gzipped captures are unpacked first. Both checkouts read
-the same copies of the captures, from the same folder, so paths print alike.
+the same copy of tests/data, in the same folder, so paths print alike.
 
     python3 tests/check_behaviour.py --base OTHER_CHECKOUT [--keep DIR]
 
@@ -48,18 +48,16 @@ def _kind(path: Path) -> str | None:
 
 
 def unpack(work: Path) -> list[Path]:
-    """Copies of every capture under tests/data in ``work`` (gzipped ones unpacked), relative paths."""
+    """A copy of tests/data in ``work`` (the files beside the captures too: tensors, timelines),
+    gzipped captures unpacked; the captures' paths relative to ``work``."""
+    shutil.copytree(DATA, work, dirs_exist_ok=True)
     found = []
-    for path in sorted(DATA.rglob("*.json*")):
-        relative = path.relative_to(DATA)
-        if path.suffix == ".gz":
-            target = work / str(relative).removesuffix(".gz")
-            target.parent.mkdir(parents=True, exist_ok=True)
+    for path in sorted(work.rglob("*.json*")):
+        if path.name.endswith(".json.gz"):
+            target = path.with_name(path.name.removesuffix(".gz"))
             target.write_bytes(gzip.decompress(path.read_bytes()))
         elif path.suffix == ".json":
-            target = work / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+            target = path
         else:
             continue
         if _kind(target) is not None:
