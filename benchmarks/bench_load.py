@@ -5,8 +5,7 @@ capture (``tests/data/fidelity/llama3/live.json``), replicated with distinct nam
 (each copy gets one more output, a constant of its own, so its definition hash and graph differ),
 written as ``fusiondiff`` writes captures, then:
 
-- **load**: ``store.load_capture``; side by side, the reference decoder alone (``model._decode_record``
-  then ``validate.validate_capture``, what every load ran before the compiled decoder);
+- **load**: ``store.load_capture`` (msgspec, the one decoder, with the value rules on the fields);
 - **show**: load and ``render_capture_text``, as ``fusiondiff show`` does;
 - **diff**: load two such files (B the same fusions written as a replay) and ``diff``, then render
   the text, as ``fusiondiff diff`` does;
@@ -23,7 +22,7 @@ that runs past ``--limit`` seconds is stopped and reported as such (code from be
 ran the whole diff of the 20,000-kernel fusion for more than ten minutes). Takes about two
 minutes on the 2-core CPU machine.
 
-    python3 benchmarks/bench_load.py [--skip-reference] [--limit SECONDS] [--root OTHER_CHECKOUT]
+    python3 benchmarks/bench_load.py [--limit SECONDS] [--root OTHER_CHECKOUT]
 """
 
 from __future__ import annotations
@@ -48,7 +47,7 @@ if "--root" in sys.argv:  # time another checkout's fusiondiff (the figures befo
     ROOT = Path(sys.argv[sys.argv.index("--root") + 1]).resolve()
 sys.path.insert(0, str(ROOT))
 
-from fusiondiff import codec, definition, model  # noqa: E402
+from fusiondiff import definition  # noqa: E402
 from fusiondiff.definition import definition_hash  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))
@@ -62,7 +61,6 @@ from fusiondiff.diff.match import match_fusions, match_kernels  # noqa: E402
 from fusiondiff.report.diff_text import render_diff_text  # noqa: E402
 from fusiondiff.report.text import render_capture_text  # noqa: E402
 from fusiondiff.store import dumps_capture, load_capture  # noqa: E402
-from fusiondiff.validate import validate_capture  # noqa: E402
 
 SOURCE = ROOT / "tests" / "data" / "fidelity" / "llama3" / "live.json"
 GEMMA = ROOT / "tests" / "data" / "roundtrip_gemma"
@@ -146,26 +144,6 @@ def peak_bytes(call: Callable[[], Any]) -> int:
         tracemalloc.stop()
 
 
-def reference_load(path: Path) -> model.Capture:
-    """What every load ran before: the path-naming decoder and the validation walk."""
-    data = json.loads(path.read_text())
-    capture = model._decode_record(model.Capture, data, str(path))
-    validate_capture(capture, str(path))
-    return capture
-
-
-def compiled_load(path: Path) -> model.Capture:
-    """``load_capture`` without msgspec: ``json.loads`` with fusiondiff's number checks, then the
-    decoder compiled from the type hints, the path every load took before msgspec was measured
-    against it (and still takes where msgspec is missing or refuses a file)."""
-    kept = codec._msgspec_decoders
-    codec._msgspec_decoders = lambda: None
-    try:
-        return load_capture(path)
-    finally:
-        codec._msgspec_decoders = kept
-
-
 def long_definition(index: int, drift: bool) -> str:
     lines = ["def nvfuser_fusion(fd : FusionDefinition) -> None :"]
     lines.append(
@@ -219,9 +197,6 @@ def many_kernels_captures(count: int, folder: Path) -> tuple[Path, Path]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--skip-reference", action="store_true", help="do not time the reference decoder (6 s at 10,000)"
-    )
-    parser.add_argument(
         "--root", metavar="DIR", help="import fusiondiff from this checkout instead (figures before a change)"
     )
     parser.add_argument(
@@ -249,13 +224,7 @@ def main() -> int:
             del capture
             label = f"{count} fusions ({kernels} kernels, {size / 2**20:.1f} MiB)"
             print(f" {label}")
-            extra = ""
-            compiled_s, _ = timed(lambda a=a: compiled_load(a), repeat)
-            extra = f"json + compiled decoder {compiled_s:.3f} s ({compiled_s / load_s:.1f}x slower)"
-            if not args.skip_reference:
-                ref_s, _ = timed(lambda a=a: reference_load(a))
-                extra += f"; reference decoder {ref_s:.3f} s ({ref_s / load_s:.1f}x slower)"
-            row("load", load_s, TARGETS_S.get(f"load {count}"), extra, case=f"load, {count:,} fusions")
+            row("load", load_s, TARGETS_S.get(f"load {count}"), case=f"load, {count:,} fusions")
             show_s, text = timed(lambda a=a: render_capture_text(load_capture(a)), repeat)
             row("show (load + render)", show_s, None, f"{text.count(chr(10))} lines")
 

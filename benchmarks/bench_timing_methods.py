@@ -128,12 +128,11 @@ class Timers:
         import torch
 
         from fusiondiff.model import TimingProtocol
-        from fusiondiff.recording.kineto import KinetoSource
-        from fusiondiff.recording.nvfuser_profiler import NvfuserProfilerSource
+        from fusiondiff.recording.sources import kernel_source_for
         from fusiondiff.recording.timing import kernel_records, measure
 
         protocol = TimingProtocol(method=timer, warmup=WARMUP, samples=SAMPLES, l2_mode=l2_mode)  # type: ignore[arg-type]
-        source = KinetoSource(self.canary) if timer == "kineto" else NvfuserProfilerSource()
+        source = kernel_source_for(timer, self.canary)
         sampled = measure(run, protocol, source, self.flush, torch.cuda.synchronize)
         _, timing, _ = kernel_records(sampled, timer=source.name)
         return list(timing.samples_ns)

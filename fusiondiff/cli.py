@@ -41,13 +41,12 @@ def _recording_options(args: argparse.Namespace) -> RecordingOptions:
     """The options of ``capture`` and ``replay`` as one record (``replay`` has no ``--only``)."""
     from fusiondiff.blocks.cli_options import timeline_fields
     from fusiondiff.model import TimingProtocol
-    from fusiondiff.options import RecordingOptions
+    from fusiondiff.options import DEFAULT_TIMER, RecordingOptions, timer_name
 
-    timer = getattr(args, "timer", "kineto")
+    timer = getattr(args, "timer", DEFAULT_TIMER)
+    method = DEFAULT_TIMER if timer == "both" else timer_name(timer)
     return RecordingOptions(
-        protocol=TimingProtocol(
-            method=timer if timer != "both" else "kineto", warmup=args.warmup, samples=args.samples, l2_mode=args.l2
-        ),
+        protocol=TimingProtocol(method=method, warmup=args.warmup, samples=args.samples, l2_mode=args.l2),
         only=tuple(getattr(args, "only", None) or ()),
         save_inputs=args.save_inputs,
         cuda_source=args.cuda_source,
@@ -125,7 +124,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from fusiondiff.store import check_not_input
 
     check_not_input(args.output, [*args.scripts, args.inputs])
-    from fusiondiff.options import TIMERS
+    from fusiondiff.options import NVFUSER, TIMERS
     from fusiondiff.replay.runner import replay_scripts
 
     options = _recording_options(args)
@@ -145,7 +144,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.in_process:
         raise FusionDiffError("--timer both runs one child process per timer: it cannot run --in-process")
     outputs = timer_outputs(args.output)
-    check_not_input(outputs["nvfuser"], [*args.scripts, args.inputs])
+    check_not_input(outputs[NVFUSER], [*args.scripts, args.inputs])
     paths = []
     for timer in TIMERS:
         _progress(f"fusiondiff: replaying with --timer {timer} in its own process")
@@ -167,9 +166,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 def timer_outputs(output: str) -> dict[str, str]:
     """Where ``replay --timer both`` writes each timer's capture: OUTPUT for kineto, OUTPUT with
     ``.nvfuser.json`` for nvfuser."""
+    from fusiondiff.model import KINETO, NVFUSER
+
     stem, gz = (output[: -len(".gz")], ".gz") if output.endswith(".gz") else (output, "")
     stem = stem.removesuffix(".json")
-    return {"kineto": output, "nvfuser": f"{stem}.nvfuser.json{gz}"}
+    return {KINETO: output, NVFUSER: f"{stem}.nvfuser.json{gz}"}
 
 
 def _cmd_timers(args: argparse.Namespace) -> int:
@@ -177,8 +178,9 @@ def _cmd_timers(args: argparse.Namespace) -> int:
 
 
 def _print_timers(a: str, b: str, tolerance_pct: float) -> int:
+    from fusiondiff.diff.timers import reconcile
+    from fusiondiff.report.timers_text import render_reconciliation
     from fusiondiff.store import load_capture
-    from fusiondiff.timers import reconcile, render_reconciliation
 
     result = reconcile(load_capture(a), load_capture(b), tolerance_pct / 100)
     # fusion and kernel names come from the captures: each line escaped

@@ -93,11 +93,13 @@ def _add_protocol_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_timer_option(p: argparse.ArgumentParser, both: bool) -> None:
+    from fusiondiff.options import DEFAULT_TIMER, TIMERS
+
     if both:
         p.add_argument(
             "--timer",
-            choices=("kineto", "nvfuser", "both"),
-            default="kineto",
+            choices=(*TIMERS, "both"),
+            default=DEFAULT_TIMER,
             help="kernel-record source: kineto (torch.profiler, default), nvfuser (nvFuser's PythonProfiler), "
             "or both (one child process per timer, then `fusiondiff timers`; CUPTI takes one subscriber per "
             "process)",
@@ -105,8 +107,8 @@ def _add_timer_option(p: argparse.ArgumentParser, both: bool) -> None:
         return
     p.add_argument(
         "--timer",
-        choices=("kineto", "nvfuser"),
-        default="kineto",
+        choices=TIMERS,
+        default=DEFAULT_TIMER,
         help="kernel-record source: kineto (torch.profiler, default) or nvfuser (nvFuser's PythonProfiler). A "
         "session runs once and CUPTI takes one subscriber per process, so both timers are for the replay: capture, "
         "then `fusiondiff repro` and `fusiondiff replay --timer both` on the scripts",

@@ -29,7 +29,8 @@ from fusiondiff.model import Capture
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
 from fusiondiff.recording.communication import CommunicationTrace, communication_trace
-from fusiondiff.recording.recorder import Label, Recorder
+from fusiondiff.recording.executions import Label
+from fusiondiff.recording.recorder import Recorder
 from fusiondiff.store import write_capture
 
 

@@ -17,48 +17,62 @@ import functools
 import math
 import re
 import statistics
-import types
-import typing
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from fusiondiff.blocks.model import FusionTimeline
+from fusiondiff.constraints import Count, Duration, Finite, Int64, NaNFloat, Positive
 from fusiondiff.definition import structural_hash
-from fusiondiff.errors import CaptureFormatError
 
 SCHEMA_VERSION = 1
 """Version of the JSON layout. Bump it when a field changes meaning or is removed."""
 
 CaptureKind = Literal["live", "replay"]
 L2Mode = Literal["cold", "warm"]
+TimerName = Literal["kineto", "nvfuser", "seed-sum-of-all-events"]
+"""The kernel-record sources that time samples, by the name the records keep (``TimingProtocol.method``,
+``Timing.timer``); :data:`fusiondiff.recording.sources.KERNEL_SOURCES` has one source per name."""
+KINETO: Final = "kineto"
+"""torch.profiler over CUPTI: the default."""
+NVFUSER: Final = "nvfuser"
+"""nvFuser's own ``PythonProfiler`` (CUPTI too): ``--timer nvfuser``."""
+SEED_METHOD: Final = "seed-sum-of-all-events"
+"""The seed issue's measurement: one profiled call, every profiler event's time summed."""
 
 
 @dataclass(frozen=True)
 class TensorMeta:
     """One fusion input as the fusion saw it: a tensor's layout, or a scalar's value."""
 
-    index: int
+    index: Count
     """Position in the fusion's input list."""
     kind: Literal["tensor", "scalar"]
     dtype: str
     """``torch.bfloat16`` style for tensors; the Python type name (``int``, ``float``) for scalars."""
-    shape: tuple[int, ...] = ()
-    stride: tuple[int, ...] = ()
-    storage_offset: int = 0
+    shape: tuple[Count, ...] = ()
+    stride: tuple[Count, ...] = ()
+    storage_offset: Count = 0
     """In elements, as ``Tensor.storage_offset()``."""
-    storage_numel: int = 0
+    storage_numel: Count = 0
     """Elements in the underlying storage; a faithful copy needs at least this many."""
     device: str = "cpu"
-    alignment_bytes: int = 0
+    alignment_bytes: Count = 0
     """Largest power of two (capped at 256) dividing the data pointer; decides vectorization."""
     is_contiguous: bool = True
-    min_value: float | None = None
+    min_value: Finite | None = None
     """For integer and bool tensors: smallest value (index inputs decide gathers and index types)."""
-    max_value: float | None = None
+    max_value: Finite | None = None
     scalar_value: str | None = None
     """For scalars: ``repr`` of the value, so floats keep full precision."""
     tensor_key: str | None = None
     """Name of the saved tensor in the capture's safetensors file, if tensors were saved."""
+
+    def __post_init__(self) -> None:
+        if self.kind == "tensor" and len(self.shape) != len(self.stride):
+            raise ValueError(f"shape has {len(self.shape)} dimensions but stride {len(self.stride)}")
+        low, high = self.min_value, self.max_value
+        if low is not None and high is not None and low > high:
+            raise ValueError(f"min_value {low!r} is above max_value {high!r}")
 
     @property
     def signature(self) -> tuple[Any, ...]:
@@ -72,29 +86,28 @@ class TensorMeta:
 class LaunchConfig:
     """How a kernel was launched."""
 
-    grid: tuple[int, int, int] | None
+    grid: tuple[Count, Count, Count] | None
     """``None`` when the source does not report it (the seed method's profiler events)."""
-    block: tuple[int, int, int] | None
-    cluster: tuple[int, int, int] | None = None
+    block: tuple[Count, Count, Count] | None
+    cluster: tuple[Count, Count, Count] | None = None
     """``None`` when the kernel-record source does not report clusters (Kineto does not)."""
-    shared_mem_bytes: int | None = None
+    shared_mem_bytes: Count | None = None
     """Dynamic plus static shared memory per block."""
-    dynamic_smem_bytes: int | None = None
+    dynamic_smem_bytes: Count | None = None
     """``None`` when the source reports only the total, as both sources today do (Kineto's
     ``shared memory`` is the sum): kept so a source that splits it can say so."""
-    static_smem_bytes: int | None = None
+    static_smem_bytes: Count | None = None
     """``None`` when the source reports only the total (see ``dynamic_smem_bytes``)."""
-    registers_per_thread: int | None = None
+    registers_per_thread: Count | None = None
 
 
 @dataclass(frozen=True)
 class Timing:
     """Raw per-sample device durations and the statistics derived from them."""
 
-    samples_ns: tuple[float, ...]
-    timer: str = "kineto"
-    """The kernel-record source that measured these samples: ``kineto`` (torch.profiler over CUPTI),
-    ``nvfuser`` (nvFuser's ``PythonProfiler``) or ``seed-sum-of-all-events``. Files written before
+    samples_ns: tuple[Duration, ...]
+    timer: TimerName = KINETO
+    """The kernel-record source that measured these samples (:data:`TimerName`). Files written before
     the field existed were all measured through Kineto."""
 
     @property
@@ -143,12 +156,12 @@ class ReportedBandwidth:
     computed them: it counts every input tensor whole, so a gather that reads a few rows of a large
     table is credited with the whole table. ``suspect`` says when a figure is wrong by construction."""
 
-    input_bytes: int
+    input_bytes: Int64
     """Bytes of the segment's inputs as nvFuser counts them (whole tensors)."""
-    output_bytes: int
-    effective_gbs: float
+    output_bytes: Int64
+    effective_gbs: NaNFloat
     """``(input_bytes + output_bytes) / time``, median over the samples, in GB/s (1e9 bytes)."""
-    percent_of_peak: float
+    percent_of_peak: NaNFloat
     """``effective_gbs`` as a percentage of the device's peak DRAM bandwidth (median over the samples)."""
     suspect: str | None = None
     """Why these figures are not what the kernel moved (above 100 % of peak, or a gathered-from
@@ -164,15 +177,15 @@ class KernelRecord:
     normalized_name: str
     """The name without the cache-history parts (``f``, ``c``, ``r``): comparable across processes."""
     scheduler: str | None
-    group_id: int | None
+    group_id: Count | None
     """Segment (group) of the segmented fusion that launched it."""
     launch: LaunchConfig
     timing: Timing
-    order: int = 0
+    order: Count = 0
     """Position in launch order within one execution."""
     source_hash: str | None = None
     """sha256 of the generated CUDA source, when it could be obtained."""
-    stream: int | None = None
+    stream: Int64 | None = None
     reported_bandwidth: ReportedBandwidth | None = None
     """nvFuser's byte counts and bandwidth, when the ``nvfuser`` timer recorded the kernel."""
 
@@ -181,7 +194,7 @@ class KernelRecord:
 class Segment:
     """One group of a segmented fusion: which scheduler compiled it."""
 
-    group_id: int
+    group_id: Count
     scheduler: str
 
 
@@ -207,15 +220,14 @@ class TimingProtocol:
     """How the samples were taken. Stored with every capture so the differ can refuse to compare
     numbers taken in different ways without saying so."""
 
-    method: str = "kineto"
-    """Kernel-record source: ``kineto`` (torch.profiler / CUPTI), ``nvfuser`` (nvFuser's
-    ``PythonProfiler``, CUPTI too), or the seed issue's ``seed-sum-of-all-events``."""
-    warmup: int = 5
-    samples: int = 30
+    method: TimerName = KINETO
+    """The kernel-record source (:data:`TimerName`)."""
+    warmup: Count = 5
+    samples: Count = 30
     l2_mode: L2Mode = "cold"
     """``cold``: a buffer of ``flush_bytes`` is written and the device synchronized before each
     sample, so no input sits in L2; ``warm``: samples run back to back after a synchronize."""
-    flush_bytes: int = 0
+    flush_bytes: Count = 0
     on_copies: bool = True
     """Samples ran on storage-faithful copies of the inputs, so the session's tensors never change
     (the recorder always times on copies and says so; False only in files of other producers)."""
@@ -252,21 +264,21 @@ class FusionRecord:
     segmentation: Segmentation
     timing: Timing
     """Per sample: sum of the fusion's kernel durations."""
-    call_count: int = 1
+    call_count: Positive = 1
     trace: str | None = None
     """``forward`` or ``backward`` for a Thunder region; ``None`` for a replay."""
     ops_summary: str | None = None
     """Thunder's list of the region's operations."""
     enable_options: tuple[str, ...] = ()
     disable_options: tuple[str, ...] = ()
-    device_index: int = 0
+    device_index: Count = 0
     repro_script: str | None = None
     """The script nvFuser writes for these inputs (``fd.repro_script_for``)."""
     exact_constants: tuple[str, ...] = ()
     """Full-precision ``repr`` of the floating-point constants of the region, where known."""
     cuda_sources: dict[str, str] = field(default_factory=dict)
     """Generated CUDA source per kernel name, only when asked for (it is large)."""
-    sm_clock_mhz: tuple[int, ...] = ()
+    sm_clock_mhz: tuple[Count, ...] = ()
     """SM clock readings: before the samples, as the middle one runs (since issue #23), after."""
     warnings: tuple[str, ...] = ()
     failure: FusionFailure | None = None
@@ -302,13 +314,13 @@ class Environment:
 
     gpu_name: str | None = None
     compute_capability: str | None = None
-    sm_count: int | None = None
-    l2_bytes: int | None = None
-    sm_clock_mhz: int | None = None
+    sm_count: Count | None = None
+    l2_bytes: Count | None = None
+    sm_clock_mhz: Count | None = None
     """When recording started: often the idle clock. The clocks read around each fusion's samples
     (``FusionRecord.sm_clock_mhz``) are what the samples ran at."""
-    max_sm_clock_mhz: int | None = None
-    memory_clock_mhz: int | None = None
+    max_sm_clock_mhz: Count | None = None
+    memory_clock_mhz: Count | None = None
     driver_version: str | None = None
     cuda_version: str | None = None
     torch_version: str | None = None
@@ -321,13 +333,13 @@ class Environment:
     """Every ``NVFUSER_*`` environment variable of the recording process."""
     recorded_at: str | None = None
     """ISO 8601 time of recording."""
-    rank: int | None = None
+    rank: Count | None = None
     """Global rank under torchrun (``RANK``); ``None`` for a single-process capture."""
-    local_rank: int | None = None
+    local_rank: Count | None = None
     """Rank on its host (``LOCAL_RANK``); ``None`` for a single-process capture."""
-    world_size: int | None = None
+    world_size: Positive | None = None
     """Processes in the session (``WORLD_SIZE``); ``None`` for a single-process capture."""
-    cuda_device_index: int | None = None
+    cuda_device_index: Count | None = None
     """The recording process's current CUDA device (``torch.cuda.current_device()``): where its
     environment's GPU fields were read. Each fusion's own device is ``FusionRecord.device_index``."""
     distributed_backend: str | None = None
@@ -343,17 +355,24 @@ class CommunicationKernel:
 
     name: str
     """The kernel's name without its argument list (``ncclDevKernel_AllReduce_Sum_bf16_RING_LL``)."""
-    calls: int
+    calls: Positive
     """How many times it ran in the capture block (the true count, also past ``samples_ns``'s cap)."""
-    samples_ns: tuple[float, ...]
+    samples_ns: tuple[Duration, ...]
     """Each call's device duration in ns, in the order they ran; at most the first
     ``recording.communication.MAX_SAMPLES`` calls are kept."""
-    total_ns: float
+    total_ns: Duration
     """Sum of the device durations of all ``calls``, in ns (kept ones and the others)."""
-    stream: int | None = None
+    stream: Count | None = None
     """The CUDA stream of its first call, where the profiler reports it."""
     launch: LaunchConfig | None = None
     """Grid and block of its first call, where the profiler reports them."""
+
+    def __post_init__(self) -> None:
+        if self.calls < len(self.samples_ns):
+            raise ValueError(f"{len(self.samples_ns)} samples for {self.calls} call(s): calls counts every sample")
+        kept = math.fsum(self.samples_ns)
+        if kept > self.total_ns * (1 + 1e-9) + 1e-6:
+            raise ValueError(f"total_ns {self.total_ns!r} is below the sum of its samples ({kept!r})")
 
     @property
     def median_ns(self) -> float:
@@ -374,7 +393,7 @@ class Capture:
     tensors_file: str | None = None
     """safetensors file next to the JSON holding the exact inputs, if saved."""
     warnings: tuple[str, ...] = ()
-    schema_version: int = SCHEMA_VERSION
+    schema_version: Int64 = SCHEMA_VERSION
     communication: tuple[CommunicationKernel, ...] = ()
     """The session's collectives (NCCL's kernels) observed on this rank during the capture block,
     one record per kernel name: kept apart from fusion time, never part of a fusion's kernels or
@@ -451,7 +470,7 @@ def alignment_of(address: int, cap: int = 256) -> int:
 
 
 # --------------------------------------------------------------------------------------------
-# JSON codec: dataclasses <-> plain dicts, driven by the type hints so no field is forgotten.
+# JSON: records to plain data (:mod:`fusiondiff.codec` reads them back), by their fields so none is forgotten.
 
 
 def to_jsonable(value: Any) -> Any:
@@ -468,100 +487,3 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, float) and value != value:  # NaN is not JSON
         return None
     return value
-
-
-def _decode(hint: Any, data: Any, where: str) -> Any:
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if hint is Any:
-        return data
-    if origin in (typing.Union, types.UnionType):
-        if data is None and type(None) in args:
-            return None
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _decode(arg, data, where)
-            except CaptureFormatError as exc:
-                errors.append(str(exc))
-        raise CaptureFormatError(errors[0] if errors else f"{where}: unexpected null")
-    if origin is Literal:
-        if data not in args:
-            raise CaptureFormatError(f"{where}: {data!r} is not one of {list(args)}")
-        return data
-    if dataclasses.is_dataclass(hint):
-        return _decode_record(hint, data, where)
-    if origin is tuple:
-        if not isinstance(data, list):
-            raise CaptureFormatError(f"{where}: expected a list, found {type(data).__name__}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_decode(args[0], v, f"{where}[{i}]") for i, v in enumerate(data))
-        if len(args) != len(data):
-            raise CaptureFormatError(f"{where}: expected {len(args)} items, found {len(data)}")
-        return tuple(_decode(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, data)))
-    if origin is dict:
-        if not isinstance(data, dict):
-            raise CaptureFormatError(f"{where}: expected an object, found {type(data).__name__}")
-        return {k: _decode(args[1], v, f"{where}.{k}") for k, v in data.items()}
-    if hint is float:
-        if data is None:
-            return float("nan")
-        if isinstance(data, (int, float)) and not isinstance(data, bool):
-            return float(data)
-    elif hint is int:
-        if isinstance(data, int) and not isinstance(data, bool):
-            return data
-    elif hint in (str, bool):
-        if isinstance(data, hint):
-            return data
-    elif hint is type(None) and data is None:
-        return None
-    raise CaptureFormatError(f"{where}: expected {getattr(hint, '__name__', hint)}, found {data!r:.60}")
-
-
-@functools.cache
-def _type_hints(cls: type) -> dict[str, Any]:
-    """The resolved hints of a record class: resolving them is most of the decoder's time otherwise."""
-    return typing.get_type_hints(cls)
-
-
-def _decode_record(cls: type, data: Any, where: str) -> Any:
-    if not isinstance(data, dict):
-        raise CaptureFormatError(f"{where}: expected an object, found {type(data).__name__}")
-    hints = _type_hints(cls)
-    kwargs = {}
-    for f in dataclasses.fields(cls):
-        if f.name in data:
-            kwargs[f.name] = _decode(hints[f.name], data[f.name], f"{where}.{f.name}")
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise CaptureFormatError(f"{where}: missing field '{f.name}'")
-    return cls(**kwargs)
-
-
-def capture_from_jsonable(data: Any, origin: str = "capture") -> Capture:
-    """Build a :class:`Capture` from parsed JSON, with a clear error for foreign or newer files."""
-    if not isinstance(data, dict) or "schema_version" not in data:
-        raise CaptureFormatError(f"{origin} is not a fusiondiff capture (no schema_version)")
-    version = data["schema_version"]
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise CaptureFormatError(f"{origin}: schema_version {version!r} is not an integer")
-    if version > SCHEMA_VERSION:
-        raise CaptureFormatError(
-            f"{origin} was written with capture schema {version}; this fusiondiff reads up to "
-            f"{SCHEMA_VERSION}: upgrade fusiondiff"
-        )
-    if version < 1:
-        raise CaptureFormatError(f"{origin}: schema_version {version} is not a known version")
-    from fusiondiff.codec import try_decode_capture  # it imports the records from here
-
-    capture = try_decode_capture(data)  # compiled once per record class, no field paths
-    if capture is not None:
-        return capture
-    # Refused or unsure: the reference decoder judges the data and names the field that is wrong.
-    capture = _decode_record(Capture, data, origin)
-    from fusiondiff.validate import validate_capture
-
-    validate_capture(capture, origin)
-    return capture

@@ -29,7 +29,7 @@ from fusiondiff.report.interface import DiffReport, ReportError
 if TYPE_CHECKING:
     import pandas
 
-    from fusiondiff.diff.model import KernelPair, PropertyChange, TimingVerdict
+    from fusiondiff.diff.records import KernelPair, PropertyChange, TimingVerdict
 
 CaptureTable = Literal["fusions", "kernels", "samples", "ctas"]
 DiffTable = Literal["fusions", "kernels", "samples", "findings", "ctas"]

@@ -8,10 +8,20 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from fusiondiff.model import TimingProtocol, _decode_record, to_jsonable
+from fusiondiff.codec import decode
+from fusiondiff.model import KINETO, NVFUSER, TimerName, TimingProtocol, to_jsonable
 
-TIMERS = ("kineto", "nvfuser")
+TIMERS: tuple[TimerName, ...] = (KINETO, NVFUSER)
 """The kernel-record sources a user picks with ``--timer`` (``both`` runs each in its own process)."""
+DEFAULT_TIMER: TimerName = KINETO
+
+
+def timer_name(name: str) -> TimerName:
+    """``name`` as one of :data:`TIMERS`; ``ValueError`` for another."""
+    for timer in TIMERS:
+        if name == timer:
+            return timer
+    raise ValueError(f"timer must be one of {TIMERS}, not {name!r}")
 
 
 @dataclass(frozen=True)
@@ -38,15 +48,13 @@ class RecordingOptions:
     fraction is refused (``--sm-timeline-max-overhead``, in percent on the command line)."""
 
     @property
-    def timer(self) -> str:
+    def timer(self) -> TimerName:
         """The kernel-record source that measures (the protocol's method)."""
         return self.protocol.method
 
     def with_timer(self, timer: str) -> RecordingOptions:
         """These options measured by ``timer`` (one of :data:`TIMERS`)."""
-        if timer not in TIMERS:
-            raise ValueError(f"timer must be one of {TIMERS}, not {timer!r}")
-        return dataclasses.replace(self, protocol=dataclasses.replace(self.protocol, method=timer))
+        return dataclasses.replace(self, protocol=dataclasses.replace(self.protocol, method=timer_name(timer)))
 
     def to_jsonable(self) -> Any:
         """The options as JSON-ready data (:func:`fusiondiff.model.to_jsonable`)."""
@@ -55,5 +63,4 @@ class RecordingOptions:
     @classmethod
     def from_jsonable(cls, data: Any, where: str = "options") -> RecordingOptions:
         """The options back from :meth:`to_jsonable`'s data, decoded and checked like a capture's records."""
-        options: RecordingOptions = _decode_record(cls, data, where)
-        return options
+        return decode(data, cls, where)

@@ -28,8 +28,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fusiondiff.codec import check_schema_version, decode, decode_capture_bytes
 from fusiondiff.errors import CaptureFormatError, FusionDiffError, OutputError
-from fusiondiff.model import Capture, capture_from_jsonable, to_jsonable
+from fusiondiff.model import Capture, to_jsonable
 
 MAX_CAPTURE_BYTES = 512 * 2**20
 """Capture files larger than this (512 MiB) are refused: a capture of thousands of fusions with
@@ -202,7 +203,7 @@ def write_capture(
 
 def load_capture(path: str | os.PathLike[str]) -> Capture:
     """Read a capture file, with a one-line error for a missing, unreadable, foreign, newer,
-    damaged or impossible one (see :func:`fusiondiff.validate.validate_capture`)."""
+    damaged or impossible one (the rules on the records' fields: :mod:`fusiondiff.constraints`)."""
     path = Path(path)
     held = [_read_bounded(path)]  # the only reference to the bytes: dropped once parsed
     # Parsing and decoding make millions of objects, none of them cyclic garbage: without the
@@ -234,13 +235,13 @@ def collector_paused() -> Iterator[None]:
 
 def _parse_capture(path: Path, held: list[bytes]) -> Capture:
     raw = held.pop()
-    from fusiondiff.codec import decode_capture_bytes
-
-    fast = decode_capture_bytes(raw)  # a well-formed capture: msgspec, straight into the records
-    if fast is not None:
-        return fast
-    # anything else: parsed and decoded by the paths that name what is wrong
-    return capture_from_jsonable(_parse_json(raw, path, "a fusiondiff capture"), origin=str(path))
+    capture = decode_capture_bytes(raw)  # a well-formed capture: msgspec, straight into the records
+    if capture is not None:
+        return capture
+    # refused: what is wrong is named from the JSON first, then from the records' fields
+    data = _parse_json(raw, path, "a fusiondiff capture")
+    check_schema_version(data, str(path))
+    return decode(data, Capture, str(path))
 
 
 def read_json(path: str | os.PathLike[str], what: str) -> Any:

@@ -115,14 +115,14 @@ def test_backend_read_only_when_torch_distributed_is_initialised(monkeypatch):
 
 def test_fusion_device_comes_from_its_inputs():
     torch = pytest.importorskip("torch")
-    from fusiondiff.recording.recorder import _device_index
+    from fusiondiff.recording.executions import device_index
 
     on_cuda1 = types.SimpleNamespace(device=torch.device("cuda", 1))
     scalar = 3
     # Thunder may pass device=0 (or nothing) while rank 1's tensors live on cuda:1
-    assert _device_index(0, [scalar, on_cuda1]) == 1
-    assert _device_index(None, [on_cuda1]) == 1
-    assert _device_index(torch.device("cuda", 2), [scalar]) == 2
+    assert device_index(0, [scalar, on_cuda1]) == 1
+    assert device_index(None, [on_cuda1]) == 1
+    assert device_index(torch.device("cuda", 2), [scalar]) == 2
 
 
 def test_rank_fields_are_not_environment_differences():
@@ -147,32 +147,32 @@ def test_rank_fields_are_not_environment_differences():
     assert Environment().rank is None
 
 
-def test_environment_is_read_again_for_the_device_the_rank_chose(monkeypatch, torchrun):
+def test_environment_is_read_again_for_the_device_the_rank_chose(torchrun):
     """A torchrun script calls ``torch.cuda.set_device(LOCAL_RANK)`` and starts its process group
     after ``fusiondiff capture`` began recording: the capture describes the rank's GPU and backend."""
-    pytest.importorskip("torch")
-    from fusiondiff.recording import recorder as recorder_module
+    from fusiondiff.recording.environment import settled_environment
 
     read_for = []
 
-    def read_environment(device_index=None):
+    def read_environment(device_index):
         read_for.append(device_index)
         return Environment(cuda_device_index=device_index, rank=1, local_rank=1, world_size=2)
 
-    monkeypatch.setattr(recorder_module, "collect_environment", read_environment)
-    monkeypatch.setattr(recorder_module, "process_group_backend", lambda: "nccl")
-    recorder = recorder_module.Recorder("live")
-    recorder._environment = Environment(
+    at_install = Environment(
         cuda_device_index=0, rank=1, local_rank=1, world_size=2, recorded_at="2026-11-30T15:00:00+00:00"
     )
     fusions = [dataclasses.replace(f, device_index=1) for f in load_capture(PYTHIA).fusions]
-    settled = recorder._settled_environment(fusions)
+    settled = settled_environment(at_install, fusions, read=read_environment, backend=lambda: "nccl")
     assert read_for == [1]
     assert (settled.cuda_device_index, settled.distributed_backend) == (1, "nccl")
     assert settled.recorded_at == "2026-11-30T15:00:00+00:00"
     # fusions on the device read at install: nothing read again but the backend
-    recorder._environment = dataclasses.replace(settled, distributed_backend=None)
-    assert recorder._settled_environment(fusions).distributed_backend == "nccl"
+    again = dataclasses.replace(settled, distributed_backend=None)
+    assert (
+        settled_environment(again, fusions, read=read_environment, backend=lambda: "nccl").distributed_backend == "nccl"
+    )
+    assert read_for == [1]
+    assert settled_environment(None, fusions) == Environment()
     assert read_for == [1]
 
 
@@ -194,6 +194,6 @@ def test_the_cupti_notice_is_said_only_to_a_session_that_goes_on(kind, source, t
 
     recorder = recorder_module.Recorder(kind, RecordingOptions().with_timer(timer), source=source)
     assert recorder.session_notice() is None, "nothing to say before a profiler ran"
-    recorder.used_profiler = True
+    recorder.sampler.used_profiler = True
     notice = recorder.session_notice()
     assert (notice is None) if said is None else (said in notice)

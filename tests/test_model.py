@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from fusiondiff.codec import capture_from_jsonable
 from fusiondiff.definition import definition_hash
 from fusiondiff.errors import CaptureFormatError, FusionDiffError
 from fusiondiff.model import (
@@ -22,7 +23,6 @@ from fusiondiff.model import (
     Timing,
     TimingProtocol,
     alignment_of,
-    capture_from_jsonable,
     parse_kernel_name,
     to_jsonable,
 )

@@ -120,7 +120,7 @@ INTERRUPT_AT_IMPORT = textwrap.dedent(
         "fusiondiff.model",
         "fusiondiff.store",
         "json",
-        "fusiondiff.validate",
+        "fusiondiff.codec",
         "fusiondiff.diff.core",
         "fusiondiff.report.diff_text",
     ],

@@ -2,7 +2,7 @@
 
 Records are built from the dataclasses of :mod:`fusiondiff.model` with every field drawn, any
 text (control characters included) where the field is text, and values inside what
-:mod:`fusiondiff.validate` accepts. Sizes stay small so the suite stays fast.
+the rules on their fields (:mod:`fusiondiff.constraints`) accept. Sizes stay small so the suite stays fast.
 
 A capture diffed with itself gets SAME for every fusion and exit code 0. It is also *comparable*
 (no finding at all) when it was measured well enough to compare at all: the differ's
@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import io
 import tempfile
+import typing
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -34,6 +35,7 @@ from fusiondiff.model import (
     Segment,
     Segmentation,
     TensorMeta,
+    TimerName,
     Timing,
     TimingProtocol,
 )
@@ -150,7 +152,7 @@ environment = st.builds(
 )
 protocol = st.builds(
     TimingProtocol,
-    method=text,
+    method=st.sampled_from(typing.get_args(TimerName)),
     warmup=count,
     samples=count,
     l2_mode=st.sampled_from(["cold", "warm"]),

@@ -137,7 +137,7 @@ def test_recording_failure_is_kept_and_the_execution_still_runs(install, monkeyp
 
 def test_no_memory_for_the_input_copies_keeps_the_record_untimed(install, monkeypatch):
     from fusiondiff.recording import inputs as input_tools
-    from fusiondiff.recording.recorder import OUT_OF_MEMORY
+    from fusiondiff.recording.executions import OUT_OF_MEMORY
 
     def no_memory(value):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB.")
@@ -211,7 +211,7 @@ def test_inputs_of_a_fusion_that_writes_nothing_are_copied_after_it_ran(install,
 
 
 def test_aliased_output_is_detected_in_the_printed_definition():
-    from fusiondiff.recording.recorder import writes_into_inputs
+    from fusiondiff.recording.executions import writes_into_inputs
 
     assert writes_into_inputs(str(InPlaceFusion()))
     assert not writes_into_inputs(str(PureFusion()))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import typing
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -12,8 +13,10 @@ from typing import Any
 import pytest
 
 from fusiondiff.cli import main, timer_outputs
+from fusiondiff.codec import capture_from_jsonable, decode
+from fusiondiff.diff.timers import Disagreement, LaunchDifference, reconcile
 from fusiondiff.errors import ProfilerError
-from fusiondiff.model import LaunchConfig, ReportedBandwidth, Timing, TimingProtocol, capture_from_jsonable
+from fusiondiff.model import Capture, LaunchConfig, ReportedBandwidth, Timing, TimingProtocol
 from fusiondiff.options import RecordingOptions
 from fusiondiff.recording import cupti_owner
 from fusiondiff.recording.bandwidth import flag_bandwidth, gathered_inputs
@@ -25,8 +28,8 @@ from fusiondiff.recording.nvfuser_profiler import (
     sample_events,
 )
 from fusiondiff.recording.timing import kernel_records, measure
+from fusiondiff.report.timers_text import render_reconciliation
 from fusiondiff.store import dumps_capture, load_capture, save_capture
-from fusiondiff.timers import reconcile, render_reconciliation
 
 import synthetic
 
@@ -344,11 +347,16 @@ def test_disagreements_are_listed_launch_kernels_and_medians():
     )
     result = reconcile(with_timer(base, "kineto"), b)
     assert not result.agree
-    lines = [line for f in result.fusions for line in f.disagreements]
-    assert any("block: [128, 1, 1] vs [256, 1, 1]" in line for line in lines)
-    assert any("nvfuser_reduction_g1 only in A" in line for line in lines)
-    assert any("more than 5 % apart" in line for line in lines)
-    assert "the timers disagree" in render_reconciliation(result)
+    found = [d for f in result.fusions for d in f.disagreements]
+    launches = [d.launch for d in found if d.kind == "launch"]
+    assert LaunchDifference("block", (128, 1, 1), (256, 1, 1)) in launches
+    assert Disagreement("only_one_side", "nvfuser_reduction_g1", side="A") in found
+    medians = [d for d in found if d.kind in ("kernel_median", "fusion_median")]
+    assert medians and all(abs(d.median_b_ns / d.median_a_ns - 1.10) < 1e-9 for d in medians)
+    text = render_reconciliation(result)
+    assert "    ! nvfuser_pointwise_g0 block: [128, 1, 1] vs [256, 1, 1]\n" in text
+    assert "    ! nvfuser_reduction_g1 only in A\n" in text
+    assert "more than 5 % apart" in text and "the timers disagree" in text
 
 
 def test_a_fusion_only_one_timer_recorded_is_unpaired():
@@ -375,17 +383,14 @@ def test_old_captures_load_with_kineto_named_on_every_timing():
             assert all(k.timing.timer == "kineto" and k.reported_bandwidth is None for k in f.kernels)
 
 
-def test_an_nvfuser_capture_round_trips_through_both_decoders(tmp_path: Path):
+def test_an_nvfuser_capture_round_trips_from_bytes_and_from_parsed_json(tmp_path: Path):
     table = 128256 * 4096 * 2
     capture = synthetic.capture([flag_bandwidth(embedding_fusion(table, 990.0))], kind="replay")
     capture = with_timer(capture, "nvfuser")
     path = save_capture(capture, tmp_path / "nv.json")
     assert load_capture(path) == capture
-    from fusiondiff.model import Capture as CaptureRecord
-    from fusiondiff.model import _decode_record
-
     data = json.loads(dumps_capture(capture))
-    assert _decode_record(CaptureRecord, data, "nv.json") == capture == capture_from_jsonable(data)
+    assert decode(data, Capture, "nv.json") == capture == capture_from_jsonable(data)
 
 
 def test_recording_options_carry_the_timer_to_the_replay_child():
@@ -400,7 +405,29 @@ def test_recorder_picks_the_nvfuser_source():
     from fusiondiff.recording.recorder import Recorder
 
     recorder = Recorder("replay", RecordingOptions().with_timer("nvfuser"))
-    assert isinstance(recorder._kernel_source(), NvfuserProfilerSource)
+    assert isinstance(recorder.sampler.source(), NvfuserProfilerSource)
+
+
+def test_every_timer_name_has_one_source_and_another_name_is_refused_in_one_line():
+    from fusiondiff.errors import CaptureError
+    from fusiondiff.model import TimerName
+    from fusiondiff.recording.sources import KERNEL_SOURCES, kernel_source_for
+
+    assert tuple(KERNEL_SOURCES) == typing.get_args(TimerName)
+    assert all(kernel_source_for(name, lambda: None).name == name for name in KERNEL_SOURCES)
+    message = "unknown timing method 'nsight': use 'kineto', 'nvfuser' or 'seed-sum-of-all-events'"
+    with pytest.raises(CaptureError, match=message):
+        kernel_source_for("nsight", lambda: None)
+
+
+def test_a_recorder_given_a_kernel_source_times_with_it_and_only_under_its_timer():
+    from fusiondiff.recording.recorder import Recorder
+
+    given = NvfuserProfilerSource(profiler=FakeProfiler, probe=no_subscriber)
+    recorder = Recorder("replay", RecordingOptions().with_timer("nvfuser"), kernel_source=given)
+    assert recorder.sampler.source() is given
+    with pytest.raises(ValueError, match="kernel_source 'nvfuser' is not the protocol's timer 'kineto'"):
+        Recorder("replay", RecordingOptions(), kernel_source=given)
 
 
 # ------------------------------------------------------------------ the command line
@@ -473,4 +500,5 @@ def test_a_kernel_nvfuser_did_generate_seen_by_one_timer_only_is_still_a_disagre
     dropped = dataclasses.replace(nvfuser, fusions=(dataclasses.replace(first, kernels=()), *nvfuser.fusions[1:]))
     result = reconcile(kineto, dropped, tolerance=0.02)
     assert not result.agree
-    assert "nvfuser_inner_persistent_g0 only in A" in result.fusions[0].disagreements
+    assert Disagreement("only_one_side", "nvfuser_inner_persistent_g0", side="A") in result.fusions[0].disagreements
+    assert "    ! nvfuser_inner_persistent_g0 only in A\n" in render_reconciliation(result)

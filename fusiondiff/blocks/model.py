@@ -8,8 +8,8 @@ refused when it is read. The statistics here are derived from those arrays (:mod
 the timeline is recorded and again when the arrays are read (they must agree): the differ needs
 only the JSON, the views read the arrays.
 
-Pure records: this module imports nothing from the rest of fusiondiff, so the capture model can
-hold them without a circle.
+Pure records: this module imports nothing from the rest of fusiondiff but the value rules of its
+fields (:mod:`fusiondiff.constraints`), so the capture model can hold them without a circle.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 from typing import Literal
+
+from fusiondiff.constraints import Int64, NaNFloat
 
 RefusalCode = Literal[
     "not_generated",
@@ -62,37 +64,37 @@ class Refusal:
 class BlockStats:
     """One instrumented run of one kernel, summarised. Times in ns from the run's first CTA start."""
 
-    ctas: int
+    ctas: Int64
     """CTAs that ran (the grid's CTA count)."""
-    sms_used: int
+    sms_used: Int64
     """SMs that ran at least one CTA."""
-    max_ctas_per_sm: int
+    max_ctas_per_sm: Int64
     """The most CTAs one SM ran in the run."""
-    ctas_at_once: int
+    ctas_at_once: Int64
     """CTAs an SM held at once, as most SMs did: the median over the SMs used of each one's most
     CTAs at once (measured concurrency, not the occupancy limit). Not the largest: on the H200 a
     few SMs per run show CTA intervals overlapping by up to 300 ns more than they can hold (17 at
     once where registers allow 10), as if ``%globaltimer`` were read slightly out of step across
     the warps of one SM; the median over SMs is what the SMs could hold."""
-    waves: int
+    waves: Int64
     """Waves of the SM that needed most: its CTAs over :attr:`ctas_at_once`, rounded up."""
-    span_ns: float
+    span_ns: NaNFloat
     """First CTA start to last CTA end."""
-    tail_ns: float
+    tail_ns: NaNFloat
     """The time the last 10 % of CTAs took: the last end less the end by which 90 % had ended."""
-    start_skew_p50_ns: float
+    start_skew_p50_ns: NaNFloat
     """Median CTA start, from the first start (CTAs of later waves start later by design)."""
-    start_skew_p99_ns: float
-    first_start_p50_ns: float
+    start_skew_p99_ns: NaNFloat
+    first_start_p50_ns: NaNFloat
     """Median over SMs of when an SM started its first CTA, from the first start."""
-    first_start_max_ns: float
+    first_start_max_ns: NaNFloat
     """The latest first CTA start of any SM used: an SM held by other work starts late."""
-    cta_p10_ns: float
+    cta_p10_ns: NaNFloat
     """CTA durations (start of thread 0 to the last warp's end): 10th percentile."""
-    cta_p50_ns: float
-    cta_p90_ns: float
-    cta_p99_ns: float
-    moved_ctas: int = 0
+    cta_p50_ns: NaNFloat
+    cta_p90_ns: NaNFloat
+    cta_p99_ns: NaNFloat
+    moved_ctas: Int64 = 0
     """CTAs whose SM at the end was not the SM at the start (preemption)."""
 
 
@@ -106,22 +108,22 @@ class KernelTimeline:
 
     kernel: str
     """The launched name (``KernelRecord.name``)."""
-    order: int
+    order: Int64
     """``KernelRecord.order``: position in launch order within one execution."""
     runs: tuple[BlockStats, ...] = ()
     """One summary per instrumented run; empty when refused."""
     refusal: Refusal | None = None
-    warps_per_cta: int = 0
+    warps_per_cta: Int64 = 0
     plain_median_ns: float | None = None
     """The plain kernel's median under the timing protocol (the record's samples)."""
     instrumented_median_ns: float | None = None
     """The instrumented kernel's median under the same protocol, in the same process."""
-    registers_plain: int | None = None
+    registers_plain: Int64 | None = None
     """Registers per thread of the plain launch, as the kernel-record source reported them."""
-    registers_instrumented: int | None = None
-    blocks_per_sm_plain: int | None = None
+    registers_instrumented: Int64 | None = None
+    blocks_per_sm_plain: Int64 | None = None
     """Resident CTAs per SM the GPU's limits allow (derived occupancy) for the plain launch."""
-    blocks_per_sm_instrumented: int | None = None
+    blocks_per_sm_instrumented: Int64 | None = None
     timer_resolution_ns: float | None = None
     """The smallest non-zero step between two CTA starts seen (the timer's resolution or coarser)."""
     arrays: str | None = None
@@ -154,7 +156,7 @@ class FusionTimeline:
     """The block level of one fusion record (``FusionRecord.sm_timeline``): its kernels' timelines,
     and the file of CTA arrays they are in."""
 
-    runs: int
+    runs: Int64
     """Instrumented runs per kernel, each after the protocol's L2 treatment."""
     kernels: tuple[KernelTimeline, ...] = ()
     outputs_identical: bool | None = None
@@ -167,7 +169,7 @@ class FusionTimeline:
     nothing measured)."""
     sha256: str | None = None
     """sha256 of that file: a file changed since, or another capture's, is refused."""
-    max_overhead: float = 0.25
+    max_overhead: NaNFloat = 0.25
     """Instrumented kernels slower than the plain ones by more than this fraction were refused."""
     method: str = "globaltimer-smid-per-cta"
     """How the CTAs were measured: ``%globaltimer`` and ``%smid`` by a probe compiled into a copy of

@@ -33,8 +33,7 @@ class TimelineRecorder(Recorder):
         record = pending.record
         if record.failure is not None or not record.kernels or self._execute_untraced is None:
             return
-        self._local.timing = True  # the session's executions stay untouched meanwhile
-        try:
+        with self.sampler.untraced():  # the session's executions stay untouched meanwhile
             measured = record_fusion(
                 pending.fd,
                 copies,
@@ -44,11 +43,9 @@ class TimelineRecorder(Recorder):
                 prefix=f"f{self._timelines}",
                 execute=self._execute_untraced,
                 protocol=self.protocol,
-                kernel_source=self._kernel_source,
-                flush_l2=self._flush_l2,
+                kernel_source=self.sampler.source,
+                flush_l2=self.sampler.flush_l2,
             )
-        finally:
-            self._local.timing = False
         self._timelines += 1
         self.timeline_arrays.update(measured.arrays)
         pending.record = dataclasses.replace(record, sm_timeline=measured.timeline)

@@ -8,7 +8,7 @@ judges the timings from the raw samples (:mod:`.stats`), and runs one rule per c
 """
 
 from fusiondiff.diff.core import diff, diff_files
-from fusiondiff.diff.model import (
+from fusiondiff.diff.records import (
     DiffResult,
     Finding,
     FusionPair,

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from fusiondiff.diff.model import Category, PropertyChange
+from fusiondiff.diff.records import Category, PropertyChange
 from fusiondiff.model import Capture, FusionRecord, KernelRecord, to_jsonable
 
 INPUT_FIELDS = (

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from fusiondiff.diff.model import Category, Finding, FusionPair, KernelPair, PropertyChange, Role, TimingVerdict
+from fusiondiff.diff.records import Category, Finding, FusionPair, KernelPair, PropertyChange, Role, TimingVerdict
 from fusiondiff.model import Capture, FusionRecord
 from fusiondiff.units import duration, durations, number  # noqa: F401 - rules read them from here
 

@@ -13,7 +13,7 @@ from fusiondiff.diff.context import RuleContext
 from fusiondiff.diff.devices import on_own_device_of
 from fusiondiff.diff.findings import find_findings
 from fusiondiff.diff.match import FusionMatch, KernelMatch, match_fusions, match_kernels
-from fusiondiff.diff.model import (
+from fusiondiff.diff.records import (
     DiffResult,
     FusionPair,
     KernelPair,

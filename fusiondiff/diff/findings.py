@@ -41,7 +41,7 @@ from fusiondiff.diff.context import (
     limited,
     make_finding,
 )
-from fusiondiff.diff.model import Finding
+from fusiondiff.diff.records import Finding
 
 RULES: tuple[Rule, ...] = (
     # failures: a side has no numbers for the fusion; the cause the data shows comes first

@@ -41,7 +41,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from fusiondiff.definition import canonical_definition
-from fusiondiff.diff.model import MatchedBy, Side
+from fusiondiff.diff.records import MatchedBy, Side
 from fusiondiff.model import FusionRecord, KernelRecord
 
 SIMILAR_DEFINITION_RATIO = 0.9

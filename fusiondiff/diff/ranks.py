@@ -27,7 +27,7 @@ from pathlib import Path
 
 from fusiondiff.diff.core import diff
 from fusiondiff.diff.devices import own_device
-from fusiondiff.diff.model import DiffResult
+from fusiondiff.diff.records import DiffResult
 from fusiondiff.distributed import rank_of_path
 from fusiondiff.errors import DiffError
 from fusiondiff.model import Capture, CommunicationKernel

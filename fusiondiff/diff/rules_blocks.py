@@ -18,7 +18,7 @@ ran matmuls), so the two rules about it look at each run, the others at medians 
 - ``blocks_few_ctas_slower``: its median CTA is unchanged but its slowest CTAs are much slower:
   imbalance or contention.
 
-The evidence is numbers with units (:class:`~fusiondiff.diff.model.Evidence`); the sentences are
+The evidence is numbers with units (:class:`~fusiondiff.diff.records.Evidence`); the sentences are
 :mod:`fusiondiff.report.wording`'s. The thresholds are set above what two runs of one kernel
 differ by (``tests/data/blocks/same_kernel``: CTA median 3 %, p99 10 %, tail 7 %, first starts
 30 ns apart) and are module constants, so they can be read and tested.
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from fusiondiff.blocks.model import KernelTimeline
 from fusiondiff.diff.context import RuleContext, kernel_gap_ns, kernel_label
-from fusiondiff.diff.model import Evidence, Finding, FusionPair, KernelPair, Role, Unit
+from fusiondiff.diff.records import Evidence, Finding, FusionPair, KernelPair, Role, Unit
 
 CTA_SHIFT = 0.10
 """Every CTA slower: p10, median and p90 all at least 10 % longer."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from fusiondiff.definition import definition_calls
 from fusiondiff.diff.context import RuleContext, make_finding, show
-from fusiondiff.diff.model import Finding, FusionPair
+from fusiondiff.diff.records import Finding, FusionPair
 from fusiondiff.model import FusionRecord, TensorMeta, view_extent
 
 _GATHERS = {"ops.index_select": (0, 1), "ops.take_along_axis": (0, 1), "ops.gather": (0, 1)}

@@ -19,7 +19,7 @@ from fusiondiff.diff.context import (
     make_finding,
     show,
 )
-from fusiondiff.diff.model import Finding, FusionPair, KernelPair
+from fusiondiff.diff.records import Finding, FusionPair, KernelPair
 from fusiondiff.model import kernel_history
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from fusiondiff.diff.compare import itemsize_bytes
 from fusiondiff.diff.context import RuleContext, fusion_gap_ns, make_finding, show
-from fusiondiff.diff.model import Finding, FusionPair, PropertyChange
+from fusiondiff.diff.records import Finding, FusionPair, PropertyChange
 from fusiondiff.model import TensorMeta
 
 VECTOR_BYTES = 16

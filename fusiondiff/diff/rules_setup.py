@@ -13,11 +13,10 @@ from collections.abc import Iterator, Sequence
 from fusiondiff.diff.clocks import max_clock_mhz, running, timed_clock
 from fusiondiff.diff.compare import input_bytes
 from fusiondiff.diff.context import RuleContext, fusion_gap_ns, limited, make_finding, mib, show
-from fusiondiff.diff.model import Finding, FusionPair, PropertyChange
+from fusiondiff.diff.records import Finding, FusionPair, PropertyChange
 from fusiondiff.diff.stats import MIN_SAMPLES
 from fusiondiff.distributed import COMMUNICATION_NOT_RECORDED
-from fusiondiff.model import Capture, FusionRecord
-from fusiondiff.recording.seed_method import METHOD as SEED_METHOD
+from fusiondiff.model import SEED_METHOD, Capture, FusionRecord
 
 CLOCK_TOLERANCE = 0.05
 """Clock readings further apart than this fraction count as different (boost clocks wander)."""

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fusiondiff.diff.model import TimingVerdict, Verdict
+from fusiondiff.diff.records import TimingVerdict, Verdict
 from fusiondiff.model import Timing
 from fusiondiff.units import duration, durations
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from fusiondiff import distributed
 from fusiondiff.errors import ProfilerError, exception_line
-from fusiondiff.model import CommunicationKernel, LaunchConfig
+from fusiondiff.model import KINETO, CommunicationKernel, LaunchConfig, TimerName
 from fusiondiff.recording import cupti_owner
 from fusiondiff.recording.kineto import exported_trace, kernel_event, launch_from_args
 from fusiondiff.recording.timing import KernelEvent
@@ -140,7 +140,7 @@ def read_communication(prof: Any) -> tuple[CommunicationKernel, ...]:
     return communication_kernels(_events_of_trace(exported_trace(prof)))
 
 
-def _refusal(timer: str) -> str | None:
+def _refusal(timer: TimerName) -> str | None:
     """Why the trace must not start in this process, or ``None``."""
     if cupti_owner.SUBSCRIBER_OF_SOURCE.get(timer) != cupti_owner.TORCH_PROFILER:
         # after torch.profiler ran, nvFuser's PythonProfiler makes nvFuser exit the process (cupti_owner)
@@ -148,7 +148,7 @@ def _refusal(timer: str) -> str | None:
     if cupti_owner.torch_profiler_active():
         return "a torch profiler is already running in this process"
     try:
-        cupti_owner.claim("kineto")
+        cupti_owner.claim(KINETO)
     except ProfilerError as exc:
         return str(exc)
     return None
@@ -178,7 +178,7 @@ def _stop(prof: Any, keep: bool) -> None:
 
 
 @contextlib.contextmanager
-def communication_trace(enabled: bool = True, timer: str = "kineto") -> Iterator[CommunicationTrace]:
+def communication_trace(enabled: bool = True, timer: TimerName = KINETO) -> Iterator[CommunicationTrace]:
     """Record the communication kernels run during the block, only under torchrun
     (:func:`fusiondiff.distributed.rank_from_env`) and when ``enabled``; elsewhere a no-op.
 

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fusiondiff.errors import ProfilerError
+from fusiondiff.model import KINETO, NVFUSER, SEED_METHOD, TimerName
 
 TORCH_PROFILER = "torch.profiler"
 NVFUSER_PROFILER = "nvFuser PythonProfiler"
@@ -44,10 +45,10 @@ OTHER = "another CUPTI subscriber"
 """The holder when torch.profiler found CUPTI taken by someone fusiondiff did not start (the user's
 own PythonProfiler, most often): neither timer can run after it."""
 
-SUBSCRIBER_OF_SOURCE = {
-    "kineto": TORCH_PROFILER,
-    "seed-sum-of-all-events": TORCH_PROFILER,
-    "nvfuser": NVFUSER_PROFILER,
+SUBSCRIBER_OF_SOURCE: dict[TimerName, str] = {
+    KINETO: TORCH_PROFILER,
+    SEED_METHOD: TORCH_PROFILER,
+    NVFUSER: NVFUSER_PROFILER,
 }
 """The CUPTI subscriber each kernel-record source starts."""
 
@@ -183,7 +184,7 @@ def _result_name(lib: Any, status: int) -> str:
     return name.value.decode(errors="replace") if name.value else f"CUPTI error {status}"
 
 
-def claim(source: str, probe: Probe | None = cupti_has_subscriber) -> None:
+def claim(source: TimerName, probe: Probe | None = cupti_has_subscriber) -> None:
     """Before ``source`` (a kernel-record source's name) starts CUPTI: raise :class:`ProfilerError`
     where the other subscriber holds it, else note ``source``'s subscriber as the holder.
     ``probe`` (default :func:`cupti_has_subscriber`) is asked only before nvFuser's profiler, whose

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import importlib.metadata
@@ -9,10 +10,12 @@ import os
 import platform
 import socket
 import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fusiondiff.distributed import process_group_backend, rank_from_env
-from fusiondiff.model import Environment
+from fusiondiff.model import Environment, FusionRecord
 
 
 def nvfuser_variables() -> dict[str, str]:
@@ -128,3 +131,27 @@ def collect_environment(device_index: int | None = None) -> Environment:
         recorded_at=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         **fields,  # type: ignore[arg-type]
     )
+
+
+def settled_environment(
+    env: Environment | None,
+    fusions: Sequence[FusionRecord],
+    read: Callable[[int], Environment] = collect_environment,
+    backend: Callable[[], str | None] = process_group_backend,
+) -> Environment:
+    """The environment as it stands when recording ends, given ``env`` as read when it began.
+
+    ``fusiondiff capture`` starts recording before the script runs, and a torchrun script picks
+    its GPU (``torch.cuda.set_device(LOCAL_RANK)``) and starts its process group only then: read at
+    install, rank 1 would describe cuda:0 and no backend. So where the fusions ran on another
+    device than the one read at install, the environment is read again for theirs (``read``; its
+    clocks are then those of the end of recording), and the backend is read again (``backend``)."""
+    if env is None:
+        return Environment()
+    devices = Counter(f.device_index for f in fusions)
+    device = devices.most_common(1)[0][0] if devices else None
+    if device is not None and env.cuda_device_index is not None and device != env.cuda_device_index:
+        env = dataclasses.replace(read(device), recorded_at=env.recorded_at)
+    if env.rank is not None and env.distributed_backend is None:
+        env = dataclasses.replace(env, distributed_backend=backend())
+    return env

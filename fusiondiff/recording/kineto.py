@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fusiondiff.errors import ProfilerError
-from fusiondiff.model import LaunchConfig
+from fusiondiff.model import KINETO, LaunchConfig
 from fusiondiff.recording import cupti_owner
 from fusiondiff.recording.timing import KernelEvent, KernelSource, SampledRun
 
@@ -141,7 +141,7 @@ def exported_trace(prof: Any) -> dict[str, Any]:
 class KinetoSource(KernelSource):
     """Per-kernel device durations and launch configurations from torch.profiler."""
 
-    name = "kineto"
+    name = KINETO
 
     def __init__(self, canary: Callable[[], None]):
         self._canary = canary

@@ -26,11 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from fusiondiff.errors import ProfilerError
-from fusiondiff.model import LaunchConfig
+from fusiondiff.model import NVFUSER, LaunchConfig
 from fusiondiff.recording import cupti_owner
 from fusiondiff.recording.timing import KernelEvent, KernelSource, SampledRun
-
-NAME = "nvfuser"
 
 _INTS = re.compile(r"-?\d+")
 
@@ -155,7 +153,7 @@ class NvfuserProfilerSource(KernelSource):
     a fake); ``probe`` is handed to :func:`cupti_owner.claim`.
     """
 
-    name = NAME
+    name = NVFUSER
 
     def __init__(
         self,
@@ -167,7 +165,7 @@ class NvfuserProfilerSource(KernelSource):
 
     def sample(self, run_once: Callable[[], object], before_sample: Callable[[], None], count: int) -> SampledRun:
         make = self._profiler or _python_profiler()
-        cupti_owner.claim(NAME, self._probe)
+        cupti_owner.claim(self.name, self._probe)
         samples = []
         for _ in range(count):
             before_sample()

@@ -15,24 +15,19 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from fusiondiff import termination
-from fusiondiff.definition import definition_calls, definition_hash, structural_hash
-from fusiondiff.distributed import process_group_backend, synchronize_own_work
+from fusiondiff.definition import definition_hash, structural_hash
+from fusiondiff.distributed import synchronize_own_work
 from fusiondiff.errors import CaptureError, FusionDiffError, ProfilerError, exception_line
 from fusiondiff.model import (
     Capture,
     CaptureKind,
     Environment,
-    FusionRecord,
-    Segmentation,
-    Timing,
+    TimingProtocol,
     traced_name,
 )
 from fusiondiff.options import RecordingOptions
@@ -40,61 +35,21 @@ from fusiondiff.progress import Progress, silent
 from fusiondiff.recording import cupti_owner
 from fusiondiff.recording import inputs as input_tools
 from fusiondiff.recording import nvfuser_adapter as nvf
-from fusiondiff.recording.bandwidth import flag_bandwidth
-from fusiondiff.recording.environment import collect_environment, current_device_index, sm_clock_mhz
-from fusiondiff.recording.kineto import KinetoSource, profiler_active
-from fusiondiff.recording.nvfuser_profiler import NAME as NVFUSER_TIMER
-from fusiondiff.recording.nvfuser_profiler import NvfuserProfilerSource
-from fusiondiff.recording.seed_method import METHOD as SEED_METHOD
-from fusiondiff.recording.seed_method import SeedMethodSource
-from fusiondiff.recording.timing import KernelSource, kernel_records, measure, noise_summary
-
-OUT_OF_MEMORY = "not timed: the GPU ran out of memory for fusiondiff's copies of its inputs and its L2 flush buffer"
-"""The warning on a record that could not be timed for want of GPU memory."""
-
-InputOverride = Callable[[str, Sequence[Any]], Sequence[Any] | None]
-"""Given a definition's structural hash and the script's inputs, the inputs to use instead (or None)."""
-
-
-@dataclass(frozen=True)
-class Label:
-    """What the caller knows about the fusion being executed (Thunder's region name, pass...)."""
-
-    name: str
-    trace: str | None = None
-    ops_summary: str | None = None
-    exact_constants: tuple[str, ...] = ()
-
-
-@dataclass
-class _Seen:
-    """One execution between :meth:`Recorder._before` and :meth:`Recorder._after`. For a new
-    distinct execution it holds the inputs' metadata, saved storages and copies taken before it ran."""
-
-    key: tuple[Any, ...]
-    fd: Any
-    label: Label
-    inputs: list[Any]
-    kwargs: dict[str, Any]
-    metas: list[Any] = dataclasses.field(default_factory=list)
-    saved: dict[str, Any] = dataclasses.field(default_factory=dict)
-    copies: list[Any] | None = None
-    copy_after: bool = False
-    """The fusion does not write into its inputs: copy them after it ran, so the session's own
-    execution never shares the GPU's memory with fusiondiff's copies."""
-    out_of_memory: bool = False
-    """No GPU memory for its input copies: it will be recorded without timing."""
-
-
-@dataclass
-class _Pending:
-    """A distinct execution seen but not yet timed (deferred timing keeps its input copies)."""
-
-    record: FusionRecord
-    fd: Any
-    copies: list[Any] | None
-    execute_kwargs: dict[str, Any]
-    calls: int = 1
+from fusiondiff.recording.environment import collect_environment, settled_environment
+from fusiondiff.recording.executions import (
+    OUT_OF_MEMORY,
+    InputOverride,
+    Label,
+    Pending,
+    Seen,
+    is_out_of_memory,
+    release_cached_memory,
+    untimed_record,
+    writes_into_inputs,
+)
+from fusiondiff.recording.kineto import profiler_active
+from fusiondiff.recording.sampling import Sampler
+from fusiondiff.recording.timing import KernelSource, noise_summary
 
 
 class Recorder:
@@ -103,7 +58,9 @@ class Recorder:
     ``timing="inline"`` times a new execution right after it ran (memory is released at once);
     ``"deferred"`` keeps input copies and times everything in :meth:`finish` (used by replay, so a
     script's own profiler never overlaps ours). Inline timing is deferred automatically while a
-    torch profiler is already running.
+    torch profiler is already running. ``kernel_source`` times every sample (tests give a scripted
+    one); by default, the source the protocol's method names
+    (:data:`fusiondiff.recording.sources.KERNEL_SOURCES`).
     """
 
     def __init__(
@@ -116,12 +73,13 @@ class Recorder:
         input_override: InputOverride | None = None,
         source: str = "",
         log_file: str | None = None,
+        kernel_source: KernelSource | None = None,
     ):
         if timing not in ("inline", "deferred"):
             raise ValueError(f"timing must be 'inline' or 'deferred', not {timing!r}")
         options = options or RecordingOptions()
         self.kind = kind
-        self.protocol = options.protocol
+        self.sampler = Sampler(options.protocol, kernel_source)
         self.timing_mode = timing
         self.only = set(options.only) or None
         self.save_inputs = options.save_inputs
@@ -132,7 +90,7 @@ class Recorder:
         self.warnings: list[str] = []
         self.errors: list[FusionDiffError] = []
         self.tensors: dict[str, Any] = {}
-        self._pending: dict[tuple[Any, ...], _Pending] = {}
+        self._pending: dict[tuple[Any, ...], Pending] = {}
         self._snapshots = 0
         self.names_seen: set[str] = set()
         """Every fusion name executed, recorded or not (to explain an ``only`` that matched nothing)."""
@@ -143,9 +101,7 @@ class Recorder:
         self._lock = threading.RLock()
         self._original_execute: Callable[..., Any] | None = None
         self._execute_untraced: Callable[..., Any] | None = None
-        self._flush_buffer: Any = None
         self._environment: Environment | None = None
-        self.used_profiler = False
         self.log_file = log_file
         """Named on failure records: where the run's full output (C++ stacks) is kept."""
         self.name_prefix = ""
@@ -154,6 +110,11 @@ class Recorder:
         """Why the CUDA context can no longer be used (an illegal address): nothing more is timed."""
         self.out_of_memory = 0
         """How many records were kept untimed because the GPU had no memory to time them."""
+
+    @property
+    def protocol(self) -> TimingProtocol:
+        """How the samples are taken (the sampler's: it fills in the L2 flush size)."""
+        return self.sampler.protocol
 
     # ---------------------------------------------------------------- install / labels
 
@@ -173,16 +134,19 @@ class Recorder:
         # kept after uninstall: deferred timing in finish() runs the original execute
         self._execute_untraced = fd_class.execute
         self._environment = collect_environment()
+        self.sampler.l2_bytes = self._environment.l2_bytes if self._environment else None
         # from now on a torch profiler the session starts is known to hold CUPTI (cupti_owner)
         cupti_owner.watch()
         # part of the protocol whether or not anything gets timed (a replay that crashes first);
         # every sample runs on storage-faithful copies of the inputs (see _before_locked)
-        self.protocol = dataclasses.replace(self.protocol, flush_bytes=self._flush_bytes(), on_copies=True)
+        self.sampler.protocol = dataclasses.replace(
+            self.protocol, flush_bytes=self.sampler.flush_bytes(), on_copies=True
+        )
         original = fd_class.execute
         recorder = self
 
         def execute(fd: Any, inputs: Any, *args: Any, **kwargs: Any) -> Any:
-            if getattr(recorder._local, "timing", False) or termination.requested.is_set():
+            if recorder.sampler.timing_here() or termination.requested.is_set():
                 # being stopped (SIGTERM, Ctrl-C): the session's remaining work runs untouched and
                 # untimed, so the stop takes effect when the main thread next runs Python
                 return original(fd, inputs, *args, **kwargs)
@@ -265,18 +229,18 @@ class Recorder:
         except Exception as exc:  # noqa: BLE001 - a recording failure must not break the session
             self.errors.append(CaptureError(f"recording failed: {type(exc).__name__}: {exception_line(exc)}"))
 
-    def _before(self, fd: Any, inputs: Sequence[Any], kwargs: dict[str, Any]) -> _Seen | None:
+    def _before(self, fd: Any, inputs: Sequence[Any], kwargs: dict[str, Any]) -> Seen | None:
         """Before an execution: its key, and for a new one the inputs as the fusion will read them."""
         with self._locked_keeping_errors():
             return self._before_locked(fd, list(inputs), kwargs)
         return None  # the failure was kept
 
-    def _after(self, seen: _Seen) -> None:
+    def _after(self, seen: Seen) -> None:
         """After the execution succeeded: count a repeat, or record (and time inline) a new one."""
         with self._locked_keeping_errors():
             self._after_locked(seen)
 
-    def _before_locked(self, fd: Any, inputs: list[Any], kwargs: dict[str, Any]) -> _Seen | None:
+    def _before_locked(self, fd: Any, inputs: list[Any], kwargs: dict[str, Any]) -> Seen | None:
         label = self._label(fd)
         self.names_seen.add(label.name)
         if self.only is not None and label.name not in self.only:
@@ -284,7 +248,7 @@ class Recorder:
         enable = tuple(kwargs.get("_enable_options") or ())
         disable = tuple(kwargs.get("_disable_options") or ())
         key = (label.name, label.trace, id(fd), input_tools.quick_signature(inputs), enable, disable)
-        seen = _Seen(key=key, fd=fd, label=label, inputs=inputs, kwargs=kwargs)
+        seen = Seen(key=key, fd=fd, label=label, inputs=inputs, kwargs=kwargs)
         if key in self._pending:
             return seen
         seen.metas = list(input_tools.describe_inputs(inputs))
@@ -304,7 +268,7 @@ class Recorder:
             seen.copy_after = True
         return seen
 
-    def _copy_inputs(self, seen: _Seen) -> None:
+    def _copy_inputs(self, seen: Seen) -> None:
         """Storage-faithful copies of a new execution's inputs, for timing; without the memory for
         them, the record is kept untimed (the session's own execution is not touched)."""
         try:
@@ -313,13 +277,13 @@ class Recorder:
             if not is_out_of_memory(exc):
                 raise
             seen.copies, seen.out_of_memory = [], True
-            _release_cached_memory()
+            release_cached_memory()
 
-    def _is_new(self, seen: _Seen) -> bool:
+    def _is_new(self, seen: Seen) -> bool:
         """A first execution of its kind (not a repeat of a recorded one)."""
         return (seen.copies is not None or seen.copy_after) and seen.key not in self._pending
 
-    def _failed(self, seen: _Seen, exc: BaseException) -> None:
+    def _failed(self, seen: Seen, exc: BaseException) -> None:
         """The execution raised: keep its record, with its inputs and the failure, untimed. After an
         illegal address the CUDA context is lost, so nothing else is timed either."""
         with self._locked_keeping_errors():
@@ -337,7 +301,7 @@ class Recorder:
             pending.copies = None
             self.progress(f"fusiondiff: {seen.label.name} failed: {failure.message}")
 
-    def _after_locked(self, seen: _Seen) -> None:
+    def _after_locked(self, seen: Seen) -> None:
         pending = self._pending.get(seen.key)
         if pending is not None:
             pending.calls += 1
@@ -349,39 +313,14 @@ class Recorder:
             self._copy_inputs(seen)
         self._new_record(seen, time_now=self.timing_mode == "inline" and not profiler_active())
 
-    def _new_record(self, seen: _Seen, time_now: bool) -> None:
+    def _new_record(self, seen: Seen, time_now: bool) -> None:
         """Record a new distinct execution; time it now, or keep its input copies for later."""
-        fd, label, kwargs = seen.fd, seen.label, seen.kwargs
+        fd, kwargs = seen.fd, seen.kwargs
         text, digest, _ = self._definition(fd)
-        warnings: list[str] = [text.strip()[2:]] if text.startswith(nvf.UNPRINTABLE) else []
-        repro, repro_warning = nvf.repro_script(fd, seen.inputs)
-        if repro_warning:
-            warnings.append(repro_warning)
-        # the IR's constants on both sides of a diff; Thunder's, read from the region, only when
-        # this nvFuser cannot print them
-        constants, constants_warning = nvf.ir_constants(fd)
-        if constants_warning:
-            warnings.append(constants_warning)
+        record = untimed_record(seen, text, digest)
         self.tensors.update(seen.saved)
-        record = FusionRecord(
-            name=label.name,
-            definition=text,
-            definition_hash=digest,
-            inputs=tuple(seen.metas),
-            kernels=(),
-            segmentation=Segmentation(segments=()),
-            timing=Timing(samples_ns=()),
-            trace=label.trace,
-            ops_summary=label.ops_summary,
-            enable_options=tuple(kwargs.get("_enable_options") or ()),
-            disable_options=tuple(kwargs.get("_disable_options") or ()),
-            device_index=_device_index(kwargs.get("device"), seen.inputs),
-            repro_script=repro,
-            exact_constants=constants if constants_warning is None else label.exact_constants,
-            warnings=tuple(warnings),
-        )
         execute_kwargs = {k: v for k, v in kwargs.items() if k in ("device", "_enable_options", "_disable_options")}
-        pending = _Pending(record=record, fd=fd, copies=None, execute_kwargs=execute_kwargs)
+        pending = Pending(record=record, fd=fd, copies=None, execute_kwargs=execute_kwargs)
         self._pending[seen.key] = pending
         self._order.append(seen.key)
         copies, seen.copies, seen.inputs = seen.copies, None, []
@@ -393,13 +332,13 @@ class Recorder:
         else:
             pending.copies = copies
 
-    def _keep_untimed_for_memory(self, pending: _Pending) -> None:
+    def _keep_untimed_for_memory(self, pending: Pending) -> None:
         pending.copies = None
         pending.record = dataclasses.replace(pending.record, warnings=(*pending.record.warnings, OUT_OF_MEMORY))
         self.out_of_memory += 1
         self.progress(f"fusiondiff: {pending.record.name}: {OUT_OF_MEMORY}")
 
-    def _time_if_memory(self, pending: _Pending, copies: list[Any]) -> None:
+    def _time_if_memory(self, pending: Pending, copies: list[Any]) -> None:
         """Time ``pending``; if the GPU runs out of memory doing so, keep the record untimed (the
         other records and the session are unharmed: the memory is given back)."""
         try:
@@ -407,41 +346,13 @@ class Recorder:
         except Exception as exc:
             if not is_out_of_memory(exc):
                 raise
-            self._flush_buffer = None
-            _release_cached_memory()
+            self.sampler.release()
+            release_cached_memory()
             self._keep_untimed_for_memory(pending)
 
     # ---------------------------------------------------------------- timing
 
-    def _flush_bytes(self) -> int:
-        """Twice the L2 size: writing that much evicts every line a fusion could reuse."""
-        l2 = (self._environment.l2_bytes if self._environment else None) or 64 * 2**20
-        return 2 * l2
-
-    def _flush_l2(self) -> None:
-        self._flush_buffer.zero_()
-
-    def _canary(self) -> None:
-        self._flush_buffer[:256].zero_()
-
-    def _kernel_source(self) -> KernelSource:
-        """The kernel-record source the protocol names."""
-        if self.protocol.method == "kineto":
-            return KinetoSource(self._canary)
-        if self.protocol.method == NVFUSER_TIMER:
-            return NvfuserProfilerSource()
-        if self.protocol.method == SEED_METHOD:
-            return SeedMethodSource()
-        raise CaptureError(
-            f"unknown timing method {self.protocol.method!r}: use 'kineto', {NVFUSER_TIMER!r} or {SEED_METHOD!r}"
-        )
-
-    def _time(self, pending: _Pending, copies: list[Any]) -> None:
-        import torch
-
-        if self._flush_buffer is None:
-            self._flush_buffer = torch.empty(self._flush_bytes(), dtype=torch.uint8, device="cuda")
-            self.protocol = dataclasses.replace(self.protocol, flush_bytes=self._flush_bytes())
+    def _time(self, pending: Pending, copies: list[Any]) -> None:
         fd, kwargs = pending.fd, pending.execute_kwargs
         original = self._execute_untraced
         assert original is not None, "install() sets the original execute"
@@ -449,39 +360,12 @@ class Recorder:
         def run_once() -> None:
             original(fd, copies, **kwargs)
 
-        record = pending.record
-        rng_states = torch.cuda.get_rng_state_all()
-        self._local.timing = True
-        try:
-            source = self._kernel_source()
-            self.used_profiler = True
-            clock = functools.partial(sm_clock_mhz, record.device_index)  # before, while the kernels run, after
-            run = measure(run_once, self.protocol, source, self._flush_l2, torch.cuda.synchronize, clock)
-            ir = nvf.scheduled_ir(fd)
-            sources, source_warning = nvf.cuda_sources(fd, copies, record.device_index)
-        finally:
-            self._local.timing = False
-            torch.cuda.set_rng_state_all(rng_states)
-        kernels, timing, warnings = kernel_records(run, nvf.source_hashes(sources), timer=source.name)
-        if source_warning:
-            warnings.append(source_warning)
-        if not kernels:
-            warnings.append("the fusion launched no kernels (expression-evaluator segments only)")
-        segmentation = nvf.parse_segmentation(ir, [k.name for k in kernels])
-        pending.record = flag_bandwidth(
-            dataclasses.replace(
-                record,
-                kernels=kernels,
-                timing=timing,
-                segmentation=segmentation,
-                cuda_sources=sources if self.cuda_source else {},
-                sm_clock_mhz=run.clock_mhz,
-                warnings=record.warnings + tuple(warnings),
-            )
-        )
+        record = self.sampler.time(pending.record, run_once, fd, copies, keep_cuda_source=self.cuda_source)
+        pending.record = record
         pending.copies = None
+        timing = record.timing
         self.progress(
-            f"fusiondiff: {traced_name(record.name, record.trace)}: {len(kernels)} kernel(s), "
+            f"fusiondiff: {traced_name(record.name, record.trace)}: {len(record.kernels)} kernel(s), "
             f"{noise_summary(timing.samples_ns)} over {timing.count} {self.protocol.l2_mode}-L2 samples"
         )
 
@@ -520,7 +404,7 @@ class Recorder:
                         self.context_lost = f"{pending.record.name} hit an illegal memory access while timed"
                         pending.record = dataclasses.replace(pending.record, failure=failure)
         finally:
-            self._flush_buffer = None
+            self.sampler.release()
         if self.errors:
             unique = list(dict.fromkeys(str(e) for e in self.errors))
             message = unique[0] + (f" (and {len(unique) - 1} more errors)" if len(unique) > 1 else "")
@@ -539,7 +423,7 @@ class Recorder:
             self.progress(notice)
         return Capture(
             kind=self.kind,
-            environment=self._settled_environment(fusions),
+            environment=settled_environment(self._environment, fusions),
             protocol=self.protocol,
             fusions=fusions,
             source=self.source,
@@ -552,72 +436,6 @@ class Recorder:
         goes on afterwards (``with fusiondiff.capture():`` in the user's own session); a script under
         ``fusiondiff capture`` and a replay end with the recording, and every round-trip replay would
         repeat it."""
-        if not (self.used_profiler and self.kind == "live" and self.source == "session"):
+        if not (self.kind == "live" and self.source == "session"):
             return None
-        if self.protocol.method == NVFUSER_TIMER:
-            return (
-                "fusiondiff: nvFuser's PythonProfiler (CUPTI) was used in this process: torch.profiler sees no "
-                "kernel events in it afterwards"
-            )
-        return (
-            "fusiondiff: torch.profiler (CUPTI) was used in this process: nvFuser's PythonProfiler cannot run "
-            "in it afterwards"
-        )
-
-    def _settled_environment(self, fusions: Sequence[FusionRecord]) -> Environment:
-        """The environment as it stands when recording ends. ``fusiondiff capture`` starts
-        recording before the script runs, and a torchrun script picks its GPU
-        (``torch.cuda.set_device(LOCAL_RANK)``) and starts its process group only then: read at
-        install, rank 1 would describe cuda:0 and no backend. So where the fusions ran on another
-        device than the one read at install, the environment is read again for theirs (its clocks
-        are then those of the end of recording), and the backend is read again."""
-        env = self._environment
-        if env is None:
-            return Environment()
-        devices = Counter(f.device_index for f in fusions)
-        device = devices.most_common(1)[0][0] if devices else None
-        if device is not None and env.cuda_device_index is not None and device != env.cuda_device_index:
-            env = dataclasses.replace(collect_environment(device), recorded_at=env.recorded_at)
-        if env.rank is not None and env.distributed_backend is None:
-            env = dataclasses.replace(env, distributed_backend=process_group_backend())
-        return env
-
-
-def _device_index(device: Any, inputs: Sequence[Any]) -> int:
-    """The CUDA device a fusion ran on: its first CUDA input's, else the ``device`` it was given,
-    else the process's current device. Never a blind 0: under torchrun rank 1 runs on ``cuda:1``."""
-    for value in inputs:
-        dev: Any = getattr(value, "device", None)
-        if getattr(dev, "type", None) == "cuda" and isinstance(getattr(dev, "index", None), int):
-            return int(dev.index)
-    if isinstance(device, int) and not isinstance(device, bool):
-        return device
-    index = getattr(device, "index", None)
-    if isinstance(index, int):
-        return index
-    return current_device_index()
-
-
-def writes_into_inputs(definition: str) -> bool:
-    """Whether a printed definition aliases an output to an input (``fd.add_output(out, input)``,
-    Thunder's lowering of an in-place op): such a fusion changes its inputs as it runs."""
-    return any(
-        call.op == "add_output"
-        and (len(call.call.args) >= 2 or any(k.arg == "alias_input" for k in call.call.keywords))
-        for call in definition_calls(definition)
-    )
-
-
-def is_out_of_memory(exc: BaseException) -> bool:
-    """A CUDA allocation failure: torch's, or nvFuser's own (a RuntimeError that says so)."""
-    import torch
-
-    if isinstance(exc, torch.OutOfMemoryError):
-        return True
-    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
-
-
-def _release_cached_memory() -> None:
-    import torch
-
-    torch.cuda.empty_cache()
+        return self.sampler.cupti_notice()

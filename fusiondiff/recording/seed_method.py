@@ -11,20 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fusiondiff.model import LaunchConfig, TimingProtocol
+from fusiondiff.model import SEED_METHOD, LaunchConfig, TimingProtocol
 from fusiondiff.recording import cupti_owner
 from fusiondiff.recording.timing import KernelEvent, KernelSource, SampledRun
 
-METHOD = "seed-sum-of-all-events"
-
-SEED_PROTOCOL = TimingProtocol(method=METHOD, warmup=5, samples=1, l2_mode="warm")
+SEED_PROTOCOL = TimingProtocol(method=SEED_METHOD, warmup=5, samples=1, l2_mode="warm")
 """The seed's measurement as a protocol: 5 warm-ups, one profiled call, no L2 flush."""
 
 
 class SeedMethodSource(KernelSource):
     """One profiled call per sample; the sample's time is the sum of every event's device_time."""
 
-    name = METHOD
+    name = SEED_METHOD
 
     def sample(self, run_once: Callable[[], object], before_sample: Callable[[], None], count: int) -> SampledRun:
         from torch.profiler import ProfilerActivity, profile

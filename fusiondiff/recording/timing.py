@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from fusiondiff.distributed import communication_apart
 from fusiondiff.errors import ProfilerError
 from fusiondiff.model import (
+    KINETO,
     KernelRecord,
     LaunchConfig,
     ReportedBandwidth,
+    TimerName,
     Timing,
     TimingProtocol,
     parse_kernel_name,
@@ -69,9 +71,11 @@ class SampledRun:
 
 
 class KernelSource(ABC):
-    """Runs the samples and reports the kernels each one launched."""
+    """Runs the samples and reports the kernels each one launched. The sources fusiondiff has are
+    listed by their names in :data:`fusiondiff.recording.sources.KERNEL_SOURCES`."""
 
-    name: str
+    name: TimerName
+    """The timer name its records keep (``Timing.timer``) and the protocol selects it by."""
 
     @abstractmethod
     def sample(self, run_once: Callable[[], object], before_sample: Callable[[], None], count: int) -> SampledRun:
@@ -139,7 +143,7 @@ def _reported_bandwidth(events: Sequence[KernelEvent]) -> ReportedBandwidth | No
 
 
 def kernel_records(
-    run: SampledRun, source_hashes: dict[str, str] | None = None, timer: str = "kineto"
+    run: SampledRun, source_hashes: dict[str, str] | None = None, timer: TimerName = KINETO
 ) -> tuple[tuple[KernelRecord, ...], Timing, list[str]]:
     """Group a sampled run's kernels into per-kernel records (by launch position) and a fusion timing,
     each timing named after ``timer``, the source that measured it.

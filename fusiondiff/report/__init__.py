@@ -48,14 +48,14 @@ class ReportFormat:
 REPORT_FORMATS: tuple[ReportFormat, ...] = (
     ReportFormat(
         "text",
-        "fusiondiff.report.builtin",
+        "fusiondiff.report.text_json",
         "TextRenderer",
         (".txt",),
         "the terminal summary: verdict, fusions, ranked findings",
     ),
     ReportFormat(
         "json",
-        "fusiondiff.report.builtin",
+        "fusiondiff.report.text_json",
         "JsonRenderer",
         (".json",),
         "the diff record: diff, both environments and protocols, samples, captures",

@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from fusiondiff.diff.model import DiffResult, Finding, FusionPair, TimingVerdict
+from fusiondiff.diff.records import DiffResult, Finding, FusionPair, TimingVerdict
 from fusiondiff.escape import printable
 from fusiondiff.model import to_jsonable, traced_name
 from fusiondiff.report import wording

@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fusiondiff.diff.model import FusionPair, UnmatchedFusion
+from fusiondiff.diff.records import FusionPair, UnmatchedFusion
 from fusiondiff.errors import FusionDiffError
 from fusiondiff.model import FusionRecord, traced_name
 from fusiondiff.report.interface import DiffReport, ReportError

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fusiondiff.diff.model import DiffResult, FusionPair, KernelPair
+from fusiondiff.diff.records import DiffResult, FusionPair, KernelPair
 from fusiondiff.errors import FusionDiffError
 from fusiondiff.model import Capture, FusionRecord, KernelRecord
 

@@ -23,7 +23,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from fusiondiff.diff.model import FusionPair, KernelPair, TimingVerdict
+from fusiondiff.diff.records import FusionPair, KernelPair, TimingVerdict
 from fusiondiff.model import Capture, FusionRecord, KernelRecord, traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report.block_perfetto import NOTE as MEASURED_NOTE

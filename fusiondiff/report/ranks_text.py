@@ -3,8 +3,8 @@ then each rank's communication kernels side by side."""
 
 from __future__ import annotations
 
-from fusiondiff.diff.model import Finding
 from fusiondiff.diff.ranks import RankComparison, RanksResult
+from fusiondiff.diff.records import Finding
 from fusiondiff.escape import printable
 from fusiondiff.report import wording
 from fusiondiff.report.diff_text import explains_text, verdict_line

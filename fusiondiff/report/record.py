@@ -23,7 +23,7 @@ render many"). Layout (``DIFF_RECORD_VERSION`` 1)::
               "protocol": {...}},        # fusiondiff.model.TimingProtocol
         "B": {...}
       },
-      "diff": {...},                     # fusiondiff.diff.model.DiffResult: pairs, unmatched,
+      "diff": {...},                     # fusiondiff.diff.records.DiffResult: pairs, unmatched,
                                          # changes, findings, warnings (times in ns; NaN as null)
       "samples": [                       # raw per-sample device durations, ns
         {"fusion": "nvFusion0 [forward]",# FusionPair.label
@@ -47,9 +47,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fusiondiff.diff.model import DiffResult
+from fusiondiff.codec import capture_from_jsonable, decode
+from fusiondiff.diff.records import DiffResult
 from fusiondiff.errors import CaptureFormatError
-from fusiondiff.model import Capture, _decode_record, capture_from_jsonable, to_jsonable
+from fusiondiff.model import Capture, to_jsonable
 from fusiondiff.report.diff_text import json_safe, verdict_line
 from fusiondiff.report.interface import DiffReport, ReportError
 
@@ -161,7 +162,7 @@ def report_from_record(data: Any, origin: str = "diff record") -> DiffReport:
     captures = _object(data["captures"], f"{origin}.captures")
     sides = _object(data.get("sides", {}), f"{origin}.sides")
     try:
-        result = _decode_record(DiffResult, data["diff"], f"{origin}.diff")
+        result = decode(data["diff"], DiffResult, f"{origin}.diff")
         a, b = (_capture(captures, side, origin) for side in ("A", "B"))
     except CaptureFormatError as exc:
         raise ReportError(str(exc)) from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from fusiondiff.diff.model import Evidence, Finding
+from fusiondiff.diff.records import Evidence, Finding
 
 _LABELS = {
     "sms_used": "SMs used",

@@ -12,7 +12,7 @@ from fusiondiff.blocks.model import BlockStats
 from fusiondiff.diff import diff
 from fusiondiff.diff import rules_blocks as rb
 from fusiondiff.diff.findings import RULES
-from fusiondiff.diff.model import Evidence
+from fusiondiff.diff.records import Evidence
 from fusiondiff.model import Capture, Timing
 from fusiondiff.store import load_capture
 from tests.blocks.conftest import BLOCKS

@@ -175,8 +175,9 @@ def test_nvfuser_timer_then_kineto_timer_is_refused_and_nothing_is_zero(tmp_path
 
 def test_one_fusion_recorded_by_both_timers_agrees(tmp_path, capsys):
     from fusiondiff.cli import main
+    from fusiondiff.diff.timers import reconcile
+    from fusiondiff.report.timers_text import render_reconciliation
     from fusiondiff.store import load_capture
-    from fusiondiff.timers import reconcile, render_reconciliation
 
     script = tmp_path / "rmsnorm.py"
     script.write_text(RMSNORM_SCRIPT)

@@ -1,5 +1,6 @@
-"""The two renderers that were there before the registry, as registry entries: the terminal
-summary (:func:`fusiondiff.report.diff_text.render_diff_text`) and the diff record as JSON."""
+"""The renderers of the two formats that are no document: ``text``, the terminal summary
+(:func:`fusiondiff.report.diff_text.render_diff_text`), and ``json``, the diff record
+(:mod:`fusiondiff.report.record`)."""
 
 from __future__ import annotations
 

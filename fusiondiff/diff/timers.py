@@ -4,7 +4,8 @@ CUPTI takes one subscriber per process, so Kineto and nvFuser's ``PythonProfiler
 the same process: each timer records its own capture (``fusiondiff replay --timer both`` runs the
 replay twice, in two child processes), and this module says whether the two agree: the same kernels
 (by normalized name, in launch order), the same launch configurations, and medians within a
-tolerance. Every disagreement is listed; nothing is averaged away. No torch needed.
+tolerance. Every disagreement is kept, as data (:class:`Disagreement`); nothing is averaged away.
+:mod:`fusiondiff.report.timers_text` words them. No torch needed.
 """
 
 from __future__ import annotations
@@ -12,13 +13,53 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Literal
 
 from fusiondiff.diff.compare import LAUNCH_FIELDS
 from fusiondiff.diff.match import match_kernels
-from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig
+from fusiondiff.diff.records import Side
+from fusiondiff.model import NVFUSER, Capture, FusionRecord, KernelRecord, LaunchConfig, TimerName
 
 DEFAULT_TOLERANCE = 0.05
 """Relative difference of two medians still called agreement (5 %)."""
+
+LaunchValue = tuple[int, ...] | int
+"""A value of a launch field: a grid, block or cluster, or a count of bytes or registers."""
+
+
+@dataclass(frozen=True)
+class LaunchDifference:
+    """A launch field both timers report, with different values."""
+
+    field: str
+    """The :class:`~fusiondiff.model.LaunchConfig` field (``block``)."""
+    a: LaunchValue
+    b: LaunchValue
+
+
+DisagreementKind = Literal["launch", "kernel_median", "only_one_side", "failed", "fusion_median"]
+"""What two timers disagree on: a kernel's launch field, a kernel's median, a kernel only one side
+saw, a fusion that failed on one side, or the fusion's median."""
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """One thing two timers' recordings of a fusion disagree on."""
+
+    kind: DisagreementKind
+    kernel: str | None = None
+    """Normalized name of the kernel concerned; ``None`` for the fusion itself."""
+    launch: LaunchDifference | None = None
+    """For ``launch``: the field and both values."""
+    median_a_ns: float | None = None
+    """For ``kernel_median`` and ``fusion_median``: the two medians (ns), more than the tolerance apart."""
+    median_b_ns: float | None = None
+    side: Side | None = None
+    """For ``only_one_side``: the side that saw the kernel."""
+    failure: str | None = None
+    """For ``failed``: the failure's one-line message."""
+    without_outside: bool = False
+    """For ``fusion_median``: the medians leave out kernels nvFuser did not generate."""
 
 
 @dataclass(frozen=True)
@@ -29,8 +70,8 @@ class KernelAgreement:
     """Normalized kernel name (``nvfuser_inner_persistent_g0``)."""
     median_a_ns: float
     median_b_ns: float
-    launch_differences: tuple[str, ...]
-    """``block: [128, 1, 1] vs [256, 1, 1]``; fields one timer does not report are not compared."""
+    launch_differences: tuple[LaunchDifference, ...]
+    """Fields one timer does not report are not compared."""
 
     @property
     def ratio(self) -> float:
@@ -48,8 +89,8 @@ class FusionAgreement:
     only_a: tuple[str, ...]
     """Kernels only timer A saw (normalized names)."""
     only_b: tuple[str, ...]
-    disagreements: tuple[str, ...]
-    """One line per disagreement; empty when the timers agree on this fusion."""
+    disagreements: tuple[Disagreement, ...]
+    """Empty when the timers agree on this fusion."""
     outside_nvfuser: tuple[tuple[str, float], ...] = ()
     """Kernels only the Kineto side saw that nvFuser did not generate (an ATen fill of an output
     buffer, launched while the fusion ran), with their medians (ns): nvFuser's ``PythonProfiler``
@@ -65,8 +106,8 @@ class FusionAgreement:
 class Reconciliation:
     """Two timers' recordings of the same fusions, side by side."""
 
-    timer_a: str
-    timer_b: str
+    timer_a: TimerName
+    timer_b: TimerName
     tolerance: float
     fusions: tuple[FusionAgreement, ...]
     unmatched_a: tuple[str, ...]
@@ -82,23 +123,19 @@ def _key(f: FusionRecord) -> Hashable:
     return (f.structure_hash, f.input_signature)
 
 
-def _timer_of(capture: Capture) -> str:
+def _timer_of(capture: Capture) -> TimerName:
     timers = {f.timing.timer for f in capture.fusions if f.timing.count}
     return timers.pop() if len(timers) == 1 else capture.protocol.method
 
 
-def launch_differences(a: LaunchConfig, b: LaunchConfig) -> tuple[str, ...]:
+def launch_differences(a: LaunchConfig, b: LaunchConfig) -> tuple[LaunchDifference, ...]:
     """Launch fields that differ where both timers report them."""
-    lines = []
+    found = []
     for name in LAUNCH_FIELDS:
         va, vb = getattr(a, name), getattr(b, name)
         if va is not None and vb is not None and va != vb:
-            lines.append(f"{name}: {_show(va)} vs {_show(vb)}")
-    return tuple(lines)
-
-
-def _show(value: object) -> str:
-    return f"[{', '.join(str(v) for v in value)}]" if isinstance(value, tuple) else str(value)
+            found.append(LaunchDifference(name, va, vb))
+    return tuple(found)
 
 
 def _relative(a: float, b: float) -> float:
@@ -129,16 +166,15 @@ def reconcile_fusion(
     (:attr:`FusionAgreement.outside_nvfuser`), and left out of the fusion medians' comparison."""
     match = match_kernels(a.kernels, b.kernels)
     kernels: list[KernelAgreement] = []
-    lines: list[str] = []
+    found: list[Disagreement] = []
     for i, j in match.pairs:
         ka, kb = a.kernels[i], b.kernels[j]
         kernels.append(_kernel(ka, kb))
-        for diff in kernels[-1].launch_differences:
-            lines.append(f"{ka.normalized_name} {diff}")
+        name = ka.normalized_name
+        found += [Disagreement("launch", name, launch=d) for d in kernels[-1].launch_differences]
         if _relative(ka.timing.median_ns, kb.timing.median_ns) > tolerance:
-            lines.append(
-                f"{ka.normalized_name} medians {ka.timing.median_ns / 1000:.2f} vs {kb.timing.median_ns / 1000:.2f} us, "
-                f"more than {tolerance * 100:g} % apart"
+            found.append(
+                Disagreement("kernel_median", name, median_a_ns=ka.timing.median_ns, median_b_ns=kb.timing.median_ns)
             )
     only_a_positions, only_b_positions = list(match.only_a), list(match.only_b)
     outside: list[KernelRecord] = []
@@ -150,18 +186,17 @@ def reconcile_fusion(
         outside = [b.kernels[j] for j in apart]
     only_a = tuple(a.kernels[i].normalized_name for i in only_a_positions)
     only_b = tuple(b.kernels[j].normalized_name for j in only_b_positions)
-    lines += [f"{name} only in A" for name in only_a] + [f"{name} only in B" for name in only_b]
+    found += [Disagreement("only_one_side", name, side="A") for name in only_a]
+    found += [Disagreement("only_one_side", name, side="B") for name in only_b]
     extra_ns = sum(k.timing.median_ns for k in outside)
     median_a = a.timing.median_ns - (extra_ns if nvfuser_side == "b" else 0.0)
     median_b = b.timing.median_ns - (extra_ns if nvfuser_side == "a" else 0.0)
     failure = a.failure or b.failure
     if failure is not None:
-        lines.append(f"failed on one side: {failure.message}")
+        found.append(Disagreement("failed", failure=failure.message))
     elif _relative(median_a, median_b) > tolerance:
-        without = " (without the kernels nvFuser did not generate)" if outside else ""
-        lines.append(
-            f"fusion medians{without} {median_a / 1000:.2f} vs {median_b / 1000:.2f} us, "
-            f"more than {tolerance * 100:g} % apart"
+        found.append(
+            Disagreement("fusion_median", median_a_ns=median_a, median_b_ns=median_b, without_outside=bool(outside))
         )
     return FusionAgreement(
         name=a.name,
@@ -170,7 +205,7 @@ def reconcile_fusion(
         kernels=tuple(kernels),
         only_a=only_a,
         only_b=only_b,
-        disagreements=tuple(lines),
+        disagreements=tuple(found),
         outside_nvfuser=tuple((k.name, k.timing.median_ns) for k in outside),
     )
 
@@ -193,7 +228,7 @@ def reconcile(a: Capture, b: Capture, tolerance: float = DEFAULT_TOLERANCE) -> R
     for f in b.fusions:
         waiting[_key(f)].append(f)
     timer_a, timer_b = _timer_of(a), _timer_of(b)
-    nvfuser_side = "b" if timer_b == "nvfuser" != timer_a else "a" if timer_a == "nvfuser" != timer_b else None
+    nvfuser_side = "b" if timer_b == NVFUSER != timer_a else "a" if timer_a == NVFUSER != timer_b else None
     fusions, unmatched_a = [], []
     for f in a.fusions:
         partners = waiting.get(_key(f))
@@ -210,41 +245,3 @@ def reconcile(a: Capture, b: Capture, tolerance: float = DEFAULT_TOLERANCE) -> R
         unmatched_a=tuple(unmatched_a),
         unmatched_b=tuple(unmatched_b),
     )
-
-
-def render_reconciliation(result: Reconciliation) -> str:
-    """A plain-text table: per fusion and kernel the two medians (us), their ratio, and what disagrees."""
-    header = f"{'fusion / kernel':<44} {result.timer_a + ' us':>14} {result.timer_b + ' us':>14} {'B/A':>7}  agreement"
-    lines = [
-        f"timer A: {result.timer_a}, timer B: {result.timer_b}; medians within {result.tolerance * 100:g} % agree",
-        header,
-    ]
-    for f in result.fusions:
-        verdict = "ok" if not f.disagreements else f"{len(f.disagreements)} disagreement(s)"
-        lines.append(
-            f"{f.name:<44} {f.median_a_ns / 1000:>14.2f} {f.median_b_ns / 1000:>14.2f} {f.ratio:>7.3f}  {verdict}"
-        )
-        for k in f.kernels:
-            lines.append(f"  {k.name:<42} {k.median_a_ns / 1000:>14.2f} {k.median_b_ns / 1000:>14.2f} {k.ratio:>7.3f}")
-        for name, median_ns in f.outside_nvfuser:
-            side = result.timer_b if result.timer_a == "nvfuser" else result.timer_a
-            lines.append(f"    = {side} only: {name} {median_ns / 1000:.2f} us, not an nvFuser kernel (explained)")
-        lines += [f"    ! {line}" for line in f.disagreements]
-    lines += [f"{name}: only in A" for name in result.unmatched_a]
-    lines += [f"{name}: only in B" for name in result.unmatched_b]
-    disagreeing = sum(1 for f in result.fusions if f.disagreements)
-    unmatched = len(result.unmatched_a) + len(result.unmatched_b)
-    explained = sum(1 for f in result.fusions if f.outside_nvfuser)
-    if explained:
-        lines.append(
-            f"{explained} fusion(s) launched kernels nvFuser did not generate (marked =): nvFuser's PythonProfiler "
-            "reports only nvFuser's own kernels, so only the other timer saw them; their time is left out of "
-            "those fusions' comparison"
-        )
-    if result.agree:
-        lines.append(f"the timers agree on all {len(result.fusions)} fusion(s)")
-    else:
-        lines.append(
-            f"the timers disagree: {disagreeing} of {len(result.fusions)} paired fusion(s), {unmatched} unpaired"
-        )
-    return "\n".join(lines) + "\n"

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from fusiondiff.constraints import NaNFloat
+
 Verdict = Literal["SAME", "FASTER", "SLOWER", "AMBIGUOUS", "FAILED"]
 """Timing verdict of side B relative to side A (``SLOWER``: B takes longer than A). ``FAILED``: a
 side's execution of the fusion failed, so it has no samples (see ``FusionPair.failed``)."""
@@ -58,14 +60,14 @@ class PropertyChange:
 class TimingVerdict:
     """Two sample distributions compared: B relative to A. See :mod:`fusiondiff.diff.stats`."""
 
-    median_a_ns: float
-    median_b_ns: float
-    iqr_a_ns: float
-    iqr_b_ns: float
+    median_a_ns: NaNFloat
+    median_b_ns: NaNFloat
+    iqr_a_ns: NaNFloat
+    iqr_b_ns: NaNFloat
     count_a: int
     """Samples on side A."""
     count_b: int
-    ratio: float
+    ratio: NaNFloat
     """``median_b_ns / median_a_ns``; NaN when either median is missing or A's is 0."""
     p_value: float | None
     """Two-sided Mann-Whitney U p-value; ``None`` when a side has fewer than two samples."""
@@ -103,7 +105,7 @@ class UnmatchedKernel:
     name: str
     normalized_name: str
     order: int
-    median_ns: float
+    median_ns: NaNFloat
     reason: str
 
 
@@ -148,7 +150,7 @@ class UnmatchedFusion:
     key: str
     name: str
     trace: str | None
-    median_ns: float
+    median_ns: NaNFloat
     reason: str
 
 
@@ -182,7 +184,7 @@ class Finding:
     """Labels of the fusion pairs it explains (all pairs for capture-wide findings)."""
     kernels: tuple[str, ...] = ()
     """``<pair label>/<normalized kernel name>`` of the kernels it explains, if kernel-specific."""
-    explained_ns: float = 0.0
+    explained_ns: NaNFloat = 0.0
     """The part of the timing gap it explains, counted once: the absolute median gap of the kernels
     it names, else of its fusions (0 where their verdict is SAME), less what a finding ranked above
     it already explains. A consequence of a ranked cause explains nothing itself: it is that
