@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -41,7 +40,9 @@ from fusiondiff.recording import cupti_owner
 from fusiondiff.recording import inputs as input_tools
 from fusiondiff.recording import nvfuser_adapter as nvf
 from fusiondiff.recording.bandwidth import flag_bandwidth
-from fusiondiff.recording.environment import collect_environment, current_device_index, sm_clock_mhz
+from fusiondiff.recording.device_watch import DeviceWatch, timing_conditions
+from fusiondiff.recording.environment import collect_environment, current_device_index
+from fusiondiff.recording.host_time import SessionHostTimes, WarmupClock
 from fusiondiff.recording.kineto import KinetoSource, profiler_active
 from fusiondiff.recording.nvfuser_profiler import NAME as NVFUSER_TIMER
 from fusiondiff.recording.nvfuser_profiler import NvfuserProfilerSource
@@ -154,6 +155,8 @@ class Recorder:
         """Why the CUDA context can no longer be used (an illegal address): nothing more is timed."""
         self.out_of_memory = 0
         """How many records were kept untimed because the GPU had no memory to time them."""
+        self.host = SessionHostTimes()
+        """Host times of the session's own calls (:mod:`fusiondiff.recording.host_time`)."""
 
     # ---------------------------------------------------------------- install / labels
 
@@ -186,10 +189,14 @@ class Recorder:
                 # being stopped (SIGTERM, Ctrl-C): the session's remaining work runs untouched and
                 # untimed, so the stop takes effect when the main thread next runs Python
                 return original(fd, inputs, *args, **kwargs)
+            entered = recorder.host.clock()
             inputs = recorder._override(fd, inputs)
             seen = recorder._before(fd, inputs, kwargs)
+            repeat = seen is not None and seen.key in recorder._pending  # a first call compiles
+            launched = recorder.host.clock()
             try:
                 outputs = original(fd, inputs, *args, **kwargs)
+                returned = recorder.host.clock()
                 if seen is not None and recorder._is_new(seen):
                     # kernels run asynchronously: a fault (an out-of-bounds gather) surfaces at the
                     # next CUDA call, so make it surface here, on the fusion that caused it
@@ -200,6 +207,8 @@ class Recorder:
                 raise
             if seen is not None:
                 recorder._after(seen)
+            own_ns = launched - entered + recorder.host.clock() - returned  # fusiondiff's, not the session's
+            recorder.host.execute(seen.key if seen else None, repeat, returned - launched, own_ns)
             return outputs
 
         execute.__fusiondiff_recorder__ = self  # type: ignore[attr-defined]
@@ -455,8 +464,10 @@ class Recorder:
         try:
             source = self._kernel_source()
             self.used_profiler = True
-            clock = functools.partial(sm_clock_mhz, record.device_index)  # before, while the kernels run, after
-            run = measure(run_once, self.protocol, source, self._flush_l2, torch.cuda.synchronize, clock)
+            # NVML before, while the kernels run, after (the SM clock as before, reasons and counters beside)
+            watch, warmups = DeviceWatch(record.device_index), WarmupClock(run_once, self.protocol.warmup)
+            run = measure(warmups, self.protocol, source, self._flush_l2, torch.cuda.synchronize, watch.read_clock)
+            conditions = timing_conditions(run, watch, warmups, self.warnings)
             ir = nvf.scheduled_ir(fd)
             sources, source_warning = nvf.cuda_sources(fd, copies, record.device_index)
         finally:
@@ -477,6 +488,7 @@ class Recorder:
                 cuda_sources=sources if self.cuda_source else {},
                 sm_clock_mhz=run.clock_mhz,
                 warnings=record.warnings + tuple(warnings),
+                conditions=conditions,
             )
         )
         pending.copies = None
@@ -529,7 +541,10 @@ class Recorder:
         if not self._order:
             raise CaptureError("no nvFusion was executed while recording")
         fusions = tuple(
-            dataclasses.replace(self._pending[k].record, call_count=self._pending[k].calls) for k in self._order
+            self.host.with_host_times(
+                dataclasses.replace(self._pending[k].record, call_count=self._pending[k].calls), k
+            )
+            for k in self._order
         )
         warnings = list(self.warnings)
         if self.out_of_memory:
