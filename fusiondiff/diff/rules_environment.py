@@ -80,13 +80,16 @@ def _evidence(
 
 
 def _common(ctx: RuleContext, pairs: Sequence[FusionPair]) -> list[Evidence]:
-    """What every environment finding shows beside its own numbers: the fusions' time and the SM
-    clock while they ran (the middle reading, idle readings left out), summed and medians over ``pairs``."""
+    """What every environment finding shows beside its own numbers: the fusions' time (summed over
+    ``pairs``) and the SM clock while they ran (the median over them of the reading taken while the
+    middle sample ran, else of the readings that are not idle)."""
     limit = max_clock_mhz(ctx.a, ctx.b)
 
     def clock(record: FusionRecord) -> float | None:
-        readings = running(record.sm_clock_mhz, limit)
-        return _median(readings)
+        readings = record.sm_clock_mhz
+        if len(readings) == 3 and running(readings[1:2], limit):
+            return float(readings[1])  # read while the middle sample's kernels ran (since issue #23)
+        return _median(running(readings, limit))
 
     a = sum(p.timing.median_a_ns for p in pairs)
     b = sum(p.timing.median_b_ns for p in pairs)

@@ -35,7 +35,7 @@ LIMIT_WORDS = {
 
 LABELS = {
     "fusion_median_ns": "fusion time (medians, summed over these fusions)",
-    "sm_clock_mhz": "SM clock while timing (median, idle readings left out)",
+    "sm_clock_mhz": "SM clock while the middle sample ran (median over the fusions)",
     "windows_overlapped": "sample windows other work touched",
     "window_overlap": "share of the sample windows' time other work ran",
     "other_kernel_overlap_ns": "overlapped the sample windows for",
@@ -233,7 +233,8 @@ def title(finding: Finding) -> str:
 
 
 def evidence_lines(finding: Finding) -> tuple[str, ...]:
-    """The finding's evidence, one line each, after the fusions it concerns (at most five named)."""
+    """The finding's evidence, one line each, after the fusions it concerns where there are several
+    (at most five named)."""
     named = ", ".join(finding.fusions[:5]) + (
         f" and {len(finding.fusions) - 5} more" if len(finding.fusions) > 5 else ""
     )
