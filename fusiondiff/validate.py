@@ -17,6 +17,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 
+from fusiondiff.conditions import DeviceActivity, GpuProcess, HostTiming, OtherKernel, OtherWork
 from fusiondiff.errors import CaptureFormatError
 from fusiondiff.model import (
     Capture,
@@ -61,6 +62,12 @@ def _finite(value: object) -> str | None:
     return None
 
 
+def _fraction(value: object) -> str | None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
+        return f"{value!r} is not a fraction between 0 and 1"
+    return None
+
+
 Rule = Callable[[object], "str | None"]
 
 FIELD_RULES: dict[tuple[type, str], Rule] = {
@@ -102,6 +109,21 @@ FIELD_RULES: dict[tuple[type, str], Rule] = {
     (CommunicationKernel, "samples_ns"): _duration,
     (CommunicationKernel, "total_ns"): _duration,
     (CommunicationKernel, "stream"): _count,
+    # what the timing ran beside (fusiondiff.conditions, issue #27)
+    (OtherKernel, "calls"): _count,
+    (OtherKernel, "overlap_ns"): _duration,
+    (OtherWork, "overlap_fractions"): _fraction,
+    (OtherWork, "kernels_left_out"): _count,
+    (OtherWork, "copies"): _count,
+    (OtherWork, "copy_overlap_ns"): _duration,
+    (GpuProcess, "sm_util_max"): _finite,
+    (DeviceActivity, "window_ns"): _duration,
+    (DeviceActivity, "processes_listed"): _count,
+    (DeviceActivity, "other_process_count"): _count,
+    (DeviceActivity, "gpu_util_samples"): _fraction,
+    (HostTiming, "execute_ns"): _duration,
+    (HostTiming, "session_execute_ns"): _duration,
+    (HostTiming, "session_call_ns"): _duration,
 }
 """Per record and field, the rule each value must pass (each element, for a tuple)."""
 

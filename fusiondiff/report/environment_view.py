@@ -61,7 +61,9 @@ def _cells(conditions: TimingConditions | None, kernel_ns: float) -> tuple[str, 
     d = c.device
     procs = clocks = reasons = "-"
     if d is not None:
-        procs = str(d.other_process_count) + ("" if d.own_process_listed or not d.processes_listed else " (PIDs apart)")
+        procs = str(d.other_process_count) + ("" if d.own_process_listed else " (PIDs apart)")
+        if not d.processes_listed:  # not even this one: NVML shows none here (no permission, a container)
+            procs = "not visible"
         sm = f"{d.sm_clock_mhz}" if d.sm_clock_mhz is not None else "-"
         mem = f"{d.memory_clock_mhz}" if d.memory_clock_mhz is not None else "-"
         clocks = f"{sm} / {mem} MHz"

@@ -5,17 +5,22 @@ is written in the test (nothing claims to be recorded)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
 from typing import Any
 
 import pytest
 
-from fusiondiff.conditions import HostTiming, TimingConditions
+from fusiondiff.conditions import HostTiming, OtherWork, TimingConditions
+from fusiondiff.errors import CaptureFormatError
 from fusiondiff.model import LaunchConfig
 from fusiondiff.recording import device_watch as dw
 from fusiondiff.recording.gpu_activity import other_work, sample_windows, with_other_work
 from fusiondiff.recording.host_time import SessionHostTimes, WarmupClock
 from fusiondiff.recording.timing import KernelEvent, SampledRun
+from fusiondiff.store import load_capture, save_capture
+
+import synthetic as syn
 
 LAUNCH = LaunchConfig(grid=(1, 1, 1), block=(128, 1, 1))
 
@@ -243,3 +248,23 @@ def test_a_region_that_raises_records_nothing():
         raise ValueError
     host_timing = host.with_host_times(Record(None), "key").conditions.host
     assert host_timing.session_call_ns == () and host_timing.session_execute_ns == (1.0,)
+
+
+def test_a_capture_with_impossible_conditions_is_refused_in_one_line(tmp_path):
+
+    work = OtherWork(overlap_fractions=(0.5,))
+    capture = syn.capture(
+        [syn.fusion(conditions=TimingConditions(other_work=work, host=HostTiming(execute_ns=(1.0,))))]
+    )
+    path = tmp_path / "live.json"
+    save_capture(capture, path)
+    data = json.loads(path.read_text())
+    data["fusions"][0]["conditions"]["other_work"]["overlap_fractions"] = [1.5]
+    path.write_text(json.dumps(data))
+    with pytest.raises(CaptureFormatError, match=r"overlap_fractions\[0\]: 1.5 is not a fraction between 0 and 1"):
+        load_capture(path)
+    data["fusions"][0]["conditions"]["other_work"]["overlap_fractions"] = [0.5]
+    data["fusions"][0]["conditions"]["host"]["execute_ns"] = [-3.0]
+    path.write_text(json.dumps(data))
+    with pytest.raises(CaptureFormatError, match=r"host.execute_ns\[0\]: -3.0 is not a duration"):
+        load_capture(path)
