@@ -227,8 +227,12 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         except OutputError as exc:
             unwritten = exc  # the report is still printed, then the error
     from fusiondiff.report.blocks import block_section
+    from fusiondiff.report.environment_view import conditions_text
 
-    emit(record if args.format == "json" else render_diff_text(result) + block_section(DiffReport(result, a, b)))
+    report = DiffReport(result, a, b)
+    emit(
+        record if args.format == "json" else render_diff_text(result) + block_section(report) + conditions_text(report)
+    )
     if unwritten is not None:
         raise unwritten
     return result.exit_code(strict=args.strict)

@@ -47,6 +47,8 @@ Duration = Annotated[float, Meta(ge=0.0, le=FLOAT_MAX), Rule("is not a duration"
 """A device duration in ns: a finite number, not negative, never null."""
 Finite = Annotated[float, Meta(ge=-FLOAT_MAX, le=FLOAT_MAX), Rule("is not a finite number")]
 """A finite number (an integer tensor's smallest or largest value)."""
+Fraction = Annotated[float, Meta(ge=0.0, le=1.0), Rule("is not a fraction between 0 and 1")]
+"""A share of a whole: 0 to 1 (of a sample window overlapped, a utilization)."""
 
 
 if TYPE_CHECKING:

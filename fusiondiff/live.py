@@ -140,7 +140,7 @@ def _label_thunder_regions(recorder: Recorder, wrapper_class: Any, seen: _Seen) 
             ops_summary=ops.strip() or None,
             exact_constants=cached[1],
         )
-        with recorder.labelled(label):
+        with recorder.labelled(label), recorder.host.region():  # the region's host time, ours left out
             return original(self, *args)
 
     wrapper_class.__call__ = call

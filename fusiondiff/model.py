@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from fusiondiff.blocks.model import FusionTimeline
+from fusiondiff.conditions import TimingConditions
 from fusiondiff.constraints import Count, Duration, Finite, Int64, NaNFloat, Positive
 from fusiondiff.definition import structural_hash
 
@@ -286,6 +287,9 @@ class FusionRecord:
     sm_timeline: FusionTimeline | None = None
     """The block-level timeline (``--sm-timeline``): per kernel, which SM ran each CTA and when,
     with its statistics, or why not; the CTA arrays are in the file it names."""
+    conditions: TimingConditions | None = None
+    """What its timing ran beside (:mod:`fusiondiff.conditions`): other work on the GPU, clocks and
+    throttling, the host time of its calls; ``None`` in files written before issue #27."""
 
     @property
     def input_signature(self) -> tuple[Any, ...]:

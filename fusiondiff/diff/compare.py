@@ -14,7 +14,10 @@ out, and why:
 - hostname, recording time and fusiondiff version of the environment, and a rank's place in a
   torchrun session (rank, local rank, world size, current device, process group backend);
 - a property unknown on one side (``None``: a cluster Kineto does not report, a source hash that
-  was not read) is not a difference.
+  was not read) is not a difference;
+- what a fusion's timing ran beside (``conditions``: other work, NVML's window, host times) and its
+  block-level timeline: measurements, not properties; ``rules_environment`` and ``rules_blocks``
+  compare them.
 
 DeepDiff runs per record, only on records that differ, memoised per diff (:class:`RecordComparer`);
 fields that hold text or sequences of text are compared as values, without DeepDiff.

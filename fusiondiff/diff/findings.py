@@ -30,7 +30,7 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 
-from fusiondiff.diff import rules_blocks, rules_failure, rules_fusion, rules_inputs, rules_setup
+from fusiondiff.diff import rules_blocks, rules_environment, rules_failure, rules_fusion, rules_inputs, rules_setup
 from fusiondiff.diff.context import (
     Rule,
     RuleContext,
@@ -48,11 +48,19 @@ RULES: tuple[Rule, ...] = (
     rules_failure.index_out_of_range,
     rules_failure.view_past_storage,
     rules_failure.failed_execution,
+    # setup: what the timing ran beside (other work, other processes, throttling, a clock setting):
+    # before the measurement's own lines, since a clock that dropped under other work is its evidence
+    rules_environment.other_work,
+    rules_environment.other_processes,
+    rules_environment.gpu_throttled,
+    rules_environment.clocks_locked,
     # setup: how and where it was measured. A different timing method comes before the L2 mode:
     # the seed's method, for one, has no L2 control at all, so the L2 difference is part of it.
     rules_setup.measurement,
     rules_setup.l2_mode,
     rules_setup.gpu_or_versions,
+    # a cause on the host's axis: the GPU waits for the calls (host time, kept apart from kernel time)
+    rules_environment.host_bound,
     # causes: what the fusion was. Another definition comes first: its inputs are expected to
     # differ with it (a stride_order in define_tensor goes with other strides).
     rules_fusion.definition,
@@ -88,7 +96,13 @@ _DIRECTIONS = ("FASTER", "SLOWER")
 def unexplained(ctx: RuleContext, found: Sequence[Finding]) -> list[Finding]:
     """Fusions (or their kernels) that are faster or slower although no rule found anything."""
     # a block-level consequence says how the time went, not why: the pair stays unexplained
-    covered = {label for f in found for label in f.fusions if not (f.data and f.role == "consequence")}
+    # nor does host time (rules_environment.KEPT_APART): it explains no kernel gap
+    covered = {
+        label
+        for f in found
+        for label in f.fusions
+        if not (f.data and f.role == "consequence") and f.rule not in rules_environment.KEPT_APART
+    }
     findings = []
     for pair in ctx.pairs:
         kernels = [k for k in pair.kernels if k.timing.verdict in _DIRECTIONS]
@@ -186,6 +200,9 @@ def _attribute_once(ranked: Sequence[Finding]) -> list[Finding]:
     out = []
     for f in ranked:
         explained = f.explained_ns
+        if f.rule in rules_environment.KEPT_APART:  # host time: its own axis, no kernel gap claimed
+            out.append(f)
+            continue
         if f.role == "consequence" and f.caused_by:
             explained = 0.0
         elif f.fusions and explained > 0:

@@ -154,8 +154,9 @@ class UnmatchedFusion:
     reason: str
 
 
-Unit = Literal["ns", "count", "fraction"]
-"""The unit of an :class:`Evidence` value; renderers choose how to show it (ns as us...)."""
+Unit = Literal["ns", "count", "fraction", "mhz", "bytes", "flags", "id"]
+"""The unit of an :class:`Evidence` value; renderers choose how to show it (ns as us...). ``flags``:
+a bit mask (NVML's clock event reasons); ``id``: an identifier shown as an integer (a stream, a PID)."""
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,9 @@ class Evidence:
     """Its value on side A (``None``: not measured there)."""
     b: float | None
     unit: Unit
+    subject: str | None = None
+    """What the value is about when ``field`` alone does not say: the name of the other kernel it
+    counts (``other_kernel_overlap_ns``); a name from a capture, escaped where it is rendered."""
 
 
 @dataclass(frozen=True)

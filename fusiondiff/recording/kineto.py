@@ -22,9 +22,9 @@ from typing import Any
 from fusiondiff.errors import ProfilerError
 from fusiondiff.model import KINETO, LaunchConfig
 from fusiondiff.recording import cupti_owner
+from fusiondiff.recording.gpu_activity import SAMPLE_PREFIX, with_other_work
 from fusiondiff.recording.timing import KernelEvent, KernelSource, SampledRun
 
-SAMPLE_PREFIX = "fusiondiff/sample/"
 CANARY_RANGE = "fusiondiff/canary"
 _LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
 
@@ -167,7 +167,7 @@ class KinetoSource(KernelSource):
         trace = exported_trace(prof)
         # launches are taken from the thread that opened the sample ranges (Kineto's tid)
         try:
-            return parse_trace(trace, count)
+            return with_other_work(parse_trace(trace, count), trace)
         except ProfilerError as exc:
             if str(exc) == CUPTI_MISSING:
                 cupti_owner.held_by_other()

@@ -47,6 +47,7 @@ from fusiondiff.recording.executions import (
     untimed_record,
     writes_into_inputs,
 )
+from fusiondiff.recording.host_time import SessionHostTimes
 from fusiondiff.recording.kineto import profiler_active
 from fusiondiff.recording.sampling import Sampler
 from fusiondiff.recording.timing import KernelSource, noise_summary
@@ -110,6 +111,8 @@ class Recorder:
         """Why the CUDA context can no longer be used (an illegal address): nothing more is timed."""
         self.out_of_memory = 0
         """How many records were kept untimed because the GPU had no memory to time them."""
+        self.host = SessionHostTimes()
+        """Host times of the session's own calls (:mod:`fusiondiff.recording.host_time`)."""
 
     @property
     def protocol(self) -> TimingProtocol:
@@ -150,10 +153,14 @@ class Recorder:
                 # being stopped (SIGTERM, Ctrl-C): the session's remaining work runs untouched and
                 # untimed, so the stop takes effect when the main thread next runs Python
                 return original(fd, inputs, *args, **kwargs)
+            entered = recorder.host.clock()
             inputs = recorder._override(fd, inputs)
             seen = recorder._before(fd, inputs, kwargs)
+            repeat = seen is not None and seen.key in recorder._pending  # a first call compiles
+            launched = recorder.host.clock()
             try:
                 outputs = original(fd, inputs, *args, **kwargs)
+                returned = recorder.host.clock()
                 if seen is not None and recorder._is_new(seen):
                     # kernels run asynchronously: a fault (an out-of-bounds gather) surfaces at the
                     # next CUDA call, so make it surface here, on the fusion that caused it
@@ -164,6 +171,8 @@ class Recorder:
                 raise
             if seen is not None:
                 recorder._after(seen)
+            own_ns = launched - entered + recorder.host.clock() - returned  # fusiondiff's, not the session's
+            recorder.host.execute(seen.key if seen else None, repeat, returned - launched, own_ns)
             return outputs
 
         execute.__fusiondiff_recorder__ = self  # type: ignore[attr-defined]
@@ -360,7 +369,9 @@ class Recorder:
         def run_once() -> None:
             original(fd, copies, **kwargs)
 
-        record = self.sampler.time(pending.record, run_once, fd, copies, keep_cuda_source=self.cuda_source)
+        record = self.sampler.time(
+            pending.record, run_once, fd, copies, keep_cuda_source=self.cuda_source, warnings=self.warnings
+        )
         pending.record = record
         pending.copies = None
         timing = record.timing
@@ -413,7 +424,10 @@ class Recorder:
         if not self._order:
             raise CaptureError("no nvFusion was executed while recording")
         fusions = tuple(
-            dataclasses.replace(self._pending[k].record, call_count=self._pending[k].calls) for k in self._order
+            self.host.with_host_times(
+                dataclasses.replace(self._pending[k].record, call_count=self._pending[k].calls), k
+            )
+            for k in self._order
         )
         warnings = list(self.warnings)
         if self.out_of_memory:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -21,7 +20,8 @@ from typing import Any
 from fusiondiff.model import NVFUSER, FusionRecord, TimingProtocol
 from fusiondiff.recording import nvfuser_adapter as nvf
 from fusiondiff.recording.bandwidth import flag_bandwidth
-from fusiondiff.recording.environment import sm_clock_mhz
+from fusiondiff.recording.device_watch import DeviceWatch, timing_conditions
+from fusiondiff.recording.host_time import WarmupClock
 from fusiondiff.recording.sources import kernel_source_for
 from fusiondiff.recording.timing import KernelSource, kernel_records, measure
 
@@ -80,10 +80,17 @@ class Sampler:
         return kernel_source_for(self.protocol.method, self._canary)
 
     def time(
-        self, record: FusionRecord, run_once: Callable[[], None], fd: Any, copies: list[Any], keep_cuda_source: bool
+        self,
+        record: FusionRecord,
+        run_once: Callable[[], None],
+        fd: Any,
+        copies: list[Any],
+        keep_cuda_source: bool,
+        warnings: list[str],
     ) -> FusionRecord:
-        """``record`` with its kernels, timing, segmentation and clocks, from samples of
-        ``run_once`` (an execution of ``fd`` on ``copies``)."""
+        """``record`` with its kernels, timing, segmentation, clocks and the conditions it was timed
+        in, from samples of ``run_once`` (an execution of ``fd`` on ``copies``); what concerns the
+        whole capture (NVML missing) goes to its ``warnings``, once."""
         import torch
 
         if self._flush_buffer is None:
@@ -94,18 +101,20 @@ class Sampler:
         try:
             source = self.source()
             self.used_profiler = True
-            clock = functools.partial(sm_clock_mhz, record.device_index)  # before, while the kernels run, after
-            run = measure(run_once, self.protocol, source, self.flush_l2, torch.cuda.synchronize, clock)
+            # NVML before, while the kernels run, after (the SM clock, reasons and counters beside)
+            watch, warmups = DeviceWatch(record.device_index), WarmupClock(run_once, self.protocol.warmup)
+            run = measure(warmups, self.protocol, source, self.flush_l2, torch.cuda.synchronize, watch.read_clock)
+            conditions = timing_conditions(run, watch, warmups, warnings)
             ir = nvf.scheduled_ir(fd)
             sources, source_warning = nvf.cuda_sources(fd, copies, record.device_index)
         finally:
             self._local.timing = False
             torch.cuda.set_rng_state_all(rng_states)
-        kernels, timing, warnings = kernel_records(run, nvf.source_hashes(sources), timer=source.name)
+        kernels, timing, kernel_warnings = kernel_records(run, nvf.source_hashes(sources), timer=source.name)
         if source_warning:
-            warnings.append(source_warning)
+            kernel_warnings.append(source_warning)
         if not kernels:
-            warnings.append("the fusion launched no kernels (expression-evaluator segments only)")
+            kernel_warnings.append("the fusion launched no kernels (expression-evaluator segments only)")
         segmentation = nvf.parse_segmentation(ir, [k.name for k in kernels])
         return flag_bandwidth(
             dataclasses.replace(
@@ -115,7 +124,8 @@ class Sampler:
                 segmentation=segmentation,
                 cuda_sources=sources if keep_cuda_source else {},
                 sm_clock_mhz=run.clock_mhz,
-                warnings=record.warnings + tuple(warnings),
+                warnings=record.warnings + tuple(kernel_warnings),
+                conditions=conditions,
             )
         )
 

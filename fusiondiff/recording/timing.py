@@ -24,6 +24,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from fusiondiff.conditions import OtherWork
 from fusiondiff.distributed import communication_apart
 from fusiondiff.errors import ProfilerError
 from fusiondiff.model import (
@@ -68,6 +69,9 @@ class SampledRun:
     """A source's own figure per sample, when it is not the sum of the kernels (the seed method)."""
     clock_mhz: tuple[int, ...] = ()
     """SM clock readings of :func:`measure`: before, while the middle sample runs, after."""
+    other_work: OtherWork | None = None
+    """What other threads of the process ran on the GPU during the samples, where the source sees
+    it (Kineto: :mod:`fusiondiff.recording.gpu_activity`)."""
 
 
 class KernelSource(ABC):

@@ -17,6 +17,7 @@ from fusiondiff.report import content as c
 from fusiondiff.report import wording
 from fusiondiff.report.block_html import block_html
 from fusiondiff.report.diff_text import explains_text
+from fusiondiff.report.environment_view import conditions_html
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
 from fusiondiff.report.plots import COLOR_A, COLOR_B, strip_plot_svg
 
@@ -310,6 +311,7 @@ def diff_html_fragment(report: DiffReport) -> str:
             _findings(report),
             _timing_table(report),
             block_html(report),
+            conditions_html(report),
             _unmatched(report),
             _environments(report),
             _properties(report),

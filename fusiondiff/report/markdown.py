@@ -15,6 +15,7 @@ from fusiondiff.report import content as c
 from fusiondiff.report import md_text, wording
 from fusiondiff.report.blocks import block_markdown
 from fusiondiff.report.diff_text import explains_text
+from fusiondiff.report.environment_view import conditions_markdown
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
 
 FOLD_ROWS = 12
@@ -206,6 +207,7 @@ def render_markdown(report: DiffReport) -> str:
         *_findings(report),
         *_timing_table(report),
         *block_markdown(report),
+        *conditions_markdown(report),
         *_unmatched(report),
         *_environments(report),
         *_properties(report),

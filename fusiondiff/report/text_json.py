@@ -13,8 +13,9 @@ class TextRenderer(Renderer):
     def render(self, report: DiffReport) -> str:
         from fusiondiff.report.blocks import block_section
         from fusiondiff.report.diff_text import render_diff_text
+        from fusiondiff.report.environment_view import conditions_text
 
-        text = render_diff_text(report.result) + block_section(report)
+        text = render_diff_text(report.result) + block_section(report) + conditions_text(report)
         return f"({report.selection})\n{text}" if report.selection else text
 
 

@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 
 from fusiondiff.diff.records import Evidence, Finding
+from fusiondiff.report import environment_words
 
 _LABELS = {
     "sms_used": "SMs used",
@@ -48,6 +49,8 @@ def evidence_lines(finding: Finding) -> tuple[str, ...]:
     """The finding's evidence, one line each."""
     if not finding.data:
         return finding.evidence
+    if finding.rule in environment_words.TITLES:
+        return environment_words.evidence_lines(finding)
     return tuple(f"{_LABELS.get(e.field, e.field)}: {value(e, 'A')} in A, {value(e, 'B')} in B" for e in finding.data)
 
 
@@ -55,6 +58,8 @@ def title(finding: Finding) -> str:
     """The finding's title: one sentence."""
     if not finding.data:
         return finding.title
+    if finding.rule in environment_words.TITLES:
+        return environment_words.title(finding)
     words = _TITLES.get(finding.rule)
     kernel = finding.kernels[0].rsplit("/", 1)[-1] if finding.kernels else ", ".join(finding.fusions)
     if words is None:

@@ -45,6 +45,11 @@ class FusionRow:
     """The rank that recorded it, in a round trip of several ranks' captures."""
     rank_index: int | None = None
     """Its position in its rank's own capture (``#N`` of ``fusiondiff show live.rank1.json``)."""
+    live_host_ns: float = math.nan
+    """Host time of one of the session's calls (Thunder's region call, else its ``fd.execute``), apart
+    from kernel time; NaN where not recorded (files older than issue #27)."""
+    replay_host_ns: float = math.nan
+    """Host time of the replay's ``fd.execute`` per call; NaN where not recorded."""
 
     @property
     def gap_ns(self) -> float:

@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from fusiondiff.diff.rules_environment import KEPT_APART
 from fusiondiff.model import Capture
+from fusiondiff.roundtrip.host_totals import host_per_call_ns
 from fusiondiff.roundtrip.plan import source_of
 from fusiondiff.roundtrip.records import DistinctFusion, FusionRow, LiveSource, RoundTripResult
 
@@ -156,7 +158,7 @@ def _rows(
     explained: dict[str, float] = {}
     if result is not None:
         for f in result.findings:
-            if f.role in ("cause", "setup") and f.fusions and f.explained_ns > 0:
+            if f.role in ("cause", "setup") and f.fusions and f.explained_ns > 0 and f.rule not in KEPT_APART:
                 for label in f.fusions:
                     explained[label] = explained.get(label, 0.0) + f.explained_ns / len(f.fusions)
         for p in result.pairs:
@@ -181,7 +183,7 @@ def _rows(
         # what every row of this record holds, whatever its replay became
         row = functools.partial(
             FusionRow, index=i, name=f.name, trace=f.trace, call_count=f.call_count, replayed_as=rep,
-            live_median_ns=live_ns, rank=rank, rank_index=position,
+            live_median_ns=live_ns, rank=rank, rank_index=position, live_host_ns=host_per_call_ns(f),
         )  # fmt: skip
         if pair is None:
             why = not_replayed.get(rep, "its replay matched no live fusion")
@@ -208,7 +210,16 @@ def _rows(
         else:  # the same fraction of this record's own gap to the shared replay
             own_gap = abs(replay_ns - live_ns)
             unexplained = 0.0 if not gap or math.isnan(own_gap) else own_gap * unexplained_rep / gap
-        rows.append(row(replay_median_ns=replay_ns, verdict=t.verdict, unexplained_ns=unexplained, note=note))
+        replay_host = math.nan if merged is None else host_per_call_ns(merged.fusions[pair.index_b])
+        rows.append(
+            row(
+                replay_median_ns=replay_ns,
+                verdict=t.verdict,
+                unexplained_ns=unexplained,
+                note=note,
+                replay_host_ns=replay_host,
+            )
+        )
     rows.sort(key=lambda r: (-r.unexplained_ns, -(abs(r.gap_ns) if not math.isnan(r.gap_ns) else -1.0), r.index))
     return rows
 

@@ -6,6 +6,7 @@ import statistics
 
 from fusiondiff.model import traced_name
 from fusiondiff.report.diff_text import MAX_FUSION_ROWS
+from fusiondiff.roundtrip.host_totals import host_lines
 from fusiondiff.roundtrip.plan import device_words
 from fusiondiff.roundtrip.records import FusionRow, RoundTripResult
 from fusiondiff.units import Column, duration, durations
@@ -89,6 +90,7 @@ def render_summary(result: RoundTripResult, top: int | None = None, limit: int |
     for r in result.rows:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
     lines.append("  verdicts: " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())))
+    lines += host_lines(result)
     if result.rank_rows:
         lines += [
             "",

@@ -1,0 +1,421 @@
+"""Findings about what a side's timing ran beside (``FusionRecord.conditions``, issue #27): other
+work of its process on the GPU, other processes on the GPU, a GPU held back by its power or
+thermal limits, clocks held by a setting, and a host that keeps the GPU waiting.
+
+The first four are ``setup``: the two sides' numbers were not taken under like conditions, so, like
+the other setup rules, each is given the whole gap of the fusions it concerns, and they come before
+:func:`~fusiondiff.diff.rules_setup.measurement` in ``RULES``: a clock that dropped while another
+stream ran is the other stream's evidence (it is in the finding's data), not a cause of its own. In
+that order too: other work of the process, another process, throttling, a clock setting, since the
+first ones draw the power that throttles the GPU.
+
+``host_bound`` is a ``cause`` on its own axis: the host time per call beyond the kernels' time (the
+time the GPU waits for the next launch) on one side, against the other. Host time is kept apart
+from kernel time (:data:`KEPT_APART`): it explains no kernel gap and claims none.
+
+Every finding's evidence is numbers with units (:class:`~fusiondiff.diff.records.Evidence`); the
+sentences are in :mod:`fusiondiff.report.environment_words`. What a side did not record (no NVML,
+another timer, a file older than the field) is ``None`` there, never a zero.
+"""
+
+from __future__ import annotations
+
+import functools
+import statistics
+from collections.abc import Callable, Iterator, Sequence
+
+from fusiondiff.conditions import DeviceActivity, OtherWork, TimingConditions
+from fusiondiff.diff.clocks import max_clock_mhz, running
+from fusiondiff.diff.context import RuleContext
+from fusiondiff.diff.records import Evidence, Finding, FusionPair, Role, Unit
+from fusiondiff.model import FusionRecord
+
+OVERLAP_MIN = 0.05
+"""Other work counts when it overlapped at least 5 % of a side's sample-window time, 5 points more
+than on the other side (two quiet runs overlap 0 %)."""
+THROTTLE_SHARE = 0.01
+"""A limit held the clocks back for at least 1 % of the timing window."""
+THROTTLE_BITS = {0x4: "power", 0x8: "hardware", 0x20: "thermal", 0x40: "thermal", 0x80: "power_brake"}
+"""NVML clock event reasons that hold the clocks below what was asked: software power cap, hardware
+slowdown, software and hardware thermal slowdown, hardware power brake."""
+APPLICATIONS_CLOCKS = 0x2
+"""NVML's reason for clocks held by the applications-clock setting (``nvidia-smi -ac``) or a lock."""
+LIMITS = ("power", "thermal", "reliability", "board_limit")
+"""Violation policies that mean the GPU held its clocks back (not low utilization, not a setting)."""
+HOST_MARGIN_NS = 2000.0
+"""Host-bound: the GPU waits at least 2 us more per call on one side ..."""
+HOST_SHARE = 0.10
+"""... and at least 10 % of the other side's host time per call more."""
+KEPT_APART = frozenset({"host_bound"})
+"""Rules whose time is host time: it explains no kernel-time gap and claims no fusion's gap."""
+
+
+def _records(ctx: RuleContext, pair: FusionPair) -> tuple[FusionRecord, FusionRecord]:
+    return ctx.fusion_a(pair), ctx.fusion_b(pair)
+
+
+def _conditions(record: FusionRecord) -> TimingConditions:
+    return record.conditions or TimingConditions()
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _per_side(
+    ctx: RuleContext, pairs: Sequence[FusionPair], value: Callable[[FusionRecord], float | None]
+) -> tuple[list[float], list[float]]:
+    """``value`` of A's and of B's records of ``pairs``, where known."""
+    a = [v for p in pairs if (v := value(_records(ctx, p)[0])) is not None]
+    b = [v for p in pairs if (v := value(_records(ctx, p)[1])) is not None]
+    return a, b
+
+
+def _evidence(
+    ctx: RuleContext, pairs: Sequence[FusionPair], field: str, unit: Unit, value: Callable[[FusionRecord], float | None]
+) -> Evidence:
+    """Evidence of ``field``: the median of ``value`` over each side's records of ``pairs``."""
+    a, b = _per_side(ctx, pairs, value)
+    return Evidence(field, _median(a), _median(b), unit)
+
+
+def _common(ctx: RuleContext, pairs: Sequence[FusionPair]) -> list[Evidence]:
+    """What every environment finding shows beside its own numbers: the fusions' time (summed over
+    ``pairs``) and the SM clock while they ran (the median over them of the reading taken while the
+    middle sample ran, else of the readings that are not idle)."""
+    limit = max_clock_mhz(ctx.a, ctx.b)
+
+    def clock(record: FusionRecord) -> float | None:
+        readings = record.sm_clock_mhz
+        if len(readings) == 3 and running(readings[1:2], limit):
+            return float(readings[1])  # read while the middle sample's kernels ran (since issue #23)
+        return _median(running(readings, limit))
+
+    a = sum(p.timing.median_a_ns for p in pairs)
+    b = sum(p.timing.median_b_ns for p in pairs)
+    return [Evidence("fusion_median_ns", a, b, "ns"), _evidence(ctx, pairs, "sm_clock_mhz", "mhz", clock)]
+
+
+def _finding(rule: str, role: Role, pairs: Sequence[FusionPair], data: Sequence[Evidence], explained: float) -> Finding:
+    """A finding about ``pairs``; which side it concerns shows in its evidence (the wording reads
+    it there: the side that overlapped, throttled or waited more)."""
+    return Finding(
+        rule=rule,
+        title="",
+        role=role,
+        evidence=(),
+        fusions=tuple(p.label for p in pairs),
+        explained_ns=float(explained),
+        data=tuple(data),
+    )
+
+
+# ---------------------------------------------------------------- other work of the process
+
+
+def _other(record: FusionRecord) -> OtherWork | None:
+    return _conditions(record).other_work
+
+
+def other_work(ctx: RuleContext) -> Iterator[Finding]:
+    """Other threads of a side's process ran kernels on the GPU during its sample windows."""
+    for index in (0, 1):
+        affected = []
+        for pair in ctx.pairs:
+            if pair.failed:
+                continue
+            mine, theirs = (_other(r) for r in _oriented(ctx, pair, index))
+            if mine is None or mine.mean_fraction < OVERLAP_MIN:
+                continue
+            if theirs is None or mine.mean_fraction - theirs.mean_fraction >= OVERLAP_MIN:
+                affected.append(pair)
+        if affected:
+            data = _other_work_evidence(ctx, affected, index) + _common(ctx, affected) + _block_delays(ctx, affected)
+            yield _finding("other_work", "setup", affected, data, ctx.total_gap_ns(affected))
+
+
+def _other_work_evidence(ctx: RuleContext, pairs: Sequence[FusionPair], index: int) -> list[Evidence]:
+    def windows(w: OtherWork | None) -> tuple[int, int]:
+        return (0, 0) if w is None else (w.windows_overlapped, len(w.overlap_fractions))
+
+    def share(records: list[FusionRecord]) -> float | None:
+        counts = [windows(_other(r)) for r in records if _other(r) is not None]
+        total = sum(n for _, n in counts)
+        return sum(k for k, _ in counts) / total if total else None
+
+    def fraction(records: list[FusionRecord]) -> float | None:
+        found = [w.mean_fraction for r in records if (w := _other(r)) is not None]
+        return statistics.fmean(found) if found else None
+
+    def copies(records: list[FusionRecord]) -> float | None:
+        found = [w.copies for r in records if (w := _other(r)) is not None]
+        return float(sum(found)) if found else None
+
+    sides = [[_records(ctx, p)[i] for p in pairs] for i in (0, 1)]
+    data = [
+        Evidence("windows_overlapped", share(sides[0]), share(sides[1]), "fraction"),
+        Evidence("window_overlap", fraction(sides[0]), fraction(sides[1]), "fraction"),
+    ]
+    # the kernels that overlapped longest on the side the finding is about, with the other side's figure
+    totals: list[dict[tuple[str, int | None], list[float]]] = [{}, {}]
+    for i in (0, 1):
+        for record in sides[i]:
+            for k in w.kernels if (w := _other(record)) is not None else ():
+                entry = totals[i].setdefault((k.name, k.stream), [0.0, 0.0])
+                entry[0] += k.overlap_ns
+                entry[1] += k.calls
+    ranked = sorted(totals[index].items(), key=lambda kv: (-kv[1][0], kv[0][0]))[:3]
+    for (name, stream), (overlap, calls) in ranked:
+        other = totals[1 - index].get((name, stream), [0.0, 0.0])
+        pairs_ = [(overlap, calls), (other[0], other[1])]
+        a, b = pairs_[0] if index == 0 else pairs_[1], pairs_[1] if index == 0 else pairs_[0]
+        data += [
+            Evidence("other_kernel_overlap_ns", a[0], b[0], "ns", subject=name),
+            Evidence("other_kernel_calls", a[1], b[1], "count", subject=name),
+            Evidence("other_kernel_stream", _id(stream), _id(stream), "id", subject=name),
+        ]
+    data.append(Evidence("other_copies", copies(sides[0]), copies(sides[1]), "count"))
+    return data
+
+
+def _id(value: int | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def _block_delays(ctx: RuleContext, pairs: Sequence[FusionPair]) -> list[Evidence]:
+    """Where both sides have block-level timelines: the latest first CTA start of an SM and the
+    fewest SMs used in a run, over the pairs' measured kernels (what other work did to the CTAs)."""
+    found: dict[str, list[list[float]]] = {"first_start_max_ns_max": [[], []], "sms_used_min": [[], []]}
+    for pair in pairs:
+        for i, record in enumerate(_records(ctx, pair)):
+            timeline = record.sm_timeline
+            for kernel in () if timeline is None else timeline.measured:
+                found["first_start_max_ns_max"][i].append(kernel.extremes("first_start_max_ns")[1])
+                found["sms_used_min"][i].append(kernel.extremes("sms_used")[0])
+    late, sms = found["first_start_max_ns_max"], found["sms_used_min"]
+    if not (late[0] and late[1]):
+        return []
+    return [
+        Evidence("first_start_max_ns_max", max(late[0]), max(late[1]), "ns"),
+        Evidence("sms_used_min", min(sms[0]), min(sms[1]), "count"),
+    ]
+
+
+# ---------------------------------------------------------------- other processes
+
+
+def _device(record: FusionRecord) -> DeviceActivity | None:
+    return _conditions(record).device
+
+
+def _oriented(ctx: RuleContext, pair: FusionPair, index: int) -> tuple[FusionRecord, FusionRecord]:
+    """The pair's records, the side ``index`` (0: A, 1: B) first."""
+    a, b = _records(ctx, pair)
+    return (a, b) if index == 0 else (b, a)
+
+
+def other_processes(ctx: RuleContext) -> Iterator[Finding]:
+    """Other processes had a compute context on a side's GPU while it was timed (NVML)."""
+    for index in (0, 1):
+        affected = []
+        for pair in ctx.pairs:
+            mine, theirs = (_device(r) for r in _oriented(ctx, pair, index))
+            if pair.failed or mine is None or mine.other_process_count == 0:
+                continue
+            if theirs is None or theirs.other_process_count < mine.other_process_count:
+                affected.append(pair)
+        if affected:
+            data = [_evidence(ctx, affected, name, unit, value) for name, unit, value in _PROCESS_EVIDENCE]
+            yield _finding(
+                "other_processes", "setup", affected, data + _common(ctx, affected), ctx.total_gap_ns(affected)
+            )
+
+
+def _process_util(record: FusionRecord) -> float | None:
+    d = _device(record)
+    found = [p.sm_util_max for p in d.other_processes if p.sm_util_max is not None] if d else []
+    return max(found) if found else None
+
+
+def _process_memory(record: FusionRecord) -> float | None:
+    d = _device(record)
+    found = [p.used_memory_bytes for p in d.other_processes if p.used_memory_bytes is not None] if d else []
+    return float(max(found)) if found else None
+
+
+def _device_number(field: str) -> Callable[[FusionRecord], float | None]:
+    def value(record: FusionRecord) -> float | None:
+        d = _device(record)
+        return None if d is None else float(getattr(d, field))
+
+    return value
+
+
+def _gpu_util(record: FusionRecord) -> float | None:
+    d = _device(record)
+    return None if d is None else _median(d.gpu_util_samples)
+
+
+_PROCESS_EVIDENCE: tuple[tuple[str, Unit, Callable[[FusionRecord], float | None]], ...] = (
+    ("other_processes", "count", _device_number("other_process_count")),
+    ("own_process_listed", "count", _device_number("own_process_listed")),
+    ("other_process_sm_util", "fraction", _process_util),
+    ("other_process_memory_bytes", "bytes", _process_memory),
+    ("gpu_util", "fraction", _gpu_util),
+)
+"""What an ``other_processes`` finding shows, per side (medians over its fusions)."""
+
+
+# ---------------------------------------------------------------- throttling and clock settings
+
+
+def _limit_fractions(d: DeviceActivity) -> dict[str, float]:
+    """Per limit, the fraction of the timing window it held the clocks back."""
+    if d.window_ns <= 0:
+        return {}
+    return {name: min(d.violation_ns[name] / d.window_ns, 1.0) for name in LIMITS if name in d.violation_ns}
+
+
+def _throttled(d: DeviceActivity | None) -> bool:
+    if d is None:
+        return False
+    reasons = d.reasons_while_running or 0
+    return any(f >= THROTTLE_SHARE for f in _limit_fractions(d).values()) or any(reasons & b for b in THROTTLE_BITS)
+
+
+def gpu_throttled(ctx: RuleContext) -> Iterator[Finding]:
+    """A side's GPU held its clocks back on a power, thermal or hardware limit while it was timed."""
+    for index in (0, 1):
+        affected = []
+        for pair in ctx.pairs:
+            mine, theirs = (_device(r) for r in _oriented(ctx, pair, index))
+            if not pair.failed and _throttled(mine) and not _throttled(theirs):
+                affected.append(pair)
+        if not affected:
+            continue
+        data = []
+        for name in LIMITS:
+            ev = _evidence(ctx, affected, f"limit_{name}", "fraction", functools.partial(_limit, name=name))
+            if (ev.a or 0) > 0 or (ev.b or 0) > 0:
+                data.append(ev)
+        data.append(_reasons_evidence(ctx, affected))
+        yield _finding("gpu_throttled", "setup", affected, data + _common(ctx, affected), ctx.total_gap_ns(affected))
+
+
+def _limit(record: FusionRecord, name: str) -> float | None:
+    d = _device(record)
+    return None if d is None else _limit_fractions(d).get(name)
+
+
+def _reasons_evidence(ctx: RuleContext, pairs: Sequence[FusionPair]) -> Evidence:
+    """The reasons read while the middle samples ran, OR-ed over the pairs (a bit mask)."""
+    masks: list[float | None] = []
+    for i in (0, 1):
+        found = [m for p in pairs if (d := _device(_records(ctx, p)[i])) and (m := d.reasons_while_running) is not None]
+        value = 0
+        for m in found:
+            value |= m
+        masks.append(float(value) if found else None)
+    return Evidence("clock_event_reasons", masks[0], masks[1], "flags")
+
+
+def _held(d: DeviceActivity | None) -> bool:
+    if d is None:
+        return False
+    reasons = d.reasons_while_running or 0
+    set_apart = (
+        d.applications_clock_mhz is not None
+        and d.default_applications_clock_mhz is not None
+        and d.applications_clock_mhz != d.default_applications_clock_mhz
+    )
+    return bool(reasons & APPLICATIONS_CLOCKS) or set_apart
+
+
+def clocks_locked(ctx: RuleContext) -> Iterator[Finding]:
+    """A side's clocks were held by the applications-clock setting or a locked clock."""
+    for index in (0, 1):
+        affected = []
+        for pair in ctx.pairs:
+            mine, theirs = (_device(r) for r in _oriented(ctx, pair, index))
+            if not pair.failed and _held(mine) and theirs is not None and not _held(theirs):
+                affected.append(pair)
+        if affected:
+
+            def clock(r: FusionRecord) -> float | None:
+                d = _device(r)
+                return None if d is None or d.applications_clock_mhz is None else float(d.applications_clock_mhz)
+
+            data = [_evidence(ctx, affected, "applications_clock_mhz", "mhz", clock), _reasons_evidence(ctx, affected)]
+            yield _finding(
+                "clocks_locked", "setup", affected, data + _common(ctx, affected), ctx.total_gap_ns(affected)
+            )
+
+
+# ---------------------------------------------------------------- the host
+
+
+def _host(record: FusionRecord) -> float | None:
+    host = _conditions(record).host
+    return None if host is None else host.per_call_ns
+
+
+def _wait(host_ns: float, kernel_ns: float) -> float:
+    return max(host_ns - kernel_ns, 0.0)
+
+
+def host_bound(ctx: RuleContext) -> Iterator[Finding]:
+    """A side's calls take longer on the host than their kernels on the GPU, and the GPU waits
+    longer for them than on the other side."""
+    for index in (0, 1):
+        affected, waits = [], 0.0
+        for pair in ctx.pairs:
+            ra, rb = _records(ctx, pair)
+            ha, hb = _host(ra), _host(rb)
+            if pair.failed or ha is None or hb is None:
+                continue
+            wa, wb = _wait(ha, pair.timing.median_a_ns), _wait(hb, pair.timing.median_b_ns)
+            mine, theirs, their_host = (wa, wb, hb) if index == 0 else (wb, wa, ha)
+            if mine > 0 and mine - theirs >= max(HOST_MARGIN_NS, HOST_SHARE * their_host):
+                affected.append(pair)
+                waits += mine - theirs
+        if affected:
+            yield _finding("host_bound", "cause", affected, _host_evidence(ctx, affected), waits)
+
+
+def _host_evidence(ctx: RuleContext, pairs: Sequence[FusionPair]) -> list[Evidence]:
+    """Host and kernel time per call (medians over ``pairs``), the GPU's wait per call (summed over
+    them, one call of each) and per step (each times the live side's calls, which the replay stands
+    for), and what the host time is made of (Thunder's call, the session's ``fd.execute``, the
+    protocol's)."""
+    calls = [ctx.fusion_a(p).call_count for p in pairs]
+    hosts = [[_host(_records(ctx, p)[i]) or 0.0 for p in pairs] for i in (0, 1)]
+    kernels = [[p.timing.median_a_ns for p in pairs], [p.timing.median_b_ns for p in pairs]]
+    waits = [[_wait(h, k) for h, k in zip(hosts[i], kernels[i])] for i in (0, 1)]
+
+    def both(field: str, a: float | None, b: float | None, unit: Unit = "ns") -> Evidence:
+        return Evidence(field, a, b, unit)
+
+    bound = [float(sum(1 for w in waits[i] if w > 0)) for i in (0, 1)]
+
+    def per_step(values: list[float]) -> float:
+        return sum(v * n for v, n in zip(values, calls))
+
+    data = [
+        both("host_bound_fusions", bound[0], bound[1], "count"),
+        both("host_per_call_ns", _median(hosts[0]), _median(hosts[1])),
+        both("kernel_per_call_ns", _median(kernels[0]), _median(kernels[1])),
+        both("gpu_wait_per_call_ns", sum(waits[0]), sum(waits[1])),
+        both("host_step_ns", per_step(hosts[0]), per_step(hosts[1])),
+        both("kernel_step_ns", per_step(kernels[0]), per_step(kernels[1])),
+        both("gpu_wait_step_ns", per_step(waits[0]), per_step(waits[1])),
+    ]
+    for name in ("session_call_ns", "session_execute_ns", "execute_ns"):
+
+        def median(r: FusionRecord, samples: str = name) -> float | None:
+            host = _conditions(r).host
+            return None if host is None else _median(getattr(host, samples))
+
+        ev = _evidence(ctx, pairs, name, "ns", median)
+        if ev.a is not None or ev.b is not None:
+            data.append(ev)
+    return data
