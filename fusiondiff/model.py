@@ -72,6 +72,8 @@ class TensorMeta:
         if self.kind == "tensor" and len(self.shape) != len(self.stride):
             raise ValueError(f"shape has {len(self.shape)} dimensions but stride {len(self.stride)}")
         low, high = self.min_value, self.max_value
+        if (low is None) != (high is None):  # the recorder reads a range's two ends together
+            raise ValueError(f"min_value {low!r} and max_value {high!r}: a value range has both ends or neither")
         if low is not None and high is not None and low > high:
             raise ValueError(f"min_value {low!r} is above max_value {high!r}")
 

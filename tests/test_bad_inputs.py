@@ -595,6 +595,14 @@ ISSUE_12_CASES = [
         r"min_value 9\.0 is above max_value 1\.0",
     ),
     Case(
+        "values",
+        "a value range with one end (found by the diff-record property test: the reports formatted None)",
+        "report {other} {cap} --format perfetto",
+        put("fusions.0.inputs.1.min_value", 0),
+        2,
+        r"inputs\[1\]: min_value 0\.0 and max_value None: a value range has both ends or neither",
+    ),
+    Case(
         "values", "zero call count", SHOW, put("fusions.0.call_count", 0), 2, r"call_count: 0 is not a positive count"
     ),
     Case(
