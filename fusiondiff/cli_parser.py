@@ -321,8 +321,10 @@ def build_parser() -> argparse.ArgumentParser:
         "runs, and lets it touch the GPU only in its turn), keep each replay in DIR/replays (a rerun resumes "
         "and skips those; Ctrl-C keeps what finished), then write the merged replay DIR/replay.json and the diff "
         "record DIR/diff.json, and print every fusion live vs replay ranked by the time nothing recorded "
-        "explains, with the step's totals. Progress and an ETA go to stderr. Exit 0: every fusion replayed at "
-        "its live speed; 1: a speed differs, a replay failed or is missing; 2: error.",
+        "explains, with the step's totals. Progress and an ETA go to stderr. Exit codes are the diff's: 0: every "
+        "fusion replayed at its live speed and no cause explains time; 1: a speed differs, a replay failed or is "
+        "missing, or a cause explains time (also host time: a live side whose calls take longer on the host "
+        "than their kernels, host_bound, as small fusions under Thunder often do); 2: error.",
     )
     p.add_argument(
         "live",
