@@ -244,5 +244,5 @@ def _number_problem(declared: _Declaration, value: Any) -> str | None:
     if type(value) is int and not INT64_MIN <= value <= INT64_MAX:
         return f"{value} does not fit in 64 bits"
     if not (low and high):
-        return rule.refusal(value) if rule is not None else f"{value!r} is out of range"
+        return rule.refusal(value, above=not high) if rule is not None else f"{value!r} is out of range"
     return None

@@ -31,10 +31,14 @@ class Rule:
 
     words: str
     """``is negative``: the refusal reads ``<path>: -4 is negative`` (``null is not a duration``)."""
+    above: str | None = None
+    """Other words for a value above the upper bound (``is more threads than a CUDA block holds``);
+    ``None``: :attr:`words` for both bounds."""
 
-    def refusal(self, value: object) -> str:
-        """The refusal of ``value`` (JSON null is named ``null``)."""
-        return f"{'null' if value is None else repr(value)} {self.words}"
+    def refusal(self, value: object, above: bool = False) -> str:
+        """The refusal of ``value`` (JSON null is named ``null``), ``above`` its upper bound or not."""
+        words = self.above if above and self.above is not None else self.words
+        return f"{'null' if value is None else repr(value)} {words}"
 
 
 Int64 = Annotated[int, Meta(ge=INT64_MIN, le=INT64_MAX)]
@@ -49,6 +53,20 @@ Finite = Annotated[float, Meta(ge=-FLOAT_MAX, le=FLOAT_MAX), Rule("is not a fini
 """A finite number (an integer tensor's smallest or largest value)."""
 Fraction = Annotated[float, Meta(ge=0.0, le=1.0), Rule("is not a fraction between 0 and 1")]
 """A share of a whole: 0 to 1 (of a sample window overlapped, a utilization)."""
+# What CUDA lets a launch be, and a GPU have: a larger value comes from no recording, and the derived
+# views (waves per SM) would spend memory and time on it.
+GridDim = Annotated[
+    int, Meta(ge=0, le=2**31 - 1), Rule("is negative", "is more blocks than a CUDA grid dimension holds")
+]
+"""A grid dimension (CUDA: at most 2**31 - 1)."""
+BlockDim = Annotated[int, Meta(ge=0, le=1024), Rule("is negative", "is more threads than a CUDA block holds")]
+"""A block (or cluster) dimension (CUDA: at most 1024 threads a block)."""
+SmemBytes = Annotated[int, Meta(ge=0, le=2**20), Rule("is negative", "is more shared memory than a GPU gives a block")]
+"""Shared memory of a block (227 KiB on an H200; 1 MiB is far above any GPU)."""
+Registers = Annotated[int, Meta(ge=0, le=255), Rule("is negative", "is more registers than a thread can have")]
+"""Registers per thread (CUDA: at most 255)."""
+SmCount = Annotated[int, Meta(ge=0, le=4096), Rule("is negative", "is more SMs than a GPU has")]
+"""A GPU's multiprocessors (132 on an H200)."""
 
 
 if TYPE_CHECKING:

@@ -22,7 +22,19 @@ from typing import Any, Final, Literal
 
 from fusiondiff.blocks.model import FusionTimeline
 from fusiondiff.conditions import TimingConditions
-from fusiondiff.constraints import Count, Duration, Finite, Int64, NaNFloat, Positive
+from fusiondiff.constraints import (
+    BlockDim,
+    Count,
+    Duration,
+    Finite,
+    GridDim,
+    Int64,
+    NaNFloat,
+    Positive,
+    Registers,
+    SmCount,
+    SmemBytes,
+)
 from fusiondiff.definition import structural_hash
 
 SCHEMA_VERSION = 1
@@ -89,19 +101,23 @@ class TensorMeta:
 class LaunchConfig:
     """How a kernel was launched."""
 
-    grid: tuple[Count, Count, Count] | None
+    grid: tuple[GridDim, GridDim, GridDim] | None
     """``None`` when the source does not report it (the seed method's profiler events)."""
-    block: tuple[Count, Count, Count] | None
-    cluster: tuple[Count, Count, Count] | None = None
+    block: tuple[BlockDim, BlockDim, BlockDim] | None
+    cluster: tuple[BlockDim, BlockDim, BlockDim] | None = None
     """``None`` when the kernel-record source does not report clusters (Kineto does not)."""
-    shared_mem_bytes: Count | None = None
+    shared_mem_bytes: SmemBytes | None = None
     """Dynamic plus static shared memory per block."""
-    dynamic_smem_bytes: Count | None = None
+    dynamic_smem_bytes: SmemBytes | None = None
     """``None`` when the source reports only the total, as both sources today do (Kineto's
     ``shared memory`` is the sum): kept so a source that splits it can say so."""
-    static_smem_bytes: Count | None = None
+    static_smem_bytes: SmemBytes | None = None
     """``None`` when the source reports only the total (see ``dynamic_smem_bytes``)."""
-    registers_per_thread: Count | None = None
+    registers_per_thread: Registers | None = None
+
+    def __post_init__(self) -> None:
+        if self.block is not None and math.prod(self.block) > 1024:
+            raise ValueError(f"block {self.block} is {math.prod(self.block)} threads: a CUDA block holds at most 1024")
 
 
 @dataclass(frozen=True)
@@ -320,7 +336,7 @@ class Environment:
 
     gpu_name: str | None = None
     compute_capability: str | None = None
-    sm_count: Count | None = None
+    sm_count: SmCount | None = None
     l2_bytes: Count | None = None
     sm_clock_mhz: Count | None = None
     """When recording started: often the idle clock. The clocks read around each fusion's samples

@@ -53,16 +53,20 @@ optional_count = st.none() | count
 duration = st.floats(min_value=0.0, max_value=1e12, allow_nan=False, allow_infinity=False)
 finite = st.floats(allow_nan=False, allow_infinity=False)
 dims = st.none() | st.tuples(small, small, small)
+# what CUDA lets a launch be (fusiondiff.constraints): a block holds at most 1024 threads
+block_dims = st.none() | st.tuples(st.integers(0, 64), st.integers(0, 16), st.integers(0, 1)) | st.just((1024, 1, 1))
+cluster_dims = st.none() | st.tuples(st.integers(0, 16), st.integers(0, 16), st.integers(0, 16))
+smem_bytes = st.none() | st.integers(min_value=0, max_value=2**20)
 timing = st.builds(Timing, samples_ns=st.lists(duration, min_size=1, max_size=12).map(tuple))
 launch = st.builds(
     LaunchConfig,
     grid=dims,
-    block=dims,
-    cluster=dims,
-    shared_mem_bytes=optional_count,
-    dynamic_smem_bytes=optional_count,
-    static_smem_bytes=optional_count,
-    registers_per_thread=optional_count,
+    block=block_dims,
+    cluster=cluster_dims,
+    shared_mem_bytes=smem_bytes,
+    dynamic_smem_bytes=smem_bytes,
+    static_smem_bytes=smem_bytes,
+    registers_per_thread=st.none() | st.integers(min_value=0, max_value=255),
 )
 kernel = st.builds(
     KernelRecord,
@@ -134,7 +138,7 @@ environment = st.builds(
     Environment,
     gpu_name=optional_text,
     compute_capability=optional_text,
-    sm_count=optional_count,
+    sm_count=st.none() | st.integers(min_value=0, max_value=4096),
     l2_bytes=optional_count,
     sm_clock_mhz=optional_count,
     max_sm_clock_mhz=optional_count,

@@ -89,7 +89,7 @@ class Occupancy:
 
 def occupancy(launch: LaunchConfig, environment: Environment) -> Occupancy | None:
     """The occupancy of ``launch`` on the recorded GPU; ``None`` when the grid, block or SM count
-    was not recorded."""
+    was not recorded, or the block fits none of the SM's limits (an assumed capability's)."""
     if launch.grid is None or launch.block is None or not environment.sm_count:
         return None
     capability = environment.compute_capability or ""
@@ -109,10 +109,12 @@ def occupancy(launch: LaunchConfig, environment: Environment) -> Occupancy | Non
     if launch.shared_mem_bytes:
         candidates["shared memory"] = limits.shared_mem_bytes // (launch.shared_mem_bytes + limits.reserved_smem_bytes)
     limited_by = min(candidates, key=lambda k: candidates[k])
+    if candidates[limited_by] < 1:  # the block does not fit the SM these limits describe: no waves to derive
+        return None
     return Occupancy(
         blocks=math.prod(launch.grid),
         threads_per_block=threads,
-        blocks_per_sm=max(candidates[limited_by], 0),
+        blocks_per_sm=candidates[limited_by],
         limited_by=limited_by,
         sm_count=environment.sm_count,
         capability=capability,
