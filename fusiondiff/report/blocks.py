@@ -130,7 +130,8 @@ def cells(timeline: KernelTimeline | None, probe: str = "-") -> tuple[str, ...]:
     if timeline is None:
         return ("no timeline recorded", *[""] * (width - 1))
     if timeline.refusal is not None:
-        why = f"refused: {REFUSALS.get(timeline.refusal.code, timeline.refusal.code)} ({timeline.refusal.detail})"
+        label, detail = REFUSALS.get(timeline.refusal.code, timeline.refusal.code), timeline.refusal.detail
+        why = f"refused: {detail}" if detail.startswith(label) else f"refused: {label} ({detail})"
         return (why, *[""] * (width - 1))
     s = timeline.stat
     return (
@@ -160,16 +161,32 @@ def block_text(report: DiffReport) -> list[str]:
     rows = list(block_rows(report))
     if not rows:
         return []
+    from fusiondiff.report.text import NAME_WIDTH
+
     table = [(r.kernel if r.side == "A" else "", r.side, *cells(r.timeline, r.probe)) for r in rows]
-    widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(HEADER)]
+    # a refusal's words run past the columns, so they set no width; nor does a kernel name longer
+    # than NAME_WIDTH (an ATen kernel's C++ signature), which gets a line of its own
+    measured = [row for row in table if not _refused(row)]
+    widths = [
+        max(len(h), *(len(row[i]) for row in measured if i > 0 or len(row[0]) <= NAME_WIDTH))
+        for i, h in enumerate(HEADER)
+    ]
     lines = ["", "block level (measured per CTA; medians over the runs, [fewest-most] where they differ)"]
     lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(HEADER, widths)).rstrip())
-    for row in table:
-        if row[2].startswith(("refused", "no timeline")):
+    for name, *rest in table:
+        if len(name) > widths[0]:
+            lines.append(f"  {name}")
+            name = ""
+        row = (name, *rest)
+        if _refused(row):
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row[:2], widths[:2])) + "  " + row[2])
         else:
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
     return lines
+
+
+def _refused(row: tuple[str, ...]) -> bool:
+    return row[2].startswith(("refused", "no timeline"))
 
 
 def block_markdown(report: DiffReport) -> list[str]:

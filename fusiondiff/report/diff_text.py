@@ -23,11 +23,14 @@ MAX_UNMATCHED = 40
 every record that shares its distinct fusion's replay, and the JSON record names them all."""
 
 
-def _row(name: str, t: TimingVerdict, width: int, column: Column) -> str:
-    return (
-        f"  {name:<{width}}  {column.cell(t.median_a_ns):>12}  {column.cell(t.median_b_ns):>12}  {ratio(t.ratio):>7}  "
+def _row(name: str, t: TimingVerdict, width: int, column: Column) -> list[str]:
+    numbers = (
+        f"{column.cell(t.median_a_ns):>12}  {column.cell(t.median_b_ns):>12}  {ratio(t.ratio):>7}  "
         f"{p_value(t.p_value):>8}  {t.verdict}"
     )
+    if len(name) > width:  # an ATen kernel's C++ signature: a line of its own, its numbers in the column below
+        return [f"  {name}", f"  {'':<{width}}  {numbers}"]
+    return [f"  {name:<{width}}  {numbers}"]
 
 
 def verdict_line(result: DiffResult) -> str:
@@ -116,12 +119,13 @@ def _properties(result: DiffResult) -> str:
 
 
 def _pair_lines(pair: FusionPair, width: int, column: Column) -> list[str]:
-    lines = [_row(pair.label, pair.timing, width, column)]
+    lines = _row(pair.label, pair.timing, width, column)
     show_kernels = pair.unmatched_kernels or (
         len(pair.kernels) > 1 and any(k.timing.verdict != "SAME" for k in pair.kernels)
     )
     if show_kernels:
-        lines += [_row(f"  {k.normalized_name}", k.timing, width, column) for k in pair.kernels]
+        for k in pair.kernels:
+            lines += _row(f"  {k.normalized_name}", k.timing, width, column)
         lines += [
             f"    {k.normalized_name}: only in {k.side} ({duration(k.median_ns)} median)"
             for k in pair.unmatched_kernels

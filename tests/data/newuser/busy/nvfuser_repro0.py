@@ -1,0 +1,77 @@
+# CUDA devices:
+#  0: NVIDIA H200
+# torch version: 2.11.0+cu130
+# cuda version: 13.0
+import torch
+from nvfuser_direct import FusionDefinition, DataType
+def nvfuser_fusion(fd : FusionDefinition) -> None :
+    tv0 = fd.define_tensor(shape=[16384, 6144], contiguity=[True, True], dtype=DataType.BFloat16, is_cpu=False)
+    tv1 = fd.define_tensor(shape=[6144], contiguity=[True], dtype=DataType.BFloat16, is_cpu=False)
+    tv2 = fd.define_tensor(shape=[6144], contiguity=[True], dtype=DataType.BFloat16, is_cpu=False)
+    tv3 = fd.ops.cast(tv0, dtype=DataType.Float)
+    tv6 = fd.ops.mul(0.500000, tv3)
+    tv4 = fd.ops.mul(tv3, tv3)
+    tv5 = fd.ops.mul(tv4, tv3)
+    tv7 = fd.ops.mul(0.0447150, tv5)
+    tv8 = fd.ops.add(tv3, tv7)
+    tv9 = fd.ops.mul(0.797885, tv8)
+    tv10 = fd.ops.tanh(tv9)
+    tv11 = fd.ops.add(1.00000, tv10)
+    tv12 = fd.ops.mul(tv6, tv11)
+    tv13 = fd.ops.neg(tv3)
+    tv14 = fd.ops.exp(tv13)
+    tv15 = fd.ops.add(1.00000, tv14)
+    tv16 = fd.ops.reciprocal(tv15)
+    tv17 = fd.ops.mul(tv12, tv16)
+    tv18, tv19, tv20 = fd.ops.welford(tv17, dims=[1])
+    tv24 = fd.ops.broadcast(tv18, is_broadcast_dim=[False, True])
+    tv25 = fd.ops.cast(tv24, dtype=DataType.Float)
+    tv28 = fd.ops.expand(tv25, shape=[16384, 6144])
+    tv29 = fd.ops.sub(tv17, tv28)
+    c90 = fd.ops.cast(6144, dtype=DataType.Double)
+    c92 = fd.ops.mul(1.00000, c90)
+    c96 = fd.ops.cast(0, dtype=DataType.Double)
+    c98 = fd.ops.sub(c92, c96)
+    c100 = fd.ops.cast(0, dtype=DataType.Double)
+    c102 = fd.ops.ge(c98, c100)
+    c104 = fd.ops.cast(0, dtype=DataType.Double)
+    c106 = fd.ops.where(c102, c98, c104)
+    c112 = fd.ops.reciprocal(c106)
+    tv21 = fd.ops.mul(tv19, c112)
+    tv22 = fd.ops.broadcast(tv21, is_broadcast_dim=[False, True])
+    tv23 = fd.ops.cast(tv22, dtype=DataType.Float)
+    tv26 = fd.ops.add(tv23, 1.00000e-05)
+    tv27 = fd.ops.rsqrt(tv26)
+    tv30 = fd.ops.expand(tv27, shape=[16384, 6144])
+    tv31 = fd.ops.mul(tv29, tv30)
+    tv32 = fd.ops.broadcast(tv1, is_broadcast_dim=[True, False])
+    tv33 = fd.ops.expand(tv32, shape=[16384, 6144])
+    tv34 = fd.ops.cast(tv33, dtype=DataType.Float)
+    tv35 = fd.ops.mul(tv31, tv34)
+    tv36 = fd.ops.broadcast(tv2, is_broadcast_dim=[True, False])
+    tv37 = fd.ops.expand(tv36, shape=[16384, 6144])
+    tv38 = fd.ops.cast(tv37, dtype=DataType.Float)
+    tv39 = fd.ops.add(tv35, tv38)
+    tv40 = fd.ops.max(tv39, dims=[1])
+    tv41 = fd.ops.broadcast(tv40, is_broadcast_dim=[False, True])
+    tv42 = fd.ops.cast(tv41, dtype=DataType.Float)
+    tv43 = fd.ops.expand(tv42, shape=[16384, 6144])
+    tv44 = fd.ops.sub(tv39, tv43)
+    tv45 = fd.ops.exp(tv44)
+    tv46 = fd.ops.sum(tv45, dims=[1], dtype=DataType.Float)
+    tv47 = fd.ops.broadcast(tv46, is_broadcast_dim=[False, True])
+    tv48 = fd.ops.cast(tv47, dtype=DataType.Float)
+    tv49 = fd.ops.expand(tv48, shape=[16384, 6144])
+    tv50 = fd.ops.reciprocal(tv49)
+    tv51 = fd.ops.mul(tv45, tv50)
+    tv52 = fd.ops.cast(tv51, dtype=DataType.BFloat16)
+    fd.add_output(tv52)
+with FusionDefinition() as fd:
+    nvfuser_fusion(fd)
+
+inputs = [
+    torch.testing.make_tensor((16384, 6144), dtype=torch.bfloat16, device='cuda:0'),
+    torch.testing.make_tensor((6144,), dtype=torch.bfloat16, device='cuda:0'),
+    torch.testing.make_tensor((6144,), dtype=torch.bfloat16, device='cuda:0'),
+]
+fd.execute(inputs)
