@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fusiondiff.errors import ReplayError
-from fusiondiff.replay import runner
+from fusiondiff.replay import runner, stages
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")
 
@@ -198,23 +198,23 @@ def _journal(path: Path) -> list[str]:
 
 def test_a_child_gated_at_the_gpu_touches_it_only_when_told_to_prepare_and_times_only_on_go(tmp_path):
     child, journal = _gated_fake(tmp_path)
-    assert _wait_for_stage(child, runner.IMPORTED)
+    assert _wait_for_stage(child, stages.IMPORTED)
     time.sleep(0.3)
-    assert _journal(journal) == [] and child.stage() == runner.IMPORTED  # imported: nothing on the GPU
+    assert _journal(journal) == [] and child.stage() == stages.IMPORTED  # imported: nothing on the GPU
     child.prepare()
-    assert _wait_for_stage(child, runner.PREPARED)
+    assert _wait_for_stage(child, stages.PREPARED)
     time.sleep(0.3)
     assert _journal(journal) == ["gpu:prepare"]  # prepared: no sample before go
     child.go()
     outcome = child.wait(30, lambda m: None)
     assert _journal(journal) == ["gpu:prepare", "gpu:samples"]
-    assert outcome.message == "a fake child" and child.stage() == runner.ENDED
+    assert outcome.message == "a fake child" and child.stage() == stages.ENDED
     assert "timed; timing done" in (tmp_path / "replay.log").read_text()
 
 
 def test_go_alone_lets_a_child_gated_at_the_gpu_prepare_and_time(tmp_path):
     child, journal = _gated_fake(tmp_path)
-    assert _wait_for_stage(child, runner.IMPORTED)
+    assert _wait_for_stage(child, stages.IMPORTED)
     child.go()  # PendingReplay.run() on a replay nobody prepared
     child.wait(30, lambda m: None)
     assert _journal(journal) == ["gpu:prepare", "gpu:samples"]
@@ -222,9 +222,9 @@ def test_go_alone_lets_a_child_gated_at_the_gpu_prepare_and_time(tmp_path):
 
 def test_a_child_gated_at_the_gpu_and_cancelled_while_prepared_never_samples(tmp_path):
     child, journal = _gated_fake(tmp_path)
-    assert _wait_for_stage(child, runner.IMPORTED)
+    assert _wait_for_stage(child, stages.IMPORTED)
     child.prepare()
-    assert _wait_for_stage(child, runner.PREPARED)
+    assert _wait_for_stage(child, stages.PREPARED)
     pid = child._proc.pid
     child.cancel()
     assert _gone(pid) and _journal(journal) == ["gpu:prepare"]
@@ -234,7 +234,7 @@ def test_a_script_cannot_pass_for_the_child_telling_its_stage(tmp_path):
     """Stages are read only from lines with the child's own random nonce."""
     child, _ = _gated_fake(tmp_path)
     child._seen("replay child 0000: prepared; a script printing this\n")
-    assert child.stage() in (runner.STARTING, runner.IMPORTED)
+    assert child.stage() in (stages.STARTING, stages.IMPORTED)
     child.cancel()
 
 
@@ -244,7 +244,7 @@ def test_the_real_child_gated_at_the_gpu_runs_nothing_before_prepare_and_writes_
     pending = runner.start_replay([str(script)], output=str(output), gate="gpu", phases=True)
     assert _wait_for_line(tmp_path / "replay.log", "waiting for its turn to prepare on the GPU")
     time.sleep(0.5)
-    assert pending.stage() == runner.IMPORTED and not marker.exists()
+    assert pending.stage() == stages.IMPORTED and not marker.exists()
     with pytest.raises(ReplayError):  # without a GPU here: no torch, or no CUDA device
         pending.run()
     phases = json.loads((tmp_path / "replay.phases.json").read_text())

@@ -24,6 +24,7 @@ from fusiondiff.model import FusionRecord
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
 from fusiondiff.replay.phases import PhaseLog
+from fusiondiff.replay.stages import GATE_GPU, GATE_IMPORTS, GATES, IMPORTED, PREPARED, TIMED
 from fusiondiff.store import save_capture
 
 
@@ -296,18 +297,6 @@ def _open_profiler_once(options: RecordingOptions) -> None:
         pass
 
 
-GATE_IMPORTS = "imports"
-"""A gated child waits, once torch and nvFuser are imported, for ``go`` (its whole turn)."""
-GATE_GPU = "gpu"
-"""A gated child waits for ``prepare`` once imported, then prepares on the GPU (CUDA context, the
-scripts run and compiled, the profiler's first window), then waits for ``go`` to time."""
-GATES = (GATE_IMPORTS, GATE_GPU)
-
-STAGE_IMPORTED = "imported"
-STAGE_PREPARED = "prepared"
-STAGE_TIMED = "timed"
-
-
 def stage_line(nonce: str, stage: str, words: str) -> str:
     """The line a gated child prints when it reaches ``stage``; the parent reads its stages from
     lines that start ``replay child <nonce>: `` (a script cannot print one by chance)."""
@@ -335,14 +324,14 @@ class Gates:
             if self.gate == GATE_IMPORTS
             else "scripts read, torch and nvFuser imported; waiting for its turn to prepare on the GPU"
         )
-        print(stage_line(self.nonce, STAGE_IMPORTED, words), flush=True)
+        print(stage_line(self.nonce, IMPORTED, words), flush=True)
         self.going = self._read() == "go"
 
     def wait_to_time(self) -> None:
         print(
             stage_line(
                 self.nonce,
-                STAGE_PREPARED,
+                PREPARED,
                 "CUDA context made, scripts run and compiled, profiler started; waiting for its turn to time",
             ),
             flush=True,
@@ -352,7 +341,7 @@ class Gates:
         self.going = True
 
     def timed(self) -> None:
-        print(stage_line(self.nonce, STAGE_TIMED, "timing done; writing"), flush=True)
+        print(stage_line(self.nonce, TIMED, "timing done; writing"), flush=True)
 
 
 def _cuda_devices(chosen: int | None, create_context: bool = False) -> tuple[int, int]:

@@ -30,6 +30,18 @@ from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress, silent
 from fusiondiff.replay.child import ReplayOutcome, read_script, run_replay
 from fusiondiff.replay.phases import phases_path_for
+from fusiondiff.replay.stages import (
+    ENDED,
+    GATE_GPU,
+    GATE_IMPORTS,
+    GATES,
+    IMPORTED,
+    PREPARED,
+    PREPARING,
+    STARTING,
+    TIMED,
+    TIMING,
+)
 
 GRACE_S = 120.0
 """Time the child gets after SIGTERM to time and save what it recorded."""
@@ -93,21 +105,6 @@ def _forward(stream: IO[bytes], log: IO[bytes], seen: Callable[[str], None] | No
             _stderr_write(line)
 
 
-STARTING, IMPORTED, PREPARING, PREPARED, TIMING, TIMED, ENDED = (
-    "starting",
-    "imported",
-    "preparing",
-    "prepared",
-    "timing",
-    "timed",
-    "ended",
-)
-STAGES = (STARTING, IMPORTED, PREPARING, PREPARED, TIMING, TIMED, ENDED)
-"""Where a replay child started ahead is, as its parent sees it: importing; imported and waiting to
-prepare; told to prepare on the GPU; prepared and waiting to time; told to go; timed (writing);
-its process gone."""
-
-
 def child_command(params: dict[str, Any]) -> list[str]:
     """The replay child's command line: this Python running :mod:`fusiondiff.replay.child`, its
     parameters (with ``status``, the file it reports its :class:`ReplayOutcome` in) as one JSON argument."""
@@ -144,8 +141,6 @@ class ChildReplay:
         gate: str | None = None,
         phases: bool = False,
     ) -> None:
-        from fusiondiff.replay.child import GATE_IMPORTS, GATES
-
         gate = gate or (GATE_IMPORTS if gated else None)
         if gate is not None and gate not in GATES:
             raise ValueError(f"gate must be one of {GATES} or None, not {gate!r}")
@@ -189,20 +184,18 @@ class ChildReplay:
             self._marks.add(line[len(prefix) :].split(";", 1)[0].strip())
 
     def stage(self) -> str:
-        """Where the child is: one of :data:`STAGES` (``ended`` once the process is gone)."""
-        from fusiondiff.replay.child import STAGE_IMPORTED, STAGE_PREPARED, STAGE_TIMED
-
+        """Where the child is: one of :data:`fusiondiff.replay.stages.STAGES`."""
         if self._proc.poll() is not None:
             return ENDED
-        if STAGE_TIMED in self._marks:
+        if TIMED in self._marks:
             return TIMED
         if "go" in self._sent:
             return TIMING
-        if STAGE_PREPARED in self._marks:
+        if PREPARED in self._marks:
             return PREPARED
         if "prepare" in self._sent:
             return PREPARING
-        if STAGE_IMPORTED in self._marks:
+        if IMPORTED in self._marks:
             return IMPORTED
         return STARTING
 
@@ -222,8 +215,6 @@ class ChildReplay:
     def prepare(self) -> None:
         """Let a child gated at ``"gpu"`` prepare on the GPU now (returns at once; :meth:`stage`
         says ``prepared`` when it is done). A child gated at ``"imports"`` has nothing to prepare."""
-        from fusiondiff.replay.child import GATE_GPU
-
         if self.gate == GATE_GPU:
             self._send("prepare")
 
