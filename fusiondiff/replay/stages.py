@@ -12,6 +12,10 @@ A gated child stops at a gate until its parent writes a word on its stdin:
 
 from __future__ import annotations
 
+TOKEN_ENV = "FUSIONDIFF_ROUNDTRIP_RUN"
+"""Set in every replay process of one round trip, so Ctrl-C can stop exactly those, and a replay
+can tell its idle neighbours (started ahead on its GPU) from other processes there."""
+
 GATE_IMPORTS = "imports"
 GATE_GPU = "gpu"
 GATES = (GATE_IMPORTS, GATE_GPU)

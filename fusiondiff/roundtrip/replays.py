@@ -9,16 +9,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from fusiondiff.options import RecordingOptions
-from fusiondiff.replay.stages import GATE_GPU
+from fusiondiff.replay.stages import GATE_GPU, TOKEN_ENV
+
+__all__ = ["TOKEN_ENV"]  # re-exported: the round trip stops its replays by it
 
 ReplayFunction = Callable[[Sequence[str], Path, "str | None"], None]
 """``replay(scripts, output, device)``: replay ``scripts`` in one fresh process that sees only GPU
 ``device`` (``None``: whatever is visible) and write one capture to ``output``. Raises
 :class:`ReplayError` on failure, after writing what was recorded, as
 :func:`fusiondiff.replay.runner.replay_scripts` does."""
-
-TOKEN_ENV = "FUSIONDIFF_ROUNDTRIP_RUN"
-"""Set in every replay process of one round trip, so Ctrl-C can stop exactly those."""
 
 
 class StartedReplay(Protocol):
