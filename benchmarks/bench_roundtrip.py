@@ -138,6 +138,20 @@ def mode_arguments(mode: str, distinct: int, ahead: int) -> dict[str, Any]:
     raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")
 
 
+def mode_limits(text: str, modes: list[str], default_s: float = 150.0) -> dict[str, float]:
+    """``--limit-s``: one number for every mode, or ``MODE=S`` pairs (a mode not named gets
+    ``default_s``)."""
+    if "=" not in text:
+        return {m: float(text) for m in modes}
+    limits = {m: default_s for m in modes}
+    for pair in text.split(","):
+        mode, _, seconds = pair.partition("=")
+        if mode.strip() not in MODES:
+            raise SystemExit(f"bench_roundtrip: --limit-s names an unknown mode {mode.strip()!r}")
+        limits[mode.strip()] = float(seconds)
+    return limits
+
+
 def process_costs(processes: list[dict[str, Any]]) -> list[float]:
     """Each distinct fusion's share of a mode's wall time: per GPU, the processes in the order they
     ended, each costing the time since the one before it ended (the first, since the replays began),
@@ -327,7 +341,8 @@ def main_modes(args: argparse.Namespace) -> int:
     work.mkdir(parents=True, exist_ok=True)
     distinct = len(distinct_fusions(load_capture(args.live)))
     gpu = [g.strip() for g in args.gpus.split(",") if g.strip()][0]
-    figures = {m: run_mode(args.live, m, work, gpu, args.ahead, args.limit_s, distinct) for m in modes}
+    limits = mode_limits(args.limit_s, modes)
+    figures = {m: run_mode(args.live, m, work, gpu, args.ahead, limits[m], distinct) for m in modes}
     if "floor" not in figures and (work / "floor" / "bench_mode.json").is_file():
         figures["floor"] = json.loads((work / "floor" / "bench_mode.json").read_text())  # an earlier command's
     reference = figures.get("reference")
@@ -366,7 +381,10 @@ def main() -> int:
     )
     parser.add_argument("--ahead", type=int, default=DEFAULT_AHEAD, help="K of the pipeline mode (--ahead)")
     parser.add_argument(
-        "--limit-s", type=float, default=150.0, help="each mode is stopped after this many seconds (default 150)"
+        "--limit-s",
+        default="150",
+        help="each mode is stopped after this many seconds (default 150); or per mode, as "
+        "floor=60,pipeline=90,ahead=120,reference=170 (a mode not named gets 150)",
     )
     parser.add_argument("--json", help="where --modes writes its figures (default WORKDIR/modes.json)")
     args = parser.parse_args()

@@ -11,6 +11,7 @@ from benchmarks.bench_roundtrip import (
     compare_modes,
     floor_costs,
     mode_arguments,
+    mode_limits,
     phase_medians,
     process_costs,
     ratios_to,
@@ -95,3 +96,14 @@ def test_phase_medians_and_each_modes_round_trip_arguments():
     assert set(MODES) == {"reference", "ahead", "pipeline", "floor"}
     with pytest.raises(ValueError):
         mode_arguments("fast", 12, 4)
+
+
+def test_each_mode_is_bounded_by_one_limit_or_its_own():
+    assert mode_limits("120", ["floor", "pipeline"]) == {"floor": 120.0, "pipeline": 120.0}
+    assert mode_limits("floor=60,reference=170", ["floor", "pipeline", "reference"]) == {
+        "floor": 60.0,
+        "pipeline": 150.0,
+        "reference": 170.0,
+    }
+    with pytest.raises(SystemExit):
+        mode_limits("fast=10", ["floor"])

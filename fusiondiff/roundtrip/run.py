@@ -261,6 +261,9 @@ class _Work:
                     turn = self.clock()
                     if self.staged and _is_staged(pending):
                         self._take_turn(spare, held)
+                    if self.stopping.is_set():  # stopped before its turn: not replayed, a rerun does it
+                        pending.cancel()
+                        return
                     self._top_up(held, device)  # the next ones import while this one runs
                 else:
                     try:
@@ -319,7 +322,9 @@ class _Work:
             s.replay.cancel()
             self.queue.put(s.group)  # it runs in its turn, under its timeout
         replay.go()
-        while replay.stage() == TIMING and not self.stopping.is_set():
+        # its samples; past the limit (a hung child) the turn's own timeout takes over in run()
+        deadline = self.clock() + self.prepare_limit_s
+        while replay.stage() == TIMING and not self.stopping.is_set() and self.clock() < deadline:
             time.sleep(POLL_S)
         self._let_prepare(held)
 
