@@ -16,7 +16,7 @@ device command); the second compares its verdicts with the first's saved ``one/b
 each of several modes, one after the other, each into its own fresh directory and each stopped at
 ``--limit-s`` (what finished is kept and counted):
 
-- ``reference``: a fresh process per fusion, each started in its turn (``--isolation fusion``);
+- ``reference``: a fresh process per fusion, each started in its turn (``--no-prestart``);
 - ``ahead``: the previous default, one process started ahead, gated at its imports
   (``--ahead 1 --prepare-ahead imports``);
 - ``pipeline``: the default, ``--ahead K`` processes started ahead, prepared on the GPU between

@@ -20,7 +20,7 @@ layers). The round trip:
    its samples there, and waits for its turn to take its warm-ups and samples
    (:mod:`fusiondiff.replay.stages`); each GPU times one replay at a time and each replay is still
    a fresh process that owes nothing to the fusions before it. ``prepare="imports"`` stops the
-   preparation at the imports; without ``prestart`` (``--isolation fusion``, the reference) each
+   preparation at the imports; without ``prestart`` (``--no-prestart``, the reference) each
    process starts only in its turn;
 4. keeps each fusion's replay in ``DIR/replays/<script>.json`` as soon as it is done, so a rerun
    (or a run stopped by Ctrl-C) resumes and skips what is there and valid;

@@ -102,7 +102,7 @@ class RoundTripResult:
     processes: tuple[ReplayProcess, ...] = ()
     """Every replay process this run started, in the order they ended."""
     started_ahead: bool = False
-    """Each worker started its next replay processes while one ran (``--isolation fusion`` turns it off)."""
+    """Each worker started its next replay processes while one ran (``--no-prestart`` turns it off)."""
     ahead: int = 0
     """How many processes each worker kept started ahead (0: each started in its turn)."""
     prepared_ahead: str = ""

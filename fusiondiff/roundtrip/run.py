@@ -72,7 +72,7 @@ def roundtrip(
     ``directory``; see the module docstring. ``devices`` defaults to :func:`visible_devices`,
     ``replay`` to :func:`replay_in_child`. With ``prestart`` (and a ``replay`` that can start ahead,
     as the real one can), each worker keeps ``ahead`` replay processes started beyond the one
-    timing; without it (``--isolation fusion``, the reference), each process starts in its turn.
+    timing; without it (``--no-prestart``, the reference), each process starts in its turn.
     ``prepare`` says how far a process started ahead goes before its turn (``"imports"``, or
     ``"gpu"``: also its CUDA context, its scripts run and compiled, the profiler opened once, and
     never while another process samples on its GPU; :mod:`fusiondiff.replay.stages`). On Ctrl-C, the replays running are stopped, what finished is
