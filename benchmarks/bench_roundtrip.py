@@ -12,6 +12,27 @@ same verdict. Not run on the CPU machine: see RESULTS.md.
 With ``--half one`` and then ``--half two`` the two halves run as two commands (each may be its own
 device command); the second compares its verdicts with the first's saved ``one/bench.json``.
 
+``--modes`` (issue #28) instead runs, in one command on one GPU, the round trip of the capture in
+each of several modes, one after the other, each into its own fresh directory and each stopped at
+``--limit-s`` (what finished is kept and counted):
+
+- ``reference``: a fresh process per fusion, each started in its turn (``--no-prestart``);
+- ``ahead``: the previous default, one process started ahead, gated at its imports
+  (``--ahead 1 --prepare-ahead imports``);
+- ``pipeline``: the default, ``--ahead K`` processes started ahead, prepared on the GPU between
+  other replays' samples (``--prepare-ahead gpu``);
+- ``floor``: every distinct fusion in one long-lived process (``--batch`` of them all): what the
+  compiles and samples cost without a process per fusion;
+
+and prints per mode the median and worst cost per distinct fusion (on one GPU, the time from the end
+of the replay before to the end of this one; in the floor's one process, a fusion's script run with
+its compile plus its share of the samples, from the process's phases), the ratios to the floor, the
+wall time, the median of each phase over the mode's processes, and whether every record's verdict is
+the reference's; ``--json`` gets all of it.
+
+    python3 benchmarks/bench_roundtrip.py live.json --workdir /tmp/rt-modes --modes floor,pipeline,ahead,reference \
+        --gpus 0 --limit-s 150 --json /tmp/rt-modes/modes.json
+
 ``--compare-prestart`` first runs the one-GPU round trip with every replay process started in its
 turn (``--no-prestart``), then the usual halves (each worker starting its next process while one
 runs), and prints both one-GPU wall times and, per distinct fusion, the replayed median both ways:
@@ -21,6 +42,7 @@ whether starting processes ahead changes what a replay measures.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shutil
 import statistics
@@ -31,6 +53,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from fusiondiff.replay.stages import DEFAULT_AHEAD  # noqa: E402
 from fusiondiff.roundtrip import RoundTripResult, roundtrip  # noqa: E402
 
 TARGET_ONE_S = 600.0
@@ -98,6 +121,241 @@ def load_half(directory: Path) -> dict[str, Any]:
     return figures
 
 
+MODES = ("reference", "ahead", "pipeline", "floor")
+"""The ways ``--modes`` can run the round trip (see the module docstring)."""
+
+
+def mode_arguments(mode: str, distinct: int, ahead: int) -> dict[str, Any]:
+    """The :func:`roundtrip` arguments of one mode."""
+    if mode == "reference":
+        return {"prestart": False}
+    if mode == "ahead":
+        return {"prestart": True, "ahead": 1, "prepare": "imports"}
+    if mode == "pipeline":
+        return {"prestart": True, "ahead": ahead, "prepare": "gpu"}
+    if mode == "floor":
+        return {"prestart": False, "batch": max(distinct, 1)}
+    raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")
+
+
+def mode_limits(text: str, modes: list[str], default_s: float = 150.0) -> dict[str, float]:
+    """``--limit-s``: one number for every mode, or ``MODE=S`` pairs (a mode not named gets
+    ``default_s``)."""
+    if "=" not in text:
+        return {m: float(text) for m in modes}
+    limits = {m: default_s for m in modes}
+    for pair in text.split(","):
+        mode, _, seconds = pair.partition("=")
+        if mode.strip() not in MODES:
+            raise SystemExit(f"bench_roundtrip: --limit-s names an unknown mode {mode.strip()!r}")
+        limits[mode.strip()] = float(seconds)
+    return limits
+
+
+def process_costs(processes: list[dict[str, Any]]) -> list[float]:
+    """Each distinct fusion's share of a mode's wall time: per GPU, the processes in the order they
+    ended, each costing the time since the one before it ended (the first, since the replays began),
+    split evenly among the scripts it ran. ``processes``: ``{"device", "scripts", "ended_s"}``."""
+    costs: list[float] = []
+    by_device: dict[Any, list[dict[str, Any]]] = {}
+    for p in processes:
+        if p.get("ended_s") is not None:
+            by_device.setdefault(p.get("device"), []).append(p)
+    for ended in by_device.values():
+        previous = 0.0
+        for p in sorted(ended, key=lambda p: float(p["ended_s"])):
+            share = (float(p["ended_s"]) - previous) / max(int(p["scripts"]), 1)
+            costs += [share] * max(int(p["scripts"]), 1)
+            previous = float(p["ended_s"])
+    return costs
+
+
+def floor_costs(phases: list[dict[str, Any]]) -> list[float]:
+    """Each fusion's cost inside a long-lived process, from its phases
+    (:mod:`fusiondiff.replay.phases`): its script's run (nvFuser compiles at the first execute)
+    plus its share of the samples: the time from the samples' start, or the fusion timed before
+    it, to its own timing line (``fusiondiff: NAME: N kernel(s), ...``)."""
+    costs: list[float] = []
+    for doc in phases:
+        runs = [p["end"] - p["start"] for p in doc.get("phases", []) if p["name"] == "scripts"]
+        samples = [p for p in doc.get("phases", []) if p["name"] == "samples"]
+        shares: list[float] = []
+        if samples:
+            start, end = samples[0]["start"], samples[0]["end"]
+            previous = start
+            for e in doc.get("events", []):
+                if start <= e["at"] <= end and " kernel(s), " in e["name"]:
+                    shares.append(e["at"] - previous)
+                    previous = e["at"]
+        for i, run in enumerate(runs):
+            costs.append(run + (shares[i] if i < len(shares) else 0.0))
+    return costs
+
+
+def spread(costs: list[float]) -> dict[str, float | int | None]:
+    """Median and worst of a list of costs (``None`` for an empty one)."""
+    if not costs:
+        return {"count": 0, "median_s": None, "worst_s": None}
+    return {"count": len(costs), "median_s": statistics.median(costs), "worst_s": max(costs)}
+
+
+def ratios_to(figures: dict[str, Any], floor: dict[str, Any] | None) -> dict[str, float | None]:
+    """A mode's median and worst cost per fusion and its wall time over the floor's."""
+
+    def ratio(key: str) -> float | None:
+        a, b = figures.get(key), (floor or {}).get(key)
+        return a / b if a is not None and b else None
+
+    return {"median": ratio("median_s"), "worst": ratio("worst_s"), "wall": ratio("wall_s")}
+
+
+def verdict_differences(reference: dict[str, str], other: dict[str, str]) -> dict[str, Any]:
+    """Records whose verdict differs from the reference's, among those both replayed; and how
+    many were compared (a mode stopped at its limit compares fewer)."""
+    common = sorted(set(reference) & set(other), key=int)
+    differ = [i for i in common if reference[i] != other[i]]
+    return {"compared": len(common), "differ": differ, "same": not differ and bool(common)}
+
+
+def phase_medians(phases: list[dict[str, Any]]) -> dict[str, float]:
+    """Per phase name, the median over the processes of its seconds (a process without the phase
+    is left out of that phase's median)."""
+    seen: dict[str, list[float]] = {}
+    for doc in phases:
+        for name, seconds in doc.get("seconds", {}).items():
+            seen.setdefault(name, []).append(float(seconds))
+    return {name: statistics.median(values) for name, values in seen.items()}
+
+
+def _stop_at_limit(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt  # the round trip stops its replays, keeps what finished, says interrupted
+
+
+def run_mode(live: str, mode: str, work: Path, gpu: str, ahead: int, limit_s: float, distinct: int) -> dict[str, Any]:
+    """One mode's round trip into ``work/mode`` (fresh), stopped at ``limit_s``; its figures."""
+    import signal
+
+    directory = work / mode
+    shutil.rmtree(directory, ignore_errors=True)
+    arguments = mode_arguments(mode, distinct, ahead)
+    previous = signal.signal(signal.SIGALRM, _stop_at_limit)
+    signal.setitimer(signal.ITIMER_REAL, limit_s)
+    start = time.perf_counter()
+    result: RoundTripResult | None = None
+    try:
+        result = roundtrip(
+            live,
+            directory,
+            devices=[gpu],
+            timeout_s=limit_s,
+            progress=lambda m: print(f"[{mode}] {m}", file=sys.stderr),
+            **arguments,
+        )
+    except KeyboardInterrupt:
+        pass  # the limit came outside the replays (merging, diffing): no result
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    wall_s = time.perf_counter() - start
+    phases = [json.loads(p.read_text()) for p in sorted((directory / "logs").glob("*.phases.json"))]
+    processes = [] if result is None else [dataclasses.asdict(p) for p in result.processes]
+    costs = floor_costs(phases) if mode == "floor" else process_costs(processes)
+    figures: dict[str, Any] = {
+        "mode": mode,
+        "arguments": arguments,
+        "wall_s": wall_s,
+        "stopped_at_limit": result is None or result.interrupted,
+        "limit_s": limit_s,
+        "records": None if result is None else len(result.rows),
+        "distinct": distinct,
+        "replayed": None if result is None else result.replayed_now,
+        "processes": processes,
+        "costs_s": costs,
+        **spread(costs),
+        "wall_per_fusion_s": wall_s / distinct if distinct else None,
+        "phase_medians_s": phase_medians(phases),
+        "verdicts": {}
+        if result is None
+        else {str(r.index): r.verdict for r in result.rows if r.verdict != "NOT REPLAYED"},
+        "replay_median_ns": {}
+        if result is None
+        else {str(r.index): r.replay_median_ns for r in result.rows if r.index == r.replayed_as},
+    }
+    (directory / "bench_mode.json").write_text(json.dumps(figures, indent=1, default=str))
+    return figures
+
+
+def compare_modes(figures: dict[str, dict[str, Any]], reference: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """Per mode, its ratios to the floor and its verdicts against the reference's."""
+    floor = figures.get("floor")
+    return {
+        mode: {
+            "ratios_to_floor": ratios_to(f, floor) if mode != "floor" else None,
+            "verdicts_vs_reference": None
+            if reference is None
+            else verdict_differences(reference.get("verdicts", {}), f.get("verdicts", {})),
+        }
+        for mode, f in figures.items()
+    }
+
+
+def _seconds(value: float | None) -> str:
+    return "   -  " if value is None else f"{value:6.2f}"
+
+
+def _ratio(value: float | None) -> str:
+    return "  -  " if value is None else f"{value:5.2f}x"
+
+
+def print_modes(live: str, figures: dict[str, dict[str, Any]], compared: dict[str, dict[str, Any]]) -> None:
+    print(f"round trip of {live}, mode by mode on one GPU (cost per distinct fusion, seconds)")
+    print(
+        f"  {'mode':<10} {'median':>7} {'worst':>7} {'wall':>8} {'wall/fus.':>9}  {'x floor (median, worst, wall)':<30} verdicts"
+    )
+    for mode, f in figures.items():
+        c = compared[mode]
+        r = c["ratios_to_floor"] or {}
+        v = c["verdicts_vs_reference"]
+        words = (
+            "-" if v is None else ("same" if v["same"] else f"differ: {v['differ']}") + f" ({v['compared']} compared)"
+        )
+        stopped = "  STOPPED AT LIMIT" if f["stopped_at_limit"] else ""
+        print(
+            f"  {mode:<10} {_seconds(f['median_s'])}  {_seconds(f['worst_s'])}  {f['wall_s']:7.1f}  "
+            f"{_seconds(f['wall_per_fusion_s'])}    {_ratio(r.get('median'))} {_ratio(r.get('worst'))} "
+            f"{_ratio(r.get('wall'))}          {words}{stopped}"
+        )
+        phases = ", ".join(f"{k} {v:.2f}" for k, v in f["phase_medians_s"].items())
+        print(f"  {'':<10} phases (median s per process): {phases or 'none written'}")
+
+
+def main_modes(args: argparse.Namespace) -> int:
+    from fusiondiff.roundtrip import distinct_fusions
+    from fusiondiff.store import load_capture
+
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise SystemExit(f"bench_roundtrip: unknown mode(s) {unknown}: use {', '.join(MODES)}")
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    distinct = len(distinct_fusions(load_capture(args.live)))
+    gpu = [g.strip() for g in args.gpus.split(",") if g.strip()][0]
+    limits = mode_limits(args.limit_s, modes)
+    figures = {m: run_mode(args.live, m, work, gpu, args.ahead, limits[m], distinct) for m in modes}
+    if "floor" not in figures and (work / "floor" / "bench_mode.json").is_file():
+        figures["floor"] = json.loads((work / "floor" / "bench_mode.json").read_text())  # an earlier command's
+    reference = figures.get("reference")
+    if reference is None and (work / "reference" / "bench_mode.json").is_file():
+        reference = json.loads((work / "reference" / "bench_mode.json").read_text())
+    compared = compare_modes(figures, reference)
+    print_modes(args.live, figures, compared)
+    everything = {"live": args.live, "gpu": gpu, "ahead": args.ahead, "modes": figures, "compared": compared}
+    Path(args.json or work / "modes.json").write_text(json.dumps(everything, indent=1, default=str))
+    differ = any(c["verdicts_vs_reference"] and c["verdicts_vs_reference"]["differ"] for c in compared.values())
+    return 1 if differ else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("live")
@@ -116,7 +374,22 @@ def main() -> int:
         help="run only the one-GPU round trip, only the two-GPU one (then compare with the saved "
         "one-GPU figures), or both (default)",
     )
+    parser.add_argument(
+        "--modes",
+        help=f"comma-separated, of {', '.join(MODES)}: run the round trip in each mode on the first of --gpus "
+        "and compare the cost per distinct fusion (issue #28); the halves are not run",
+    )
+    parser.add_argument("--ahead", type=int, default=DEFAULT_AHEAD, help="K of the pipeline mode (--ahead)")
+    parser.add_argument(
+        "--limit-s",
+        default="150",
+        help="each mode is stopped after this many seconds (default 150); or per mode, as "
+        "floor=60,pipeline=90,ahead=120,reference=170 (a mode not named gets 150)",
+    )
+    parser.add_argument("--json", help="where --modes writes its figures (default WORKDIR/modes.json)")
     args = parser.parse_args()
+    if args.modes:
+        return main_modes(args)
     gpus = [g.strip() for g in args.gpus.split(",") if g.strip()]
     if len(gpus) < 2:
         parser.error("--gpus needs two GPU ids")

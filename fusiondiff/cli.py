@@ -298,7 +298,9 @@ def _cmd_roundtrip(args: argparse.Namespace) -> int:
         options=_recording_options(args),
         timeout_s=args.timeout,
         progress=_progress,
-        prestart=not args.no_prestart,
+        prestart=not (args.no_prestart or args.isolation == "fusion"),
+        ahead=args.ahead,
+        prepare=args.prepare_ahead,
     )
     emit(render_summary(result, top=args.top))
     return EXIT_INTERRUPTED if result.interrupted else result.exit_code

@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from fusiondiff import __version__
 from fusiondiff.blocks.cli_options import add_timeline_options
+from fusiondiff.replay.stages import DEFAULT_AHEAD, GATE_GPU, GATES
 
 DESCRIPTION = """\
 Explain why the same nvFuser fusion runs at different speeds in two places: live, inside a
@@ -69,7 +70,7 @@ def _number(kind: type[int] | type[float], low: float, high: float | None = None
 
 
 COUNT = _number(int, 1)
-"""1 or more (``--top``, ``--samples``, ``--batch``)."""
+"""1 or more (``--top``, ``--samples``, ``--batch``, ``--ahead``)."""
 SECONDS = _number(float, 1e-3, math.inf)
 """A timeout: a positive, finite number of seconds."""
 
@@ -354,13 +355,30 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="N scripts per fresh process: faster, less isolated (default 1: a fresh process per fusion)",
     )
-    # the only isolation there is (a fresh process per fusion, --batch 1): still taken, no longer offered
+    # --isolation fusion (the reference: a fresh process per fusion, each started in its turn) is
+    # still taken, as --no-prestart; not offered, a flag of one choice (new-user review, item 12)
     p.add_argument("--isolation", choices=("fusion",), help=argparse.SUPPRESS)
     p.add_argument(
         "--no-prestart",
         action="store_true",
-        help="start each replay process only in its turn (by default a worker's next process starts, and imports "
-        "torch and nvFuser, while one runs): slower; starting ahead moved no replayed median by more than 1 %% on the H200",
+        help="the reference way to replay: start each replay process only in its turn (by default each GPU's "
+        "worker keeps --ahead processes started and prepared ahead); slower",
+    )
+    p.add_argument(
+        "--ahead",
+        type=COUNT,
+        default=DEFAULT_AHEAD,
+        metavar="K",
+        help=f"replay processes each GPU's worker keeps started ahead of the one timing (default {DEFAULT_AHEAD}); "
+        "each is still a fresh process with its own CUDA context, and one GPU times one replay at a time",
+    )
+    p.add_argument(
+        "--prepare-ahead",
+        choices=GATES,
+        default=GATE_GPU,
+        help="how far a process started ahead goes before its turn: 'imports' (torch and nvFuser imported, nothing "
+        "on the GPU), or 'gpu' (default: also its CUDA context, its script run and compiled, the profiler opened "
+        "once; done between other replays' samples, never during them)",
     )
     p.add_argument(
         "--timeout",

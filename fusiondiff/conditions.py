@@ -94,6 +94,10 @@ class DeviceActivity:
     """The listed processes other than the recording one, where NVML lets it be told apart."""
     other_process_count: Count = 0
     """How many other processes had a context (also where they cannot be told apart)."""
+    spare_replays: tuple[GpuProcess, ...] = ()
+    """Listed processes of the same round trip: replays started ahead and prepared on this GPU,
+    waiting idle for their turn (they launch nothing while another replay samples). Kept apart from
+    ``other_processes``; a ``sm_util_max`` above 0 here would say a spare did run kernels."""
     sm_clock_mhz: Count | None = None
     """The SM clock read as the middle sample runs."""
     memory_clock_mhz: Count | None = None

@@ -4,6 +4,7 @@ turn, with the real child module (it imports torch where installed; no nvFuser o
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import textwrap
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fusiondiff.errors import ReplayError
-from fusiondiff.replay import runner
+from fusiondiff.replay import runner, stages
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")
 
@@ -151,3 +152,102 @@ def test_a_bad_script_is_refused_before_any_process_starts_ahead(tmp_path, monke
     with pytest.raises(ReplayError, match="no such file"):
         runner.start_replay([str(tmp_path / "missing.py")], output=str(tmp_path / "replay.json"))
     assert not started
+
+
+GATED_CHILD = """\
+import json, sys
+from fusiondiff.replay.child import Gates
+params = json.loads(sys.argv[1])
+journal = open(params["journal"], "a")
+gates = Gates(params["gate"], params["nonce"])
+gates.wait_to_prepare()
+journal.write("gpu:prepare\\n"); journal.flush()  # stands for the context, the scripts, the profiler
+gates.wait_to_time()
+journal.write("gpu:samples\\n"); journal.flush()
+gates.timed()
+open(params["status"], "w").write(json.dumps({"status": "error", "message": "a fake child"}))
+"""
+
+
+def _gated_fake(tmp_path: Path, gate: str = "gpu") -> tuple[runner.ChildReplay, Path]:
+    """A fake child that takes its turns as the real one does (child.Gates) and notes each phase
+    that would touch the GPU in a journal."""
+    code, journal = tmp_path / "gated_child.py", tmp_path / "journal"
+    code.write_text(GATED_CHILD)
+    child = runner.ChildReplay(
+        {"journal": str(journal)},
+        tmp_path / "replay.log",
+        command=lambda params: [sys.executable, str(code), json.dumps(params)],
+        gate=gate,
+    )
+    return child, journal
+
+
+def _wait_for_stage(child: runner.ChildReplay, stage: str, within_s: float = 30.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if child.stage() == stage:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _journal(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+def test_a_child_gated_at_the_gpu_touches_it_only_when_told_to_prepare_and_times_only_on_go(tmp_path):
+    child, journal = _gated_fake(tmp_path)
+    assert _wait_for_stage(child, stages.IMPORTED)
+    time.sleep(0.3)
+    assert _journal(journal) == [] and child.stage() == stages.IMPORTED  # imported: nothing on the GPU
+    child.prepare()
+    assert _wait_for_stage(child, stages.PREPARED)
+    time.sleep(0.3)
+    assert _journal(journal) == ["gpu:prepare"]  # prepared: no sample before go
+    child.go()
+    outcome = child.wait(30, lambda m: None)
+    assert _journal(journal) == ["gpu:prepare", "gpu:samples"]
+    assert outcome.message == "a fake child" and child.stage() == stages.ENDED
+    assert "timed; timing done" in (tmp_path / "replay.log").read_text()
+
+
+def test_go_alone_lets_a_child_gated_at_the_gpu_prepare_and_time(tmp_path):
+    child, journal = _gated_fake(tmp_path)
+    assert _wait_for_stage(child, stages.IMPORTED)
+    child.go()  # PendingReplay.run() on a replay nobody prepared
+    child.wait(30, lambda m: None)
+    assert _journal(journal) == ["gpu:prepare", "gpu:samples"]
+
+
+def test_a_child_gated_at_the_gpu_and_cancelled_while_prepared_never_samples(tmp_path):
+    child, journal = _gated_fake(tmp_path)
+    assert _wait_for_stage(child, stages.IMPORTED)
+    child.prepare()
+    assert _wait_for_stage(child, stages.PREPARED)
+    pid = child._proc.pid
+    child.cancel()
+    assert _gone(pid) and _journal(journal) == ["gpu:prepare"]
+
+
+def test_a_script_cannot_pass_for_the_child_telling_its_stage(tmp_path):
+    """Stages are read only from lines with the child's own random nonce."""
+    child, _ = _gated_fake(tmp_path)
+    child._seen("replay child 0000: prepared; a script printing this\n")
+    assert child.stage() in (stages.STARTING, stages.IMPORTED)
+    child.cancel()
+
+
+def test_the_real_child_gated_at_the_gpu_runs_nothing_before_prepare_and_writes_its_phases(tmp_path):
+    script, marker = _marking_script(tmp_path)
+    output = tmp_path / "replay.json"
+    pending = runner.start_replay([str(script)], output=str(output), gate="gpu", phases=True)
+    assert _wait_for_line(tmp_path / "replay.log", "waiting for its turn to prepare on the GPU")
+    time.sleep(0.5)
+    assert pending.stage() == stages.IMPORTED and not marker.exists()
+    with pytest.raises(ReplayError):  # without a GPU here: no torch, or no CUDA device
+        pending.run()
+    phases = json.loads((tmp_path / "replay.phases.json").read_text())
+    names = [p["name"] for p in phases["phases"]]
+    assert names[:2] == ["imports", "wait_to_prepare"] and phases["spawned_at"] <= phases["entered_at"]
+    assert "replay child: phases (s): interpreter" in (tmp_path / "replay.log").read_text()

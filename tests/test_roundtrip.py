@@ -15,6 +15,7 @@ import pytest
 from fusiondiff import roundtrip as rt
 from fusiondiff.errors import ReplayError
 from fusiondiff.model import Capture
+from fusiondiff.replay import stages
 from fusiondiff.store import load_capture, save_capture
 
 PYTHIA = Path(__file__).parent / "data" / "fidelity" / "pythia"
@@ -278,11 +279,11 @@ def test_each_replay_process_starts_while_the_one_before_it_runs(live: Path, tmp
     result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None])
     assert result.replayed_now == 11 and result.exit_code == 0
     stems = [d.stem for d in result.distinct]
-    # the first runs as it starts (nothing ran before it); every later one was started before the
-    # replay ahead of it ran, and ran after that one ended: one replay at a time on the GPU
+    # each was started before the replay ahead of it ran, and ran after that one ended: one replay
+    # at a time on the GPU
     assert fake.scripts_run == stems
-    assert [s for what, s in fake.events if what == "start"] == stems[1:]
-    for before, after in zip(stems[1:], stems[2:]):
+    assert [s for what, s in fake.events if what == "start"] == stems
+    for before, after in zip(stems, stems[1:]):
         assert fake.events.index(("start", after)) < fake.events.index(("run", before))
         assert fake.events.index(("end", before)) < fake.events.index(("run", after))
     assert not [e for e in fake.events if e[0] == "cancel"]
@@ -292,11 +293,11 @@ def test_two_workers_start_ahead_and_without_prestart_every_process_starts_in_it
     live: Path, tmp_path: Path
 ) -> None:
     fake = StartingReplay(load_capture(live), delay_s=0.05)
-    result = rt.roundtrip(live, tmp_path / "a", replay=fake, devices=["0", "1"])
+    result = rt.roundtrip(live, tmp_path / "a", replay=fake, devices=["0", "1"], ahead=1, prepare="imports")
     assert result.replayed_now == 11 and result.started_ahead
     assert sorted(fake.scripts_run) == sorted(d.stem for d in result.distinct)
     assert {device for device, _ in fake.calls} == {"0", "1"}
-    assert len([e for e in fake.events if e[0] == "start"]) == 11 - 2  # all but each worker's first
+    assert len([e for e in fake.events if e[0] == "start"]) == 11
     assert "each process started (imports only) while the one before it ran" in rt.render_summary(result)
 
     fake = StartingReplay(load_capture(live))
@@ -315,10 +316,219 @@ def test_ctrl_c_cancels_the_replay_started_ahead_and_a_rerun_does_it(live: Path,
 
     capture = load_capture(live)
     fake = InterruptedOnTheThird(capture)
-    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None])
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=1)
     assert result.interrupted and result.replayed_now == 2
     cancelled = [s for what, s in fake.events if what == "cancel"]
     assert len(cancelled) == 1, fake.events  # the fourth, started while the third ran
     again = FakeReplay(capture)
     result = rt.roundtrip(live, tmp_path / "rt", replay=again, devices=[None])
     assert result.replayed_now == 9 and cancelled[0] in again.scripts_run
+
+
+class StagedReplay(FakeReplay):
+    """A FakeReplay whose processes started ahead take their turns as the real child gated at the
+    GPU does (replay/stages.py): each "imports" for ``import_s``, prepares on the GPU for
+    ``prepare_s`` once told, samples for ``sample_s`` on go, then writes. Every phase that touches
+    the GPU is logged with its device and wall-clock ends: (what, stem, device, start, end)."""
+
+    def __init__(self, live: Capture, import_s=0.05, prepare_s=0.05, sample_s=0.02, **kwargs):
+        super().__init__(live, **kwargs)
+        self.import_s, self.prepare_s, self.sample_s = import_s, prepare_s, sample_s
+        self.windows: list[tuple[str, str, str | None, float, float]] = []
+        self.started: list[str] = []
+        self.cancelled: list[str] = []
+        self.alive = 0
+        self.most_alive: dict[str | None, int] = {}
+        self._alive_on: dict[str | None, int] = {}
+
+    def _window(self, what, stem, device, seconds):
+        start = time.monotonic()
+        time.sleep(seconds)
+        with self.lock:
+            self.windows.append((what, stem, device, start, time.monotonic()))
+
+    def start(self, scripts, output: Path, device):
+        replay, stem = self, Path(scripts[0]).stem
+        with self.lock:
+            self.started.append(stem)
+            self._alive_on[device] = self._alive_on.get(device, 0) + 1
+            self.most_alive[device] = max(self.most_alive.get(device, 0), self._alive_on[device])
+
+        class Child:
+            def __init__(self):
+                self.cond = threading.Condition()
+                self.sent: set[str] = set()
+                self.state = stages.STARTING
+                self.done = threading.Event()
+                self.cancelled = False
+                threading.Thread(target=self.life, daemon=True).start()
+
+            def _wait(self, words):
+                with self.cond:
+                    self.cond.wait_for(lambda: self.cancelled or bool(self.sent & words))
+                    return not self.cancelled
+
+            def _set(self, state):
+                with self.cond:
+                    self.state = state
+
+            def life(self):
+                time.sleep(replay.import_s)
+                self._set(stages.IMPORTED)
+                if not self._wait({"prepare", "go"}):
+                    return
+                replay._window("prepare", stem, device, replay.prepare_s)
+                self._set(stages.PREPARED)
+                if not self._wait({"go"}):
+                    return
+                replay._window("samples", stem, device, replay.sample_s)
+                self._set(stages.TIMED)
+                try:
+                    replay(scripts, output, device)
+                except ReplayError:
+                    pass
+                self._set(stages.ENDED)
+                with replay.lock:
+                    replay._alive_on[device] -= 1
+                self.done.set()
+
+            def _send(self, word):
+                with self.cond:
+                    self.sent.add(word)
+                    self.cond.notify_all()
+
+            def prepare(self):
+                self._send("prepare")
+
+            def go(self):
+                self._send("go")
+
+            def stage(self):
+                with self.cond:
+                    if self.state in (stages.TIMED, stages.ENDED):
+                        return self.state
+                    if "go" in self.sent:
+                        return stages.TIMING
+                    if self.state == stages.PREPARED:
+                        return stages.PREPARED
+                    if "prepare" in self.sent:
+                        return stages.PREPARING
+                    return self.state
+
+            def run(self):
+                self.go()
+                self.done.wait(30)
+
+            def cancel(self):
+                with self.cond:
+                    self.cancelled = True
+                    self.cond.notify_all()
+                with replay.lock:
+                    replay.cancelled.append(stem)
+                    replay._alive_on[device] -= 1
+
+        return Child()
+
+
+def _overlapping(windows, device):
+    """Pairs of GPU windows on ``device`` where one is a replay's samples and the other anything
+    another replay did on the GPU at the same time."""
+    mine = [w for w in windows if w[2] == device]
+    return [
+        (a[:2], b[:2])
+        for a in mine
+        for b in mine
+        if a[0] == "samples" and b is not a and b[1] != a[1] and b[3] < a[4] and a[3] < b[4]
+    ]
+
+
+@pytest.mark.parametrize("ahead", [1, 3, 4])
+def test_spares_prepare_on_the_gpu_together_but_never_while_one_samples(live: Path, tmp_path: Path, ahead) -> None:
+    fake = StagedReplay(load_capture(live))
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=ahead)
+    assert result.replayed_now == 11 and result.exit_code == 0 and result.ahead == ahead
+    stems = [d.stem for d in result.distinct]
+    assert fake.scripts_run == stems and fake.started == stems and not fake.cancelled
+    assert fake.most_alive[None] <= ahead + 1  # the one timing and K spares
+    assert not _overlapping(fake.windows, None)
+    samples = [w for w in fake.windows if w[0] == "samples"]
+    assert [w[1] for w in samples] == stems  # in queue order, one at a time
+    if ahead > 1:  # preparations overlap one another: that is where the time is saved
+        prepares = [w for w in fake.windows if w[0] == "prepare"]
+        assert any(a[3] < b[4] and b[3] < a[4] for a in prepares for b in prepares if a is not b)
+    assert "prepared (imports, CUDA context, compile, profiler)" in rt.render_summary(result)
+
+
+def test_two_gpus_each_keep_their_spares_and_sample_one_at_a_time(live: Path, tmp_path: Path) -> None:
+    fake = StagedReplay(load_capture(live))
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=["0", "1"], ahead=2)
+    assert result.replayed_now == 11 and sorted(fake.scripts_run) == sorted(d.stem for d in result.distinct)
+    for device in ("0", "1"):
+        assert not _overlapping(fake.windows, device) and fake.most_alive[device] <= 3
+
+
+def test_a_spare_prepares_only_once_imported_and_the_head_waits_for_preparations_under_way(
+    live: Path, tmp_path: Path
+) -> None:
+    """Slow preparations, quick samples: a sample never starts inside another replay's preparation."""
+    fake = StagedReplay(load_capture(live), import_s=0.01, prepare_s=0.1, sample_s=0.01)
+    rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=4)
+    assert not _overlapping(fake.windows, None)
+
+
+def test_ctrl_c_cancels_every_spare_and_a_rerun_replays_them(live: Path, tmp_path: Path) -> None:
+    capture = load_capture(live)
+    fake = StagedReplay(capture)
+    ended: list[str] = []
+
+    class StoppedAfterTheSecond:
+        """Ctrl-C right after the second replay ended (raised in the worker, it reaches the main
+        thread as Ctrl-C would), while 3 spares are held."""
+
+        def start(self, scripts, output, device):
+            child = fake.start(scripts, output, device)
+            run = child.run
+
+            def run_then_stop():
+                run()
+                ended.append(Path(scripts[0]).stem)
+                if len(ended) == 2:
+                    raise KeyboardInterrupt
+
+            child.run = run_then_stop
+            return child
+
+        def __call__(self, scripts, output, device):
+            raise AssertionError("every replay is started ahead here")
+
+    result = rt.roundtrip(live, tmp_path / "rt", replay=StoppedAfterTheSecond(), devices=[None], ahead=3)
+    assert result.interrupted and result.replayed_now == 1  # the second ended, its result not kept
+    assert len(fake.cancelled) == 3, (fake.started, fake.cancelled)  # every spare held, unused
+    assert not (set(fake.cancelled) & set(fake.scripts_run))
+    again = FakeReplay(capture)
+    result = rt.roundtrip(live, tmp_path / "rt", replay=again, devices=[None], prestart=False)
+    assert result.resumed == 1 and result.replayed_now == 10 and not result.interrupted
+    assert set(fake.cancelled) <= set(again.scripts_run)
+
+
+def test_isolation_fusion_is_the_reference_every_process_started_in_its_turn(
+    live: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fusiondiff import cli
+
+    seen = {}
+
+    def fake_roundtrip(*args, **kwargs):
+        seen.update(kwargs)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(rt, "roundtrip", fake_roundtrip)
+    with pytest.raises(SystemExit):
+        cli.main(["roundtrip", str(live), "-o", str(tmp_path / "rt"), "--isolation", "fusion"])
+    assert seen["prestart"] is False
+    with pytest.raises(SystemExit):
+        cli.main(["roundtrip", str(live), "-o", str(tmp_path / "rt"), "--ahead", "2", "--prepare-ahead", "imports"])
+    assert seen["prestart"] is True and seen["ahead"] == 2 and seen["prepare"] == "imports"
+    with pytest.raises(SystemExit):
+        cli.main(["roundtrip", str(live), "-o", str(tmp_path / "rt")])
+    assert seen["ahead"] == stages.DEFAULT_AHEAD and seen["prepare"] == "gpu"

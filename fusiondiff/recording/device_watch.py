@@ -20,9 +20,11 @@ import functools
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from fusiondiff.conditions import DeviceActivity, GpuProcess, HostTiming, TimingConditions
+from fusiondiff.replay.stages import TOKEN_ENV
 
 POLICIES = (
     ("power", "NVML_PERF_POLICY_POWER"),
@@ -165,17 +167,22 @@ class DeviceWatch:
         pids = [int(p.pid) for p in listed]
         utilization = self._process_utilization(since_us)
         own_listed = self._own_pid in pids
-        others = tuple(
+        # a round trip's replays started ahead hold a context here while they wait for their turn;
+        # told apart by their run's token where NVML's PIDs are this process's (own PID listed)
+        spares = round_trip_spares(pids) if own_listed else set()
+        listed_others = [
             GpuProcess(pid=int(p.pid), used_memory_bytes=_memory(p), sm_util_max=utilization.get(int(p.pid)))
             for p in listed
             if int(p.pid) != self._own_pid
-        )
+        ]
+        others = tuple(p for p in listed_others if p.pid not in spares)
         return DeviceActivity(
             window_ns=float(max(end_ns - self._start_ns, 0)),
             own_process_listed=own_listed,
             processes_listed=len(pids),
             other_processes=others if own_listed else (),
             other_process_count=len(others) if own_listed else max(len(pids) - 1, 0),
+            spare_replays=tuple(p for p in listed_others if p.pid in spares),
             sm_clock_mhz=self.sm_clock_mhz,
             memory_clock_mhz=self.memory_clock_mhz,
             clock_event_reasons=tuple(self._reasons),
@@ -223,6 +230,25 @@ class DeviceWatch:
             if int(s.timeStamp) >= since_us:
                 best[int(s.pid)] = max(best.get(int(s.pid), 0.0), float(s.smUtil) / 100)
         return best
+
+
+def round_trip_spares(pids: list[int], proc: Path = Path("/proc")) -> set[int]:
+    """Those of ``pids`` that are replays of this process's own round trip (the same
+    :data:`~fusiondiff.replay.stages.TOKEN_ENV` in their environment); none outside a round trip or
+    where ``/proc`` cannot be read."""
+    token = os.environ.get(TOKEN_ENV)
+    if not token:
+        return set()
+    marker = f"{TOKEN_ENV}={token}".encode()
+    found = set()
+    for pid in pids:
+        try:
+            environ = (proc / str(pid) / "environ").read_bytes()
+        except OSError:
+            continue
+        if marker in environ.split(b"\0"):
+            found.add(pid)
+    return found
 
 
 def _memory(process: Any) -> int | None:

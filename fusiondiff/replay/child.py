@@ -23,6 +23,8 @@ from fusiondiff.errors import CaptureError, FusionDiffError, ReplayError, except
 from fusiondiff.model import FusionRecord
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
+from fusiondiff.replay.phases import PhaseLog
+from fusiondiff.replay.stages import GATE_GPU, GATE_IMPORTS, GATES, IMPORTED, PREPARED, TIMED
 from fusiondiff.store import save_capture
 
 
@@ -97,15 +99,24 @@ def run_replay(
     kind_note: str = "",
     log_file: str | None = None,
     device: int | None = None,
-    wait_for_turn: Callable[[], None] | None = None,
+    wait_to_prepare: Callable[[], None] | None = None,
+    wait_to_time: Callable[[], None] | None = None,
+    on_timed: Callable[[], None] | None = None,
+    phases: PhaseLog | None = None,
 ) -> ReplayOutcome:
     """Run ``scripts`` one after the other with the recorder installed, time their fusions, write
     ``output``. A fusion that fails is kept with its inputs and the failure; the capture is written
     all the same, so the differ can say why. ``device`` (``--device``) is the GPU to replay on;
     without it, a CUDA ordinal a script pins that this machine lacks is moved to the current
-    device (:mod:`fusiondiff.replay.devices`), with a warning. ``wait_for_turn``, when given, is
-    called once the scripts are read and torch and nvFuser imported, before anything touches the
-    GPU (a round trip's next replay prepares while the current one runs)."""
+    device (:mod:`fusiondiff.replay.devices`), with a warning.
+
+    The gates of a round trip's replay started ahead of its turn: ``wait_to_prepare``, when given,
+    is called once the scripts are read and torch and nvFuser imported, before anything touches the
+    GPU; ``wait_to_time`` once the CUDA context is made, the scripts have run (each fusion compiled
+    at its first execute, the inputs copied for timing) and the profiler's first window is opened
+    and closed (it costs 1.5-1.9 s once per process on the H200), before the warm-ups and samples.
+    ``on_timed`` is called once the samples are taken, before the capture is written.
+    ``phases`` gets the wall-clock time of each phase (:mod:`fusiondiff.replay.phases`)."""
     from fusiondiff.replay.legacy import translate_legacy
     from fusiondiff.replay.script_env import script_nvfuser_env
 
@@ -120,10 +131,14 @@ def run_replay(
     # the recorder imports nvFuser before the scripts run: their NVFUSER_* settings must be in the
     # environment first, or nvFuser may never read them
     os.environ.update({name: value for name, (value, _) in environment.items()})
-    if wait_for_turn is not None:
+    phases = phases or PhaseLog()
+    with phases.phase("imports"):
         _import_frontends()
-        wait_for_turn()
-    count, current = _cuda_devices(device)
+    if wait_to_prepare is not None:
+        with phases.phase("wait_to_prepare"):
+            wait_to_prepare()
+    with phases.phase("cuda_context"):
+        count, current = _cuda_devices(device, create_context=True)
     programs = []
     device_warnings: list[str] = []
     for script, translation in translations:
@@ -152,7 +167,9 @@ def run_replay(
             recorder.warnings.extend(f"{script}: legacy script translated: {change}" for change in translation.changes)
             if len(programs) > 1:
                 recorder.name_prefix = f"{Path(script).stem}:"
-            failure = _run_one(script, code)
+            # the script makes its inputs and executes its fusion: nvFuser compiles at the first execute
+            with phases.phase("scripts"):
+                failure = _run_one(script, code)
             if failure is not None:
                 failures.append(failure)
                 recorder.warnings.append(f"{script}: {failure[1]}")
@@ -171,9 +188,18 @@ def run_replay(
             recorder.warnings.append(f"inputs replaced by {inputs_capture}'s for {sorted(override.used)}")
         else:
             recorder.warnings.append(f"no fusion of the script matched a definition in {inputs_capture}")
+    if wait_to_time is not None:
+        if not recorder.context_lost and not failures:
+            with phases.phase("profiler_init"):
+                _open_profiler_once(options or RecordingOptions())
+        with phases.phase("wait_to_time"):
+            wait_to_time()
     try:
-        capture = recorder.finish()
+        with phases.phase("samples"):
+            capture = recorder.finish()
     except CaptureError as exc:
+        if on_timed is not None:
+            on_timed()
         if failures and recorder.fusion_count == 0:
             return ReplayOutcome(
                 status=failures[0][0],
@@ -184,7 +210,10 @@ def run_replay(
                 status="error", message="the script executed no fusion (no FusionDefinition.execute ran)"
             )
         return ReplayOutcome(status="error", message=str(exc))
-    path = save_capture(capture, output, recorder.tensors or None, getattr(recorder, "timeline_arrays", None))
+    if on_timed is not None:
+        on_timed()
+    with phases.phase("writing"):
+        path = save_capture(capture, output, recorder.tensors or None, getattr(recorder, "timeline_arrays", None))
     failed = [f for f in capture.fusions if f.failure is not None]
     count, written = len(capture.fusions), str(path)
     if failed:
@@ -246,23 +275,88 @@ def _import_frontends() -> None:
             pass
 
 
-def _wait_for_go() -> None:
-    """A gated child's turn: the parent writes ``go`` on stdin; a closed stdin means the parent
-    is gone or dropped this replay, and the child leaves without running anything."""
-    print("replay child: prepared (scripts read, torch and nvFuser imported); waiting for its turn", flush=True)
-    if sys.stdin.readline().strip() != "go":
-        raise SystemExit(3)
+def _open_profiler_once(options: RecordingOptions) -> None:
+    """Open and close a torch.profiler window with no work in it, so CUPTI's start-up (1.5-1.9 s
+    once per process on the H200) is paid before this replay's turn rather than inside its first
+    timed window. Only where the samples are timed through torch.profiler (CUPTI takes one
+    subscriber per process: under ``--timer nvfuser`` torch.profiler must never run), and only where
+    :func:`~fusiondiff.recording.cupti_owner.claim` allows it; it launches no kernel."""
+    from fusiondiff.errors import ProfilerError
+    from fusiondiff.recording import cupti_owner
+
+    method = options.protocol.method
+    if cupti_owner.SUBSCRIBER_OF_SOURCE.get(method) != cupti_owner.TORCH_PROFILER:
+        return
+    try:
+        cupti_owner.claim(method)
+    except ProfilerError:
+        return  # the timing itself says why it cannot run
+    import torch
+
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
+        pass
 
 
-def _cuda_devices(chosen: int | None) -> tuple[int, int]:
+def stage_line(nonce: str, stage: str, words: str) -> str:
+    """The line a gated child prints when it reaches ``stage``; the parent reads its stages from
+    lines that start ``replay child <nonce>: `` (a script cannot print one by chance)."""
+    return f"replay child {nonce}: {stage}; {words}"
+
+
+class Gates:
+    """A gated child's side of the turn-taking on stdin: the parent writes ``prepare`` and ``go``
+    (``go`` alone lets it do both); a closed stdin means the parent is gone or dropped this replay,
+    and the child leaves without running anything more."""
+
+    def __init__(self, gate: str, nonce: str) -> None:
+        self.gate, self.nonce = gate, nonce
+        self.going = False
+
+    def _read(self) -> str:
+        word = sys.stdin.readline().strip()
+        if word not in ("prepare", "go"):
+            raise SystemExit(3)
+        return word
+
+    def wait_to_prepare(self) -> None:
+        words = (
+            "prepared (scripts read, torch and nvFuser imported); waiting for its turn"
+            if self.gate == GATE_IMPORTS
+            else "scripts read, torch and nvFuser imported; waiting for its turn to prepare on the GPU"
+        )
+        print(stage_line(self.nonce, IMPORTED, words), flush=True)
+        self.going = self._read() == "go"
+
+    def wait_to_time(self) -> None:
+        print(
+            stage_line(
+                self.nonce,
+                PREPARED,
+                "CUDA context made, scripts run and compiled, profiler started; waiting for its turn to time",
+            ),
+            flush=True,
+        )
+        if not self.going and self._read() != "go":
+            raise SystemExit(3)
+        self.going = True
+
+    def timed(self) -> None:
+        print(stage_line(self.nonce, TIMED, "timing done; writing"), flush=True)
+
+
+def _cuda_devices(chosen: int | None, create_context: bool = False) -> tuple[int, int]:
     """(visible CUDA devices, the device the replay runs on); with ``chosen``, that one is made
-    current first, so a script's unpinned ``"cuda"`` lands there too."""
+    current first, so a script's unpinned ``"cuda"`` lands there too. With ``create_context`` the
+    current device's CUDA context is made now (an allocation, no kernel), so its cost is a phase
+    of its own."""
     import torch
 
     count = torch.cuda.device_count()
     if chosen is not None and 0 <= chosen < count:
         torch.cuda.set_device(chosen)
     current = torch.cuda.current_device() if count else 0
+    if create_context and count:
+        torch.empty(1, device=f"cuda:{current}")
     return count, current
 
 
@@ -321,10 +415,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Child entry point: one JSON argument with the replay's parameters and a status file path."""
     params = json.loads((argv or sys.argv[1:])[0])
     signal.signal(signal.SIGTERM, _on_sigterm)
+    phases = PhaseLog(params.get("spawned_at"))
 
     def progress(message: str) -> None:
+        phases.event(message[:200])  # a fusion's timing line says when its samples ended
         print(message, file=sys.stderr, flush=True)
 
+    gate = params.get("gate") or (GATE_IMPORTS if params.get("gated") else None)
+    gates = Gates(gate, str(params.get("nonce", ""))) if gate in GATES else None
     try:
         options = RecordingOptions.from_jsonable(params["options"], "the replay's options")
         outcome = run_replay(
@@ -335,7 +433,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress=progress,
             log_file=params.get("log"),
             device=params.get("device"),
-            wait_for_turn=_wait_for_go if params.get("gated") else None,
+            wait_to_prepare=gates.wait_to_prepare if gates else None,
+            wait_to_time=gates.wait_to_time if gates and gates.gate == GATE_GPU else None,
+            on_timed=gates.timed if gates else None,
+            phases=phases,
         )
     except ReplayTimeout:
         outcome = ReplayOutcome(status="timeout", message="stopped at the timeout while timing")
@@ -351,6 +452,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             traceback.print_exc()
         outcome = ReplayOutcome(status="error", message=f"internal error in the replay: {type(exc).__name__}: {exc}")
+    print(phases.line(), flush=True)
+    if params.get("phases"):
+        try:
+            phases.write(params["phases"])
+        except OSError:
+            pass  # the replay's own outcome matters more than its phases
     Path(params["status"]).write_text(json.dumps(asdict(outcome)))
     return 0 if outcome.status == "ok" else 2
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -27,6 +29,19 @@ from fusiondiff.errors import ReplayError, not_a_file
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress, silent
 from fusiondiff.replay.child import ReplayOutcome, read_script, run_replay
+from fusiondiff.replay.phases import phases_path_for
+from fusiondiff.replay.stages import (
+    ENDED,
+    GATE_GPU,
+    GATE_IMPORTS,
+    GATES,
+    IMPORTED,
+    PREPARED,
+    PREPARING,
+    STARTING,
+    TIMED,
+    TIMING,
+)
 
 GRACE_S = 120.0
 """Time the child gets after SIGTERM to time and save what it recorded."""
@@ -76,13 +91,16 @@ def _stderr_write(line: str) -> None:
         pass
 
 
-def _forward(stream: IO[bytes], log: IO[bytes]) -> None:
+def _forward(stream: IO[bytes], log: IO[bytes], seen: Callable[[str], None] | None = None) -> None:
     """Copy the child's output into the log; show fusiondiff's own progress lines on stderr.
-    The script's output and nvFuser's C++ stacks stay in the log."""
+    The script's output and nvFuser's C++ stacks stay in the log. ``seen`` gets every line (a
+    gated child's stages are read from them)."""
     for raw in iter(stream.readline, b""):
         log.write(raw)
         log.flush()
         line = raw.decode(errors="replace")
+        if seen is not None:
+            seen(line)
         if line.startswith("fusiondiff"):
             _stderr_write(line)
 
@@ -96,12 +114,21 @@ def child_command(params: dict[str, Any]) -> list[str]:
 class ChildReplay:
     """One replay child process, started at construction.
 
-    With ``gated``, the child reads its scripts, sets their ``NVFUSER_*`` environment and imports
-    torch and nvFuser (about half of a fresh process's start), then waits for :meth:`go` before it
-    touches the GPU: the round trip starts the next replay this way while the current one runs, so a
-    GPU still runs one replay at a time and each replay is still a fresh process. Without ``gated``
-    it runs at once. :meth:`wait` (after :meth:`go` when gated) gives its :class:`ReplayOutcome`;
-    :meth:`cancel` stops a child that will not be used."""
+    ``gate`` says how far a child started ahead of its turn goes before it waits (the round trip
+    starts the next replays this way while the current one runs; a GPU still times one replay at a
+    time and each replay is still a fresh process):
+
+    - ``None``: no gate, it runs at once;
+    - ``"imports"``: it reads its scripts, sets their ``NVFUSER_*`` environment and imports torch
+      and nvFuser, then waits for :meth:`go` before it touches the GPU;
+    - ``"gpu"``: the same, then it waits for :meth:`prepare` to make its CUDA context, run its
+      scripts (each fusion compiled at its first execute) and open the profiler once, then waits for
+      :meth:`go` to take its warm-ups and samples. Between the two it launches no kernel.
+
+    :meth:`stage` says where it is, from the lines it prints and from what it was told.
+    :meth:`wait` (after :meth:`go` when gated) gives its :class:`ReplayOutcome`; :meth:`cancel`
+    stops a child that will not be used. With ``phases``, the child writes its phases' wall-clock
+    times (:mod:`fusiondiff.replay.phases`) beside its log."""
 
     def __init__(
         self,
@@ -111,19 +138,36 @@ class ChildReplay:
         command: Callable[[dict[str, Any]], list[str]] = child_command,
         child_env: Mapping[str, str] | None = None,
         gated: bool = False,
+        gate: str | None = None,
+        phases: bool = False,
     ) -> None:
+        gate = gate or (GATE_IMPORTS if gated else None)
+        if gate is not None and gate not in GATES:
+            raise ValueError(f"gate must be one of {GATES} or None, not {gate!r}")
         log_file.parent.mkdir(parents=True, exist_ok=True)
         self.log_file = log_file
+        self.gate = gate
+        self._nonce = secrets.token_hex(8)
+        self._marks: set[str] = set()
+        self._sent: set[str] = set()
         self._tmp = tempfile.TemporaryDirectory(prefix="fusiondiff-replay-")
         self._status = Path(self._tmp.name) / "status.json"
         self._log = open(log_file, "wb")  # noqa: SIM115 - closed by wait() or cancel()
-        params = {**params, "status": str(self._status), "log": log_file.name, "gated": gated}
+        params = {
+            **params,
+            "status": str(self._status),
+            "log": log_file.name,
+            "gate": gate,
+            "nonce": self._nonce,
+            "spawned_at": time.time(),
+            "phases": str(phases_path_for(log_file)) if phases else None,
+        }
         try:
             self._proc = subprocess.Popen(
                 command(params),
                 start_new_session=True,
                 env={**os.environ, **child_env} if child_env else None,
-                stdin=subprocess.PIPE if gated else subprocess.DEVNULL,
+                stdin=subprocess.PIPE if gate else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
             )
@@ -131,19 +175,53 @@ class ChildReplay:
             self._close()
             raise
         assert self._proc.stdout is not None
-        self._reader = threading.Thread(target=_forward, args=(self._proc.stdout, self._log), daemon=True)
+        self._reader = threading.Thread(target=_forward, args=(self._proc.stdout, self._log, self._seen), daemon=True)
         self._reader.start()
 
-    def go(self) -> None:
-        """Let a gated child run its scripts (a child that already died is reported by :meth:`wait`)."""
+    def _seen(self, line: str) -> None:
+        prefix = f"replay child {self._nonce}: "
+        if line.startswith(prefix):
+            self._marks.add(line[len(prefix) :].split(";", 1)[0].strip())
+
+    def stage(self) -> str:
+        """Where the child is: one of :data:`fusiondiff.replay.stages.STAGES`."""
+        if self._proc.poll() is not None:
+            return ENDED
+        if TIMED in self._marks:
+            return TIMED
+        if "go" in self._sent:
+            return TIMING
+        if PREPARED in self._marks:
+            return PREPARED
+        if "prepare" in self._sent:
+            return PREPARING
+        if IMPORTED in self._marks:
+            return IMPORTED
+        return STARTING
+
+    def _send(self, word: str, close: bool = False) -> None:
         stdin = self._proc.stdin
-        if stdin is None:
+        if stdin is None or word in self._sent:
             return
+        self._sent.add(word)
         try:
-            stdin.write(b"go\n")
-            stdin.close()
-        except OSError:
+            stdin.write(f"{word}\n".encode())
+            stdin.flush()
+            if close:
+                stdin.close()
+        except (OSError, ValueError):
             pass
+
+    def prepare(self) -> None:
+        """Let a child gated at ``"gpu"`` prepare on the GPU now (returns at once; :meth:`stage`
+        says ``prepared`` when it is done). A child gated at ``"imports"`` has nothing to prepare."""
+        if self.gate == GATE_GPU:
+            self._send("prepare")
+
+    def go(self) -> None:
+        """Let a gated child run the rest of its replay (a child that already died is reported by
+        :meth:`wait`)."""
+        self._send("go", close=True)
 
     def cancel(self) -> None:
         """Stop the child and everything in its group, unused."""
@@ -218,9 +296,11 @@ def _run_child(
     log_file: Path,
     command: Callable[[dict[str, Any]], list[str]] = child_command,
     child_env: Mapping[str, str] | None = None,
+    phases: bool = False,
 ) -> ReplayOutcome:
     """Run one replay child now and wait for its outcome."""
-    return ChildReplay(params, log_file, command=command, child_env=child_env).wait(timeout_s, progress)
+    child = ChildReplay(params, log_file, command=command, child_env=child_env, phases=phases)
+    return child.wait(timeout_s, progress)
 
 
 class PendingReplay:
@@ -238,6 +318,17 @@ class PendingReplay:
     def cancel(self) -> None:
         self._child.cancel()
 
+    def prepare(self) -> None:
+        """Let it prepare on the GPU now (gated at ``"gpu"``; see :class:`ChildReplay`)."""
+        self._child.prepare()
+
+    def go(self) -> None:
+        """Let it time now, without waiting for it (:meth:`run` waits)."""
+        self._child.go()
+
+    def stage(self) -> str:
+        return self._child.stage()
+
 
 def start_replay(
     scripts: Sequence[str],
@@ -247,12 +338,16 @@ def start_replay(
     timeout_s: float = 900.0,
     progress: Progress | None = None,
     child_env: Mapping[str, str] | None = None,
+    gate: str = "imports",
+    phases: bool = False,
 ) -> PendingReplay:
-    """Start the fresh process of a replay of ``scripts`` now; it prepares (imports torch and
-    nvFuser) and waits for :meth:`PendingReplay.run` before it touches the GPU. The same checks as
-    :func:`replay_scripts` run first and raise :class:`ReplayError`."""
+    """Start the fresh process of a replay of ``scripts`` now; it prepares as far as ``gate`` says
+    (``"imports"``: imports torch and nvFuser, then waits for :meth:`PendingReplay.run` before it
+    touches the GPU; ``"gpu"``: also, once told :meth:`PendingReplay.prepare`, makes its CUDA
+    context, runs and compiles its scripts and opens the profiler once, then waits to time). The
+    same checks as :func:`replay_scripts` run first and raise :class:`ReplayError`."""
     params = _child_params(scripts, output, options or RecordingOptions(), None, None)
-    child = ChildReplay(params, log_path_for(output), child_env=child_env, gated=True)
+    child = ChildReplay(params, log_path_for(output), child_env=child_env, gate=gate, phases=phases)
     return PendingReplay(child, timeout_s, progress or silent)
 
 
@@ -300,6 +395,7 @@ def replay_scripts(
     progress: Progress | None = None,
     child_env: Mapping[str, str] | None = None,
     device: int | None = None,
+    phases: bool = False,
 ) -> Path:
     """Replay ``scripts`` (one after the other, in one fresh process) and write one capture to
     ``output``; the process's whole output goes to :func:`log_path_for` ``(output)``. Raises
@@ -309,7 +405,9 @@ def replay_scripts(
     ``device`` is the GPU (index among those visible) to replay on; a CUDA ordinal a script pins
     that the machine lacks is replayed on the current device either way
     (:mod:`fusiondiff.replay.devices`). Torch and nvFuser are looked for first
-    (:func:`fusiondiff.live_side.require`), after the scripts themselves: without them nothing starts."""
+    (:func:`fusiondiff.live_side.require`), after the scripts themselves: without them nothing starts.
+    With ``phases``, the child writes its phases' wall-clock times beside the log
+    (:func:`fusiondiff.replay.phases.phases_path_for`)."""
     for script in expand_scripts(scripts):  # a path that is no script is the first thing to say
         problem = not_a_file(script, "repro script (.py)")
         if problem:
@@ -329,7 +427,7 @@ def replay_scripts(
             device=device,
         )
     else:
-        outcome = _run_child(params, timeout_s, progress, log_path_for(output), child_env=child_env)
+        outcome = _run_child(params, timeout_s, progress, log_path_for(output), child_env=child_env, phases=phases)
     return _written(outcome)
 
 

@@ -13,10 +13,15 @@ layers). The round trip:
    (``CUDA_VISIBLE_DEVICES``); a fresh process per fusion by default, or ``batch`` scripts per
    process, which is faster and less isolated (a fusion can then inherit another's compiled
    kernels or a lost CUDA context: scripts a batch did not replay are retried alone); while a
-   worker's replay runs, its next replay's process is already started: it reads its script and
-   imports torch and nvFuser (about half of a process's start), then waits for its turn before it
-   touches the GPU (:func:`fusiondiff.replay.runner.start_replay`), so each GPU runs one replay at
-   a time and each replay is still a fresh process;
+   worker's replay runs, its next ``ahead`` replays' processes are already started
+   (:func:`fusiondiff.replay.runner.start_replay`): each reads its script and imports torch and
+   nvFuser, then, when let, prepares on the GPU (its own CUDA context, its script run and its
+   fusion compiled, the profiler's first window), several at once but never while a replay takes
+   its samples there, and waits for its turn to take its warm-ups and samples
+   (:mod:`fusiondiff.replay.stages`); each GPU times one replay at a time and each replay is still
+   a fresh process that owes nothing to the fusions before it. ``prepare="imports"`` stops the
+   preparation at the imports; without ``prestart`` (``--no-prestart``, the reference) each
+   process starts only in its turn;
 4. keeps each fusion's replay in ``DIR/replays/<script>.json`` as soon as it is done, so a rerun
    (or a run stopped by Ctrl-C) resumes and skips what is there and valid;
 5. merges them into ``DIR/replay.json``, diffs the distinct live fusions against it into

@@ -64,8 +64,14 @@ class ReplayProcess:
     scripts: int
     seconds: float
     """Wall time the worker waited on it: from its turn to its exit (its CUDA context, the fusions'
-    compiles and their timing). A process started ahead did its imports while the replay before it
-    ran, so they are not counted; a worker's first process counts them."""
+    compiles and their timing). A process started ahead did its imports (and, prepared on the GPU,
+    its context, compiles and profiler start) before its turn, so they are not counted; a worker's
+    first process counts them."""
+    ended_s: float | None = None
+    """When it ended, seconds since the run's replays began (the worker's clock): successive ends
+    on one GPU give each replay's share of the wall time."""
+    log: str | None = None
+    """Its log's name in ``DIR/logs`` (its phases are beside it, ``.phases.json``)."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +102,12 @@ class RoundTripResult:
     processes: tuple[ReplayProcess, ...] = ()
     """Every replay process this run started, in the order they ended."""
     started_ahead: bool = False
-    """Each worker started its next replay process while one ran (``--no-prestart`` turns it off)."""
+    """Each worker started its next replay processes while one ran (``--no-prestart`` turns it off)."""
+    ahead: int = 0
+    """How many processes each worker kept started ahead (0: each started in its turn)."""
+    prepared_ahead: str = ""
+    """How far a process started ahead went before its turn: ``imports``, or ``gpu`` (context,
+    compile, profiler); empty when none was started ahead."""
 
     @property
     def rank_rows(self) -> tuple[RankRow, ...]:

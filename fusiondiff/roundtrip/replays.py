@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from fusiondiff.options import RecordingOptions
+from fusiondiff.replay.stages import GATE_GPU, TOKEN_ENV
+
+__all__ = ["TOKEN_ENV"]  # re-exported: the round trip stops its replays by it
 
 ReplayFunction = Callable[[Sequence[str], Path, "str | None"], None]
 """``replay(scripts, output, device)``: replay ``scripts`` in one fresh process that sees only GPU
 ``device`` (``None``: whatever is visible) and write one capture to ``output``. Raises
 :class:`ReplayError` on failure, after writing what was recorded, as
 :func:`fusiondiff.replay.runner.replay_scripts` does."""
-
-TOKEN_ENV = "FUSIONDIFF_ROUNDTRIP_RUN"
-"""Set in every replay process of one round trip, so Ctrl-C can stop exactly those."""
 
 
 class StartedReplay(Protocol):
@@ -30,6 +30,22 @@ class StartedReplay(Protocol):
         """Stop it unused."""
 
 
+class StagedReplay(StartedReplay, Protocol):
+    """A replay process started ahead that prepares on the GPU only when told, and times only on
+    ``go`` (as :class:`fusiondiff.replay.runner.PendingReplay` gated at ``"gpu"``): the round trip
+    lets several prepare at once, never while one of them takes its samples."""
+
+    def prepare(self) -> None:
+        """Let it prepare on the GPU now (CUDA context, scripts run and compiled, profiler opened
+        once); returns at once."""
+
+    def go(self) -> None:
+        """Let it take its warm-ups and samples now; returns at once (:meth:`run` waits)."""
+
+    def stage(self) -> str:
+        """Where it is: one of :data:`fusiondiff.replay.stages.STAGES`."""
+
+
 StartAhead = Callable[[Sequence[str], Path, "str | None"], StartedReplay]
 """``start(scripts, output, device)``: start the replay process of ``scripts`` now, to run in its
 turn (:meth:`ChildReplays.start`)."""
@@ -38,13 +54,19 @@ turn (:meth:`ChildReplays.start`)."""
 class ChildReplays:
     """The real replay (a :data:`ReplayFunction`): :func:`fusiondiff.replay.runner.replay_scripts`
     in a fresh child process that sees only ``device``. :meth:`start` starts such a process ahead
-    of its turn: it imports torch and nvFuser while the replay before it runs, and touches the GPU
-    only when :meth:`StartedReplay.run` is called."""
+    of its turn, gated at ``gate`` (:mod:`fusiondiff.replay.stages`): with ``"imports"`` it imports
+    torch and nvFuser while the replay before it runs, and touches the GPU only when
+    :meth:`StartedReplay.run` is called; with ``"gpu"`` (a :class:`StagedReplay`) it also prepares
+    on the GPU when told. Every process writes its phases' wall-clock times beside its log."""
 
     def __init__(
-        self, options: RecordingOptions | None = None, timeout_s: float = 900.0, token: str | None = None
+        self,
+        options: RecordingOptions | None = None,
+        timeout_s: float = 900.0,
+        token: str | None = None,
+        gate: str = GATE_GPU,
     ) -> None:
-        self.options, self.timeout_s, self.token = options, timeout_s, token
+        self.options, self.timeout_s, self.token, self.gate = options, timeout_s, token, gate
 
     def _env(self, device: str | None) -> dict[str, str]:
         env = {}
@@ -63,6 +85,7 @@ class ChildReplays:
             options=self.options,
             timeout_s=self.timeout_s,
             child_env=self._env(device),
+            phases=True,
         )
 
     def start(self, scripts: Sequence[str], output: Path, device: str | None) -> StartedReplay:
@@ -74,11 +97,16 @@ class ChildReplays:
             options=self.options,
             timeout_s=self.timeout_s,
             child_env=self._env(device),
+            gate=self.gate,
+            phases=True,
         )
 
 
 def replay_in_child(
-    options: RecordingOptions | None = None, timeout_s: float = 900.0, token: str | None = None
+    options: RecordingOptions | None = None,
+    timeout_s: float = 900.0,
+    token: str | None = None,
+    gate: str = GATE_GPU,
 ) -> ReplayFunction:
     """The real replay: :class:`ChildReplays`. Raises
     :class:`~fusiondiff.errors.MissingPackageError` when torch or nvFuser, which its processes
@@ -86,7 +114,7 @@ def replay_in_child(
     from fusiondiff import live_side
 
     live_side.require("the round trip's replay")
-    return ChildReplays(options, timeout_s, token)
+    return ChildReplays(options, timeout_s, token, gate)
 
 
 def nothing_to_replay(scripts: Sequence[str], output: Path, device: str | None) -> None:

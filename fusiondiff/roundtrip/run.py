@@ -16,6 +16,7 @@ from fusiondiff.errors import CaptureFormatError, FusionDiffError, ReplayError
 from fusiondiff.model import FusionRecord
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress, silent
+from fusiondiff.replay.stages import DEFAULT_AHEAD, ENDED, GATE_GPU, GATES, IMPORTED, PREPARED, PREPARING, TIMING
 from fusiondiff.roundtrip.folder import (
     check_folder,
     clear_stale,
@@ -39,12 +40,16 @@ from fusiondiff.roundtrip.records import DistinctFusion, ReplayProcess, RoundTri
 from fusiondiff.roundtrip.replays import (
     TOKEN_ENV,
     ReplayFunction,
+    StagedReplay,
     StartAhead,
     StartedReplay,
     nothing_to_replay,
     replay_in_child,
 )
 from fusiondiff.roundtrip.results import finish
+
+POLL_S = 0.01
+"""How often a worker looks at its spares' stages while it waits for one."""
 
 
 def roundtrip(
@@ -59,16 +64,25 @@ def roundtrip(
     progress: Progress | None = None,
     clock: Callable[[], float] = time.monotonic,
     prestart: bool = True,
+    ahead: int = DEFAULT_AHEAD,
+    prepare: str = GATE_GPU,
 ) -> RoundTripResult:
     """Round trip of every distinct fusion of the live capture ``live`` (or of the per-rank captures
     of one torchrun session: several files, or a folder of ``NAME.rank<N>.json``) into
     ``directory``; see the module docstring. ``devices`` defaults to :func:`visible_devices`,
     ``replay`` to :func:`replay_in_child`. With ``prestart`` (and a ``replay`` that can start ahead,
-    as the real one can), each worker starts its next replay process while one runs; without it,
-    each process starts in its turn. On Ctrl-C, the replays running are stopped, what finished is
+    as the real one can), each worker keeps ``ahead`` replay processes started beyond the one
+    timing; without it (``--no-prestart``, the reference), each process starts in its turn.
+    ``prepare`` says how far a process started ahead goes before its turn (``"imports"``, or
+    ``"gpu"``: also its CUDA context, its scripts run and compiled, the profiler opened once, and
+    never while another process samples on its GPU; :mod:`fusiondiff.replay.stages`). On Ctrl-C, the replays running are stopped, what finished is
     kept, the merged capture and diff are written of it, and the result says ``interrupted``."""
     if batch < 1:
         raise FusionDiffError("--batch needs a number of scripts per process, 1 or more")
+    if ahead < 1:
+        raise FusionDiffError("--ahead needs a number of processes started ahead, 1 or more")
+    if prepare not in GATES:
+        raise FusionDiffError(f"--prepare-ahead is one of {', '.join(GATES)}, not {prepare!r}")
     directory = Path(directory)
     progress = progress or silent
     sources = load_live_sources(live)
@@ -90,7 +104,7 @@ def roundtrip(
     ]
     # the real replay checks for torch and nvFuser before a script is written; a round trip whose
     # replays are all kept from an earlier run needs neither (it only merges and diffs)
-    replay = replay or (replay_in_child(options, timeout_s, token) if pending else nothing_to_replay)
+    replay = replay or (replay_in_child(options, timeout_s, token, gate=prepare) if pending else nothing_to_replay)
     scripts = write_scripts(planned)
     resumed = sum(1 for d in distinct if d.index not in not_replayed) - len(pending)
     across = f" across {len(sources)} ranks" if several else ""
@@ -101,7 +115,22 @@ def roundtrip(
     )
 
     start_ahead: StartAhead | None = getattr(replay, "start", None) if prestart else None
-    work = _Work(pending, batch, devices, replay, scripts, ties, replays_dir, logs_dir, progress, clock, start_ahead)
+    work = _Work(
+        pending,
+        batch,
+        devices,
+        replay,
+        scripts,
+        ties,
+        replays_dir,
+        logs_dir,
+        progress,
+        clock,
+        start_ahead,
+        ahead=ahead,
+        staged=prepare == GATE_GPU,
+        prepare_limit_s=timeout_s,
+    )
     interrupted = False
     try:
         work.run()
@@ -129,7 +158,13 @@ def roundtrip(
         not_replayed,
         interrupted,
     )
-    result = dataclasses.replace(result, processes=tuple(work.processes), started_ahead=start_ahead is not None)
+    result = dataclasses.replace(
+        result,
+        processes=tuple(work.processes),
+        started_ahead=start_ahead is not None,
+        ahead=ahead if start_ahead is not None else 0,
+        prepared_ahead=prepare if start_ahead is not None else "",
+    )
     from fusiondiff.roundtrip.summary import SUMMARY_FILE, render_summary
     from fusiondiff.store import write_text
 
@@ -154,9 +189,18 @@ class _Work:
         progress: Progress,
         clock: Callable[[], float],
         start_ahead: StartAhead | None = None,
+        ahead: int = 1,
+        staged: bool = False,
+        prepare_limit_s: float = 900.0,
     ) -> None:
         self.start_ahead = start_ahead
         """Starts a replay process ahead of its turn; None: each starts in its turn."""
+        self.ahead = ahead
+        """Processes a worker keeps started beyond the one timing."""
+        self.staged = staged
+        """The processes started ahead are :class:`StagedReplay`: they prepare on the GPU when told."""
+        self.prepare_limit_s = prepare_limit_s
+        """A spare still preparing after this long is stopped and its batch runs in its turn."""
         self.queue: queue.Queue[list[DistinctFusion]] = queue.Queue()
         for group in batches(pending, batch):
             self.queue.put(group)
@@ -206,46 +250,98 @@ class _Work:
             thread.join(timeout=30)
 
     def _worker(self, device: str | None) -> None:
-        spare: tuple[list[DistinctFusion], StartedReplay] | None = None
+        held: list[_Spare] = []
+        """This worker's processes started ahead, in queue order; the first is next to time."""
         try:
             while not self.stopping.is_set():
-                if spare is not None:
-                    (group, pending), spare = spare, None
+                self._top_up(held, device)
+                if held:
+                    spare = held.pop(0)
+                    group, pending = spare.group, spare.replay
+                    turn = self.clock()
+                    if self.staged and _is_staged(pending):
+                        self._take_turn(spare, held)
+                    if self.stopping.is_set():  # stopped before its turn: not replayed, a rerun does it
+                        pending.cancel()
+                        return
+                    self._top_up(held, device)  # the next ones import while this one runs
                 else:
                     try:
                         group = self.queue.get_nowait()
                     except queue.Empty:
                         return
-                    pending = None
+                    pending, turn = None, self.clock()
                 with self.lock:
                     self.assignments.append((device, tuple(d.index for d in group)))
-                spare = self._start_spare(device)
-                retry = self._run_batch(group, device, pending)
+                retry = self._run_batch(group, device, pending, turn)
                 for d in retry:  # a batch's left-overs go again, alone
                     self.queue.put([d])
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             self.errors.append(exc)
         finally:
-            if spare is not None:  # stopped before its turn: not replayed, a rerun does it
-                spare[1].cancel()
+            for spare in held:  # stopped before their turn: not replayed, a rerun does them
+                spare.replay.cancel()
 
-    def _start_spare(self, device: str | None) -> tuple[list[DistinctFusion], StartedReplay] | None:
-        """Start this worker's next replay process now, so its imports overlap the replay about to
-        run. At the end of the queue a worker may hold the last batch while another has none: the
-        one held has its imports done, so it still ends about when a cold start elsewhere would."""
-        if self.start_ahead is None or self.stopping.is_set():
-            return None
-        try:
-            group = self.queue.get_nowait()
-        except queue.Empty:
-            return None
-        output = self._output_for(group)
-        clear_stale(output)
-        try:
-            return group, self.start_ahead([str(self.scripts[d.index]) for d in group], output, device)
-        except ReplayError:
-            self.queue.put(group)  # it could not start ahead: it runs in its turn, and says why
-            return None
+    def _top_up(self, held: list[_Spare], device: str | None) -> None:
+        """Start processes ahead until this worker holds :attr:`ahead` of them, so their imports
+        overlap the replay about to run. At the end of the queue a worker may hold batches while
+        another has none: those held have their imports done, so they still end about when a cold
+        start elsewhere would."""
+        while self.start_ahead is not None and len(held) < self.ahead and not self.stopping.is_set():
+            try:
+                group = self.queue.get_nowait()
+            except queue.Empty:
+                return
+            output = self._output_for(group)
+            clear_stale(output)
+            try:
+                started = self.start_ahead([str(self.scripts[d.index]) for d in group], output, device)
+            except ReplayError:
+                self.queue.put(group)  # it could not start ahead: it runs in its turn, and says why
+                return
+            held.append(_Spare(group, started))
+
+    def _take_turn(self, spare: _Spare, held: list[_Spare]) -> None:
+        """Bring ``spare`` (a :class:`StagedReplay`) to its samples without another process touching
+        this GPU while it takes them: while nothing samples here, every spare that has imported is
+        let prepare (context, scripts, compile, the profiler's first window: all at once, each on
+        its own cores); before ``spare`` samples, the preparations under way end and no other
+        starts; once it has timed (it writes its capture and exits), the others prepare again.
+        Creating a context, loading modules and launching a script's kernels all reach the GPU,
+        so none of it may overlap a neighbour's samples; a prepared spare waits idle (its context
+        holds memory, not SMs)."""
+        replay = _staged(spare.replay)
+        while replay.stage() not in (PREPARED, ENDED) and self._waiting(spare):
+            replay.prepare()  # read at its gate when its imports are done
+            self._let_prepare(held)
+            time.sleep(POLL_S)
+        while any(_stage(s) == PREPARING and self._waiting(s) for s in held):
+            time.sleep(POLL_S)
+        for s in [s for s in held if _stage(s) == PREPARING]:  # past the limit, or the run stops
+            held.remove(s)
+            s.replay.cancel()
+            self.queue.put(s.group)  # it runs in its turn, under its timeout
+        replay.go()
+        # its samples; past the limit (a hung child) the turn's own timeout takes over in run()
+        deadline = self.clock() + self.prepare_limit_s
+        while replay.stage() == TIMING and not self.stopping.is_set() and self.clock() < deadline:
+            time.sleep(POLL_S)
+        self._let_prepare(held)
+
+    def _let_prepare(self, held: list[_Spare]) -> None:
+        for s in held:
+            if _stage(s) == IMPORTED:
+                s.prepare_sent = self.clock()
+                _staged(s.replay).prepare()
+
+    def _waiting(self, spare: _Spare) -> bool:
+        """Whether to go on waiting for ``spare``'s preparation: not when the run is stopping, nor
+        past :attr:`prepare_limit_s` (a script that never ends; its turn's timeout then applies)."""
+        if self.stopping.is_set():
+            return False
+        if spare.prepare_sent is None:
+            spare.prepare_sent = self.clock()
+        return self.clock() - spare.prepare_sent < self.prepare_limit_s
 
     def _output_for(self, group: list[DistinctFusion]) -> Path:
         output = self.logs_dir / f"{group[0].stem}{'' if len(group) == 1 else f'+{len(group) - 1}'}.json"
@@ -253,13 +349,17 @@ class _Work:
         return output
 
     def _run_batch(
-        self, group: list[DistinctFusion], device: str | None, pending: StartedReplay | None = None
+        self,
+        group: list[DistinctFusion],
+        device: str | None,
+        pending: StartedReplay | None = None,
+        started: float | None = None,
     ) -> list[DistinctFusion]:
-        """Replay one batch (``pending``: in the process already started for it), keep each
-        fusion's replay; returns the fusions to retry alone."""
+        """Replay one batch (``pending``: in the process already started for it; ``started``: when
+        its turn began), keep each fusion's replay; returns the fusions to retry alone."""
         output = self._output_for(group)
         message = ""
-        started = self.clock()
+        started = self.clock() if started is None else started
         try:
             if pending is not None:
                 pending.run()
@@ -268,8 +368,11 @@ class _Work:
                 self.replay([str(self.scripts[d.index]) for d in group], output, device)
         except ReplayError as exc:
             message = str(exc)
+        ended = self.clock()
         with self.lock:
-            self.processes.append(ReplayProcess(device, len(group), self.clock() - started))
+            self.processes.append(
+                ReplayProcess(device, len(group), ended - started, ended_s=ended - self.started, log=output.name)
+            )
         if self.stopping.is_set() and not output.exists():
             return []
         kept = self._split(group, output) if output.exists() else set()
@@ -327,6 +430,31 @@ class _Work:
             f"fusiondiff roundtrip: {_bar(done, self.total)} {done}/{self.total} done{failed}, "
             f"{_duration(elapsed)} elapsed{eta}"
         )
+
+
+@dataclasses.dataclass
+class _Spare:
+    """A batch whose replay process a worker started ahead of its turn."""
+
+    group: list[DistinctFusion]
+    replay: StartedReplay
+    prepare_sent: float | None = None
+    """When it was let prepare on the GPU (the worker's clock)."""
+
+
+def _is_staged(replay: StartedReplay | None) -> bool:
+    """Whether a process started ahead can prepare on the GPU when told (a replay that cannot is
+    run as one gated at its imports)."""
+    return replay is not None and callable(getattr(replay, "stage", None))
+
+
+def _staged(replay: StartedReplay) -> StagedReplay:
+    return replay  # type: ignore[return-value]  # checked by _is_staged
+
+
+def _stage(spare: _Spare) -> str | None:
+    """A spare's stage, None for one that cannot be staged."""
+    return _staged(spare.replay).stage() if _is_staged(spare.replay) else None
 
 
 def _moved_log(f: FusionRecord, output: Path, replays_dir: Path) -> Any:

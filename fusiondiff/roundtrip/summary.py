@@ -29,6 +29,19 @@ def _listed(result: RoundTripResult, top: int | None, limit: int | None) -> list
     return [r for r in rows if id(r) in kept]
 
 
+def _ahead_words(result: RoundTripResult) -> str:
+    if not result.started_ahead:
+        return ""
+    if result.prepared_ahead == "gpu":
+        return (
+            f", up to {result.ahead} process(es) per GPU started ahead and prepared (imports, CUDA context, "
+            "compile, profiler) before their turn, never while another took its samples"
+        )
+    if result.ahead > 1:
+        return f", up to {result.ahead} process(es) per GPU started (imports only) while the one before ran"
+    return ", each process started (imports only) while the one before it ran"
+
+
 def render_summary(result: RoundTripResult, top: int | None = None, limit: int | None = MAX_FUSION_ROWS) -> str:
     """The session summary as text: what ran how, the fusions live vs replay ranked by unexplained
     time (the ``top`` first; without ``top``, the rows that are not SAME and SAME ones up to
@@ -36,7 +49,7 @@ def render_summary(result: RoundTripResult, top: int | None = None, limit: int |
     lines = [
         f"round trip of {result.live}: {len(result.rows)} live fusion record(s), {len(result.distinct)} distinct",
         f"  isolation: {result.isolation}"
-        + (", each process started (imports only) while the one before it ran" if result.started_ahead else "")
+        + _ahead_words(result)
         + f"; {len(result.devices)} worker(s) on {device_words(result.devices)}",
         f"  replayed now {result.replayed_now}, kept from an earlier run {result.resumed}, "
         f"without a replay {len(result.not_replayed)}"

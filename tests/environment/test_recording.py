@@ -175,6 +175,30 @@ def test_the_watch_reads_reasons_beside_each_clock_reading_and_counters_around_t
     )  # the sample before the window left out
 
 
+def test_a_round_trips_idle_spares_are_kept_apart_from_other_processes(monkeypatch, tmp_path):
+    """Replays started ahead hold a context on the GPU while one samples: they are not other work."""
+    monkeypatch.setattr(dw, "round_trip_spares", lambda pids: {10})
+    fake = _FakeNvml()
+    watch = dw.DeviceWatch(0, opened=(fake, "handle"), own_pid=99)
+    for _ in range(3):
+        watch.read_clock()
+    d = watch.finish()
+    assert d is not None and d.other_process_count == 0 and d.other_processes == ()
+    assert [p.pid for p in d.spare_replays] == [10]
+
+
+def test_spares_are_found_by_their_round_trips_token(monkeypatch, tmp_path):
+    from fusiondiff.replay.stages import TOKEN_ENV
+
+    for pid, environ in ((10, f"A=1\0{TOKEN_ENV}=run-1\0"), (11, f"{TOKEN_ENV}=run-2\0"), (12, "B=2\0")):
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "environ").write_bytes(environ.encode())
+    monkeypatch.setenv(TOKEN_ENV, "run-1")
+    assert dw.round_trip_spares([10, 11, 12, 13], proc=tmp_path) == {10}
+    monkeypatch.delenv(TOKEN_ENV)
+    assert dw.round_trip_spares([10, 11, 12], proc=tmp_path) == set()  # outside a round trip
+
+
 def test_where_nvml_lists_other_pids_only_their_number_is_kept():
     fake = _FakeNvml()
     watch = dw.DeviceWatch(0, opened=(fake, "handle"), own_pid=12345)  # another PID namespace

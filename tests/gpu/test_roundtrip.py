@@ -1,9 +1,10 @@
 """``fusiondiff roundtrip`` on the GPU: a live capture recorded on the H200 (llama3's step, 26
-records of 12 distinct fusions) replayed for real, a fresh process per fusion, each next process
-started while the one before it runs."""
+records of 12 distinct fusions) replayed for real, a fresh process per fusion, K processes started
+ahead and prepared on the GPU (context, compile, profiler) between other replays' samples."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,10 +16,12 @@ from fusiondiff.store import load_capture
 pytestmark = pytest.mark.gpu
 
 LIVE = Path(__file__).parent.parent / "data" / "fidelity" / "llama3" / "live.json"
-PREPARED = "waiting for its turn"
+PREPARED = "waiting for its turn to time"
+ON_THE_GPU = ("cuda_context", "scripts", "profiler_init", "samples")
+"""The phases of a replay process that reach the GPU (replay/phases.py)."""
 
 
-def test_every_distinct_fusion_is_replayed_in_its_own_process_each_prepared_during_the_one_before(tmp_path):
+def test_every_distinct_fusion_is_replayed_in_its_own_process_prepared_ahead_never_beside_samples(tmp_path):
     from fusiondiff import roundtrip as rt
 
     options = RecordingOptions(protocol=TimingProtocol(warmup=3, samples=10))
@@ -32,5 +35,36 @@ def test_every_distinct_fusion_is_replayed_in_its_own_process_each_prepared_duri
     assert len(merged.fusions) == distinct and all(f.failure is None and f.kernels for f in merged.fusions)
     logs = sorted((tmp_path / "rt" / "logs").glob("*.log"))
     prepared = [log.name for log in logs if PREPARED in log.read_text()]
-    # the first replay started in its turn; each later one was started ahead, while one ran
-    assert len(logs) == distinct and len(prepared) == distinct - 1, prepared
+    # every replay was started ahead and prepared on the GPU before its turn to time
+    assert len(logs) == distinct and len(prepared) == distinct, prepared
+    _no_samples_beside_other_gpu_work(tmp_path / "rt" / "logs", distinct)
+    for f in merged.fusions:  # the spares waiting on the GPU are not other processes
+        device = f.conditions.device if f.conditions else None
+        assert device is None or device.other_process_count == 0, (f.name, device)
+
+
+def _no_samples_beside_other_gpu_work(logs: Path, distinct: int) -> None:
+    """From each process's wall-clock phases: no replay's samples overlap another's context
+    creation, scripts, profiler start or samples."""
+    docs = [json.loads(p.read_text()) for p in sorted(logs.glob("*.phases.json"))]
+    assert len(docs) == distinct
+    windows = [(i, p["name"], p["start"], p["end"]) for i, d in enumerate(docs) for p in d["phases"]]
+    for i, name, start, end in windows:
+        assert name != "samples" or not [
+            (j, other) for j, other, s, e in windows if j != i and other in ON_THE_GPU and s < end and start < e
+        ], (i, start, end)
+    for d in docs:
+        names = [p["name"] for p in d["phases"]]
+        assert names.index("profiler_init") < names.index("wait_to_time") < names.index("samples"), names
+
+
+def test_the_reference_mode_starts_each_process_in_its_turn(tmp_path):
+    from fusiondiff import roundtrip as rt
+
+    options = RecordingOptions(protocol=TimingProtocol(warmup=3, samples=10))
+    result = rt.roundtrip(LIVE, tmp_path / "rt", devices=[None], options=options, prestart=False)
+    assert not result.interrupted and result.not_replayed == {} and not result.started_ahead
+    logs = sorted((tmp_path / "rt" / "logs").glob("*.log"))
+    assert logs and not [log.name for log in logs if "waiting for its turn" in log.read_text()]
+    phases = [json.loads(p.read_text()) for p in sorted((tmp_path / "rt" / "logs").glob("*.phases.json"))]
+    assert len(phases) == len(logs) and all("wait_to_time" not in d["seconds"] for d in phases)

@@ -1,0 +1,42 @@
+"""The turn-taking of a replay process started ahead of its turn (no imports: the round trip's
+parent reads these names without loading the replay machinery).
+
+A gated child stops at a gate until its parent writes a word on its stdin:
+
+- ``imports``: it reads its scripts, sets their ``NVFUSER_*`` environment and imports torch and
+  nvFuser, then waits for ``go`` before anything touches the GPU;
+- ``gpu``: the same, then it waits for ``prepare`` to make its CUDA context, run its scripts (each
+  fusion compiled at its first execute, its inputs copied for timing) and open the profiler once;
+  then it waits for ``go`` to take its warm-ups and samples. ``go`` alone lets it do both.
+"""
+
+from __future__ import annotations
+
+TOKEN_ENV = "FUSIONDIFF_ROUNDTRIP_RUN"
+"""Set in every replay process of one round trip, so Ctrl-C can stop exactly those, and a replay
+can tell its idle neighbours (started ahead on its GPU) from other processes there."""
+
+GATE_IMPORTS = "imports"
+GATE_GPU = "gpu"
+GATES = (GATE_IMPORTS, GATE_GPU)
+
+STARTING = "starting"
+IMPORTED = "imported"
+PREPARING = "preparing"
+PREPARED = "prepared"
+TIMING = "timing"
+TIMED = "timed"
+ENDED = "ended"
+STAGES = (STARTING, IMPORTED, PREPARING, PREPARED, TIMING, TIMED, ENDED)
+"""Where a replay child started ahead is, as its parent sees it: importing; imported and waiting to
+prepare; told to prepare on the GPU; prepared and waiting to time; told to go; timed (writing its
+capture); its process gone. A child prints ``imported``, ``prepared`` and ``timed`` itself."""
+
+DEFAULT_AHEAD = 4
+"""Replay processes each worker keeps started beyond the one timing (``--ahead``). A process costs
+about 8-9 s of mostly one-core work before its samples on the H200 (imports 4.4 s, CUDA context
+0.55 s, compile about 1 s, the profiler's first window 1.5-1.9 s); what must wait for the GPU is its
+samples, and its preparation on the GPU, which several spares do at once between two replays'
+samples. With 4 ahead a worker has, in steady state, a replay prepared by the time the one before it
+has timed, and 5 processes per GPU fit in the H200 machine's 16 cores; each spare holds a CUDA
+context (about 0.5 GiB) and its fusion's inputs on the GPU while it waits."""

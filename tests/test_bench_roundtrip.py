@@ -1,0 +1,109 @@
+"""The round-trip benchmark's figures per mode (issue #28) on made-up inputs, without a GPU: the cost
+per distinct fusion from process ends and from a long-lived process's phases, median and worst, the
+ratios to the floor, and the verdicts against the reference's."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.bench_roundtrip import (
+    MODES,
+    compare_modes,
+    floor_costs,
+    mode_arguments,
+    mode_limits,
+    phase_medians,
+    process_costs,
+    ratios_to,
+    spread,
+    verdict_differences,
+)
+
+
+def test_each_fusion_costs_the_time_since_the_replay_before_it_ended_on_its_gpu():
+    processes = [
+        {"device": "0", "scripts": 1, "ended_s": 9.0},  # the first: its cold start counts
+        {"device": "0", "scripts": 1, "ended_s": 11.0},
+        {"device": "0", "scripts": 2, "ended_s": 15.0},  # a batch of 2: shared evenly
+        {"device": "1", "scripts": 1, "ended_s": 4.0},
+        {"device": "0", "scripts": 1, "ended_s": None},  # never ended (stopped): not counted
+    ]
+    assert sorted(process_costs(processes)) == [2.0, 2.0, 2.0, 4.0, 9.0]
+
+
+def test_a_fusion_in_the_floors_process_costs_its_script_and_its_share_of_the_samples():
+    phases = {
+        "phases": [
+            {"name": "imports", "start": 0.0, "end": 4.0},
+            {"name": "scripts", "start": 5.0, "end": 6.0},
+            {"name": "scripts", "start": 6.0, "end": 6.5},
+            {"name": "samples", "start": 7.0, "end": 10.0},
+        ],
+        "events": [
+            {"name": "fusiondiff: a: 1 kernel(s), median 20 us over 30 cold-L2 samples", "at": 9.0},
+            {"name": "fusiondiff: warning: something else", "at": 9.5},
+            {"name": "fusiondiff: b: 3 kernel(s), median 9 us over 30 cold-L2 samples", "at": 9.8},
+            {"name": "fusiondiff: c: 1 kernel(s), after the samples", "at": 11.0},
+        ],
+    }
+    assert floor_costs([phases]) == pytest.approx([1.0 + 2.0, 0.5 + 0.8])
+    assert floor_costs([{"phases": [{"name": "scripts", "start": 0.0, "end": 2.0}], "events": []}]) == [2.0]
+
+
+def test_median_worst_and_ratios_to_the_floor():
+    assert spread([3.0, 1.0, 2.0, 10.0]) == {"count": 4, "median_s": 2.5, "worst_s": 10.0}
+    assert spread([]) == {"count": 0, "median_s": None, "worst_s": None}
+    floor = {"median_s": 1.0, "worst_s": 2.0, "wall_s": 20.0}
+    assert ratios_to({"median_s": 3.0, "worst_s": 5.0, "wall_s": 50.0}, floor) == {
+        "median": 3.0,
+        "worst": 2.5,
+        "wall": 2.5,
+    }
+    assert ratios_to({"median_s": None, "worst_s": 5.0, "wall_s": 50.0}, None) == {
+        "median": None,
+        "worst": None,
+        "wall": None,
+    }
+
+
+def test_verdicts_are_compared_on_the_records_both_modes_replayed():
+    reference = {"0": "SAME", "1": "SAME", "2": "FASTER", "3": "SAME"}
+    assert verdict_differences(reference, dict(reference)) == {"compared": 4, "differ": [], "same": True}
+    stopped = {"0": "SAME", "2": "SLOWER"}  # a mode stopped at its limit replayed fewer
+    assert verdict_differences(reference, stopped) == {"compared": 2, "differ": ["2"], "same": False}
+    assert verdict_differences(reference, {})["same"] is False  # nothing compared is not "the same"
+
+
+def test_modes_compared_with_the_floor_and_the_reference():
+    figures = {
+        "reference": {"median_s": 9.0, "worst_s": 12.0, "wall_s": 110.0, "verdicts": {"0": "SAME"}},
+        "pipeline": {"median_s": 1.5, "worst_s": 6.0, "wall_s": 25.0, "verdicts": {"0": "SAME"}},
+        "floor": {"median_s": 1.0, "worst_s": 2.0, "wall_s": 20.0, "verdicts": {"0": "SAME"}},
+    }
+    compared = compare_modes(figures, figures["reference"])
+    assert compared["pipeline"]["ratios_to_floor"] == {"median": 1.5, "worst": 3.0, "wall": 1.25}
+    assert compared["floor"]["ratios_to_floor"] is None
+    assert all(c["verdicts_vs_reference"]["same"] for c in compared.values())
+
+
+def test_phase_medians_and_each_modes_round_trip_arguments():
+    docs = [{"seconds": {"imports": 4.0, "samples": 1.0}}, {"seconds": {"imports": 5.0}}, {"seconds": {"imports": 6.0}}]
+    assert phase_medians(docs) == {"imports": 5.0, "samples": 1.0}
+    assert mode_arguments("reference", 12, 4) == {"prestart": False}
+    assert mode_arguments("ahead", 12, 4) == {"prestart": True, "ahead": 1, "prepare": "imports"}
+    assert mode_arguments("pipeline", 12, 3) == {"prestart": True, "ahead": 3, "prepare": "gpu"}
+    assert mode_arguments("floor", 12, 4) == {"prestart": False, "batch": 12}
+    assert set(MODES) == {"reference", "ahead", "pipeline", "floor"}
+    with pytest.raises(ValueError):
+        mode_arguments("fast", 12, 4)
+
+
+def test_each_mode_is_bounded_by_one_limit_or_its_own():
+    assert mode_limits("120", ["floor", "pipeline"]) == {"floor": 120.0, "pipeline": 120.0}
+    assert mode_limits("floor=60,reference=170", ["floor", "pipeline", "reference"]) == {
+        "floor": 60.0,
+        "pipeline": 150.0,
+        "reference": 170.0,
+    }
+    with pytest.raises(SystemExit):
+        mode_limits("fast=10", ["floor"])
