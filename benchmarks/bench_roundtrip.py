@@ -17,9 +17,9 @@ each of several modes, one after the other, each into its own fresh directory an
 ``--limit-s`` (what finished is kept and counted):
 
 - ``reference``: a fresh process per fusion, each started in its turn (``--no-prestart``);
-- ``ahead``: the previous default, one process started ahead, gated at its imports
+- ``ahead``: the default, one process started ahead, gated at its imports
   (``--ahead 1 --prepare-ahead imports``);
-- ``pipeline``: the default, ``--ahead K`` processes started ahead, prepared on the GPU between
+- ``pipeline``: ``--ahead K`` processes started ahead, prepared on the GPU between
   other replays' samples (``--prepare-ahead gpu``);
 - ``floor``: every distinct fusion in one long-lived process (``--batch`` of them all): what the
   compiles and samples cost without a process per fusion;
@@ -53,7 +53,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fusiondiff.replay.stages import DEFAULT_AHEAD  # noqa: E402
+from fusiondiff.replay.stages import PIPELINE_AHEAD  # noqa: E402
 from fusiondiff.roundtrip import RoundTripResult, roundtrip  # noqa: E402
 
 TARGET_ONE_S = 600.0
@@ -379,7 +379,7 @@ def main() -> int:
         help=f"comma-separated, of {', '.join(MODES)}: run the round trip in each mode on the first of --gpus "
         "and compare the cost per distinct fusion (issue #28); the halves are not run",
     )
-    parser.add_argument("--ahead", type=int, default=DEFAULT_AHEAD, help="K of the pipeline mode (--ahead)")
+    parser.add_argument("--ahead", type=int, default=PIPELINE_AHEAD, help="K of the pipeline mode (--ahead)")
     parser.add_argument(
         "--limit-s",
         default="150",

@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 from fusiondiff import __version__
 from fusiondiff.blocks.cli_options import add_timeline_options
-from fusiondiff.replay.stages import DEFAULT_AHEAD, GATE_GPU, GATES
+from fusiondiff.replay.stages import DEFAULT_AHEAD, DEFAULT_PREPARE, GATES
 
 DESCRIPTION = """\
 Explain why the same nvFuser fusion runs at different speeds in two places: live, inside a
@@ -375,10 +375,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--prepare-ahead",
         choices=GATES,
-        default=GATE_GPU,
-        help="how far a process started ahead goes before its turn: 'imports' (torch and nvFuser imported, nothing "
-        "on the GPU), or 'gpu' (default: also its CUDA context, its script run and compiled, the profiler opened "
-        "once; done between other replays' samples, never during them)",
+        default=DEFAULT_PREPARE,
+        help="how far a process started ahead goes before its turn: 'imports' (default: torch and nvFuser imported, "
+        "nothing on the GPU), or 'gpu' (also its CUDA context, its script run and compiled, the profiler opened "
+        "once; done between other replays' samples, never during them; not yet measured on a GPU)",
     )
     p.add_argument(
         "--timeout",

@@ -445,7 +445,7 @@ def _overlapping(windows, device):
 @pytest.mark.parametrize("ahead", [1, 3, 4])
 def test_spares_prepare_on_the_gpu_together_but_never_while_one_samples(live: Path, tmp_path: Path, ahead) -> None:
     fake = StagedReplay(load_capture(live))
-    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=ahead)
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=ahead, prepare="gpu")
     assert result.replayed_now == 11 and result.exit_code == 0 and result.ahead == ahead
     stems = [d.stem for d in result.distinct]
     assert fake.scripts_run == stems and fake.started == stems and not fake.cancelled
@@ -461,7 +461,7 @@ def test_spares_prepare_on_the_gpu_together_but_never_while_one_samples(live: Pa
 
 def test_two_gpus_each_keep_their_spares_and_sample_one_at_a_time(live: Path, tmp_path: Path) -> None:
     fake = StagedReplay(load_capture(live))
-    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=["0", "1"], ahead=2)
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=["0", "1"], ahead=2, prepare="gpu")
     assert result.replayed_now == 11 and sorted(fake.scripts_run) == sorted(d.stem for d in result.distinct)
     for device in ("0", "1"):
         assert not _overlapping(fake.windows, device) and fake.most_alive[device] <= 3
@@ -472,7 +472,7 @@ def test_a_spare_prepares_only_once_imported_and_the_head_waits_for_preparations
 ) -> None:
     """Slow preparations, quick samples: a sample never starts inside another replay's preparation."""
     fake = StagedReplay(load_capture(live), import_s=0.01, prepare_s=0.1, sample_s=0.01)
-    rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=4)
+    rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=4, prepare="gpu")
     assert not _overlapping(fake.windows, None)
 
 
@@ -501,7 +501,7 @@ def test_ctrl_c_cancels_every_spare_and_a_rerun_replays_them(live: Path, tmp_pat
         def __call__(self, scripts, output, device):
             raise AssertionError("every replay is started ahead here")
 
-    result = rt.roundtrip(live, tmp_path / "rt", replay=StoppedAfterTheSecond(), devices=[None], ahead=3)
+    result = rt.roundtrip(live, tmp_path / "rt", replay=StoppedAfterTheSecond(), devices=[None], ahead=3, prepare="gpu")
     assert result.interrupted and result.replayed_now == 1  # the second ended, its result not kept
     assert len(fake.cancelled) == 3, (fake.started, fake.cancelled)  # every spare held, unused
     assert not (set(fake.cancelled) & set(fake.scripts_run))
@@ -531,4 +531,4 @@ def test_isolation_fusion_is_the_reference_every_process_started_in_its_turn(
     assert seen["prestart"] is True and seen["ahead"] == 2 and seen["prepare"] == "imports"
     with pytest.raises(SystemExit):
         cli.main(["roundtrip", str(live), "-o", str(tmp_path / "rt")])
-    assert seen["ahead"] == stages.DEFAULT_AHEAD and seen["prepare"] == "gpu"
+    assert seen["ahead"] == stages.DEFAULT_AHEAD == 1 and seen["prepare"] == "imports"

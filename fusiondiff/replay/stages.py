@@ -32,11 +32,19 @@ STAGES = (STARTING, IMPORTED, PREPARING, PREPARED, TIMING, TIMED, ENDED)
 prepare; told to prepare on the GPU; prepared and waiting to time; told to go; timed (writing its
 capture); its process gone. A child prints ``imported``, ``prepared`` and ``timed`` itself."""
 
-DEFAULT_AHEAD = 4
-"""Replay processes each worker keeps started beyond the one timing (``--ahead``). A process costs
+DEFAULT_AHEAD = 1
+"""Replay processes each worker keeps started beyond the one timing (``--ahead``): one, stopped after
+its imports (:data:`DEFAULT_PREPARE`), the way measured on the H200 (issue #13). The pipeline
+(``--ahead 4 --prepare-ahead gpu``, :data:`PIPELINE_AHEAD`) is not the default until
+``benchmarks/bench_roundtrip.py --modes`` has measured it there against the reference.
+:data:`PIPELINE_AHEAD`'s reasoning: a process costs
 about 8-9 s of mostly one-core work before its samples on the H200 (imports 4.4 s, CUDA context
 0.55 s, compile about 1 s, the profiler's first window 1.5-1.9 s); what must wait for the GPU is its
 samples, and its preparation on the GPU, which several spares do at once between two replays'
 samples. With 4 ahead a worker has, in steady state, a replay prepared by the time the one before it
 has timed, and 5 processes per GPU fit in the H200 machine's 16 cores; each spare holds a CUDA
 context (about 0.5 GiB) and its fusion's inputs on the GPU while it waits."""
+PIPELINE_AHEAD = 4
+"""K of the pipeline mode that ``bench_roundtrip.py --modes`` measures (see :data:`DEFAULT_AHEAD`)."""
+DEFAULT_PREPARE = GATE_IMPORTS
+"""How far a process started ahead goes by default (``--prepare-ahead``): its imports only."""

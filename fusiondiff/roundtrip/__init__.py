@@ -15,12 +15,12 @@ layers). The round trip:
    kernels or a lost CUDA context: scripts a batch did not replay are retried alone); while a
    worker's replay runs, its next ``ahead`` replays' processes are already started
    (:func:`fusiondiff.replay.runner.start_replay`): each reads its script and imports torch and
-   nvFuser, then, when let, prepares on the GPU (its own CUDA context, its script run and its
+   nvFuser and, with ``prepare="gpu"`` (not the default until measured on a GPU), when let, prepares on the GPU (its own CUDA context, its script run and its
    fusion compiled, the profiler's first window), several at once but never while a replay takes
    its samples there, and waits for its turn to take its warm-ups and samples
    (:mod:`fusiondiff.replay.stages`); each GPU times one replay at a time and each replay is still
-   a fresh process that owes nothing to the fusions before it. ``prepare="imports"`` stops the
-   preparation at the imports; without ``prestart`` (``--no-prestart``, the reference) each
+   a fresh process that owes nothing to the fusions before it. ``prepare="imports"`` (the default,
+   with ``ahead=1``) stops the preparation at the imports; without ``prestart`` (``--no-prestart``, the reference) each
    process starts only in its turn;
 4. keeps each fusion's replay in ``DIR/replays/<script>.json`` as soon as it is done, so a rerun
    (or a run stopped by Ctrl-C) resumes and skips what is there and valid;

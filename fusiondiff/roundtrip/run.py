@@ -16,7 +16,17 @@ from fusiondiff.errors import CaptureFormatError, FusionDiffError, ReplayError
 from fusiondiff.model import FusionRecord
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress, silent
-from fusiondiff.replay.stages import DEFAULT_AHEAD, ENDED, GATE_GPU, GATES, IMPORTED, PREPARED, PREPARING, TIMING
+from fusiondiff.replay.stages import (
+    DEFAULT_AHEAD,
+    DEFAULT_PREPARE,
+    ENDED,
+    GATE_GPU,
+    GATES,
+    IMPORTED,
+    PREPARED,
+    PREPARING,
+    TIMING,
+)
 from fusiondiff.roundtrip.folder import (
     check_folder,
     clear_stale,
@@ -65,7 +75,7 @@ def roundtrip(
     clock: Callable[[], float] = time.monotonic,
     prestart: bool = True,
     ahead: int = DEFAULT_AHEAD,
-    prepare: str = GATE_GPU,
+    prepare: str = DEFAULT_PREPARE,
 ) -> RoundTripResult:
     """Round trip of every distinct fusion of the live capture ``live`` (or of the per-rank captures
     of one torchrun session: several files, or a folder of ``NAME.rank<N>.json``) into

@@ -25,7 +25,7 @@ def test_every_distinct_fusion_is_replayed_in_its_own_process_prepared_ahead_nev
     from fusiondiff import roundtrip as rt
 
     options = RecordingOptions(protocol=TimingProtocol(warmup=3, samples=10))
-    result = rt.roundtrip(LIVE, tmp_path / "rt", devices=[None], options=options)
+    result = rt.roundtrip(LIVE, tmp_path / "rt", devices=[None], options=options, ahead=4, prepare="gpu")
     assert not result.interrupted and result.not_replayed == {}
     distinct = len(rt.distinct_fusions(load_capture(LIVE)))
     assert len(result.distinct) == distinct == 12 and result.replayed_now == distinct and result.started_ahead
