@@ -7,7 +7,7 @@ Importing this package needs neither torch nor a GPU.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from fusiondiff.version import __version__
 
 _LAZY = {
     "FusionDiffError": "fusiondiff.errors",

@@ -96,7 +96,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
 
 
 def _cmd_capture(args: argparse.Namespace) -> int:
-    from fusiondiff.store import check_not_input
+    from fusiondiff.files import check_not_input
 
     _split_script_args(args)
     if args.output is None:
@@ -121,7 +121,7 @@ def _cmd_capture(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from fusiondiff.store import check_not_input
+    from fusiondiff.files import check_not_input
 
     check_not_input(args.output, [*args.scripts, args.inputs])
     from fusiondiff.options import NVFUSER, TIMERS
@@ -200,18 +200,19 @@ def _cmd_repro(args: argparse.Namespace) -> int:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from fusiondiff.store import check_not_input, load_capture, write_text
+    from fusiondiff.files import check_not_input, write_text
+    from fusiondiff.store import load_capture
 
     if args.json:
         check_not_input(args.json, [args.a, args.b])
     # Read both before importing the differ (scipy takes a second or two): a bad file fails at once.
     a, b = load_capture(args.a), load_capture(args.b)
+    from fusiondiff.api import source_label
     from fusiondiff.diff.core import diff
     from fusiondiff.report.diff_text import render_diff_text
     from fusiondiff.report.interface import DiffReport
-    from fusiondiff.report.paths import display_source
 
-    result = diff(a, b, source_a=display_source(args.a, a.source), source_b=display_source(args.b, b.source))
+    result = diff(a, b, source_a=source_label(args.a, a.source), source_b=source_label(args.b, b.source))
     unwritten = None
     record = ""
     if args.json or args.format == "json":
@@ -239,7 +240,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _cmd_ranks(args: argparse.Namespace) -> int:
-    from fusiondiff.diff.ranks import diff_ranks, load_rank_captures
+    from fusiondiff.api import load_rank_captures
+    from fusiondiff.diff.ranks import diff_ranks
     from fusiondiff.report.ranks_text import render_ranks_text
 
     result = diff_ranks(load_rank_captures(args.captures))
@@ -248,9 +250,9 @@ def _cmd_ranks(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from fusiondiff.api import open_report
+    from fusiondiff.files import check_not_input, write_text
     from fusiondiff.report import format_for_path, get_renderer
-    from fusiondiff.report.record import open_report
-    from fusiondiff.store import check_not_input, write_text
 
     name = args.format or (format_for_path(args.output) if args.output else "text")
     from fusiondiff.report.filters import Selection, select

@@ -12,9 +12,9 @@ import math
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from fusiondiff import __version__
 from fusiondiff.blocks.cli_options import add_timeline_options
 from fusiondiff.replay.stages import DEFAULT_AHEAD, DEFAULT_PREPARE, GATES
+from fusiondiff.version import __version__
 
 DESCRIPTION = """\
 Explain why the same nvFuser fusion runs at different speeds in two places: live, inside a

@@ -26,7 +26,7 @@ import msgspec
 
 from fusiondiff.constraints import INT64_MAX, INT64_MIN, NaNFloat, Rule, read_nan_float
 from fusiondiff.errors import CaptureFormatError
-from fusiondiff.model import SCHEMA_VERSION, Capture
+from fusiondiff.model import SCHEMA_VERSION, Capture, Timing
 
 T = TypeVar("T")
 
@@ -83,7 +83,7 @@ def capture_from_jsonable(data: Any, origin: str = "capture") -> Capture:
 
 
 def decode(data: Any, kind: type[T], origin: str) -> T:
-    """A record of ``kind`` from parsed JSON (:func:`fusiondiff.model.to_jsonable`'s form), or a
+    """A record of ``kind`` from parsed JSON (:func:`fusiondiff.codec.to_jsonable`'s form), or a
     :class:`CaptureFormatError` naming the field that is wrong, under ``origin``."""
     try:
         return msgspec.convert(data, kind, dec_hook=_hook)
@@ -246,3 +246,22 @@ def _number_problem(declared: _Declaration, value: Any) -> str | None:
     if not (low and high):
         return rule.refusal(value, above=not high) if rule is not None else f"{value!r} is out of range"
     return None
+
+
+# Records to plain data (what :func:`decode` reads back), by their fields so none is forgotten.
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn a record into JSON-ready data. Timings also get their derived statistics."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, Timing):
+            out["summary"] = to_jsonable(value.summary())
+        return out
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, float) and value != value:  # NaN is not JSON
+        return None
+    return value

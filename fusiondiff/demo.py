@@ -50,7 +50,7 @@ and for a repro script from a bug report:
 
 
 def _diff_and_render(a: Path, b: Path, out: Writer) -> int:
-    from fusiondiff.diff import diff_files
+    from fusiondiff.api import diff_files
     from fusiondiff.report.diff_text import render_diff_text
 
     result = diff_files(a, b)
@@ -62,7 +62,7 @@ def run_offline(out: Writer, progress: Progress) -> int:
     """The seed's gap on bundled H200 captures, with its cause planted: the seed RMSNorm run live on
     an activation at storage offset 1, replayed from nvFuser's own repro (the gap and its cause),
     then from fusiondiff's (no gap); then the unplanted seed model on today's stack."""
-    from fusiondiff.diff import diff_files
+    from fusiondiff.api import diff_files
     from fusiondiff.report.diff_text import verdict_line
     from fusiondiff.store import load_capture
 

@@ -34,6 +34,10 @@ class DiffError(FusionDiffError):
     """Two captures cannot be compared."""
 
 
+class ReportError(FusionDiffError):
+    """A report cannot be made: unknown format, unreadable diff record, missing optional package."""
+
+
 class OutputError(FusionDiffError):
     """A result could not be written (a read-only or missing directory, a full disk, a file-size
     limit, stdout closed), or would be written over one of the command's inputs."""

@@ -12,10 +12,8 @@ reports run on a machine without a GPU.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
-import re
 import statistics
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -32,10 +30,11 @@ from fusiondiff.constraints import (
     NaNFloat,
     Positive,
     Registers,
-    SmCount,
     SmemBytes,
 )
 from fusiondiff.definition import structural_hash
+from fusiondiff.environment import Environment
+from fusiondiff.kernel_names import kernel_history  # noqa: F401 - diff/rules_fusion.py imports it from here
 
 SCHEMA_VERSION = 1
 """Version of the JSON layout. Bump it when a field changes meaning or is removed."""
@@ -331,45 +330,6 @@ def traced_name(name: str, trace: str | None) -> str:
 
 
 @dataclass(frozen=True)
-class Environment:
-    """Where a capture was recorded."""
-
-    gpu_name: str | None = None
-    compute_capability: str | None = None
-    sm_count: SmCount | None = None
-    l2_bytes: Count | None = None
-    sm_clock_mhz: Count | None = None
-    """When recording started: often the idle clock. The clocks read around each fusion's samples
-    (``FusionRecord.sm_clock_mhz``) are what the samples ran at."""
-    max_sm_clock_mhz: Count | None = None
-    memory_clock_mhz: Count | None = None
-    driver_version: str | None = None
-    cuda_version: str | None = None
-    torch_version: str | None = None
-    nvfuser_version: str | None = None
-    thunder_version: str | None = None
-    python_version: str | None = None
-    fusiondiff_version: str | None = None
-    hostname: str | None = None
-    nvfuser_env: dict[str, str] = field(default_factory=dict)
-    """Every ``NVFUSER_*`` environment variable of the recording process."""
-    recorded_at: str | None = None
-    """ISO 8601 time of recording."""
-    rank: Count | None = None
-    """Global rank under torchrun (``RANK``); ``None`` for a single-process capture."""
-    local_rank: Count | None = None
-    """Rank on its host (``LOCAL_RANK``); ``None`` for a single-process capture."""
-    world_size: Positive | None = None
-    """Processes in the session (``WORLD_SIZE``); ``None`` for a single-process capture."""
-    cuda_device_index: Count | None = None
-    """The recording process's current CUDA device (``torch.cuda.current_device()``): where its
-    environment's GPU fields were read. Each fusion's own device is ``FusionRecord.device_index``."""
-    distributed_backend: str | None = None
-    """The default process group's backend (``nccl``, ``gloo``) when the session had initialised
-    one by the end of recording; ``None`` otherwise."""
-
-
-@dataclass(frozen=True)
 class CommunicationKernel:
     """One collective's kernels (NCCL's), as they ran on this rank during the capture block: kept
     apart from fusion time, since a collective's duration is mostly time spent waiting for the
@@ -438,42 +398,7 @@ class Capture:
 
 
 # --------------------------------------------------------------------------------------------
-# Helpers shared by every producer of records
-
-
-_KERNEL_NAME = re.compile(r"nvfuser_(?P<scheduler>[a-z_]+?)_f(?P<f>\d+)_c(?P<c>\d+)_r(?P<r>\d+)_g(?P<g>\d+)")
-"""nvFuser's kernel-name grammar, the one place it is written: ``nvfuser_<scheduler>_f<fusion>_c<concretization>_r<runtime>_g<group>``."""
-_KERNEL_NAME_IN_TEXT = re.compile(rf"\b{_KERNEL_NAME.pattern}\b")
-
-
-def parse_kernel_name(name: str) -> tuple[str, str | None, int | None]:
-    """Split a launched kernel's name into (normalized name, scheduler, group id).
-
-    nvFuser names kernels ``nvfuser_<scheduler>_f<fusion>_c<concretization>_r<runtime>_g<group>``;
-    ``f``, ``c`` and ``r`` count what this process compiled before, so they are dropped. Kineto
-    reports the demangled signature (``nvf::nvfuser_...(nvf::Tensor<...>)``): the arguments go too.
-    Other kernels (cuBLAS, ATen) keep their name without arguments.
-    """
-    short = name.split("(", 1)[0].strip()
-    match = _KERNEL_NAME.match(short.removeprefix("nvf::"))
-    if not match:
-        return short, None, None
-    scheduler = match["scheduler"]
-    group = int(match["g"])
-    return f"nvfuser_{scheduler}_g{group}", scheduler, group
-
-
-def kernel_history(name: str) -> tuple[int, int, int] | None:
-    """The ``(fusion, concretization, runtime)`` counters in an nvFuser kernel name found in
-    ``name`` (a raw name or a demangled signature), or None for another kernel."""
-    match = _KERNEL_NAME_IN_TEXT.search(name)
-    return None if match is None else (int(match["f"]), int(match["c"]), int(match["r"]))
-
-
-def normalize_kernel_names(text: str) -> str:
-    """``text`` (CUDA source, a log) with every nvFuser kernel name's f/c/r counters dropped, as
-    :func:`parse_kernel_name` normalizes one name."""
-    return _KERNEL_NAME_IN_TEXT.sub(lambda m: f"nvfuser_{m['scheduler']}_g{m['g']}", text)
+# The layout of a tensor input's view
 
 
 def view_extent(meta: TensorMeta) -> int:
@@ -489,23 +414,3 @@ def alignment_of(address: int, cap: int = 256) -> int:
     if address == 0:
         return cap
     return min(address & -address, cap)
-
-
-# --------------------------------------------------------------------------------------------
-# JSON: records to plain data (:mod:`fusiondiff.codec` reads them back), by their fields so none is forgotten.
-
-
-def to_jsonable(value: Any) -> Any:
-    """Turn a record into JSON-ready data. Timings also get their derived statistics."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        if isinstance(value, Timing):
-            out["summary"] = to_jsonable(value.summary())
-        return out
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, float) and value != value:  # NaN is not JSON
-        return None
-    return value

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from fusiondiff.errors import ReportError
 from fusiondiff.model import Capture
-from fusiondiff.report.interface import DiffReport, ReportError
+from fusiondiff.report.interface import DiffReport
 
 if TYPE_CHECKING:
     import pandas
@@ -158,8 +159,8 @@ class DiffView:
         """Write the report; the format follows the file name as on the command line
         (:func:`fusiondiff.report.format_for_path`: ``.md``, ``.html``, ``.json`` for the diff
         record, ``.perfetto.json``...) unless given; a name ending in ``.gz`` is gzipped."""
+        from fusiondiff.files import write_text
         from fusiondiff.report import format_for_path
-        from fusiondiff.store import write_text
 
         path = Path(path)
         write_text(path, self.render(format or format_for_path(path)))
@@ -265,7 +266,7 @@ def diff(
     a: str | os.PathLike[str] | Capture | CaptureView, b: str | os.PathLike[str] | Capture | CaptureView
 ) -> DiffView:
     """Diff two captures (files, loaded captures, or :class:`CaptureView`)."""
-    from fusiondiff.report.record import open_report
+    from fusiondiff.api import open_report
 
     if all(isinstance(x, (str, os.PathLike)) for x in (a, b)):
         return DiffView(open_report([a, b]))  # type: ignore[list-item]
@@ -278,6 +279,6 @@ def diff(
 
 def open_diff(path: str | os.PathLike[str]) -> DiffView:
     """A diff record written before (``fusiondiff report A B --format json -o diff.json``)."""
-    from fusiondiff.report.record import open_report
+    from fusiondiff.api import open_report
 
     return DiffView(open_report([path]))

@@ -8,8 +8,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from fusiondiff.codec import decode
-from fusiondiff.model import KINETO, NVFUSER, TimerName, TimingProtocol, to_jsonable
+from fusiondiff.codec import decode, to_jsonable
+from fusiondiff.model import KINETO, NVFUSER, TimerName, TimingProtocol
 
 TIMERS: tuple[TimerName, ...] = (KINETO, NVFUSER)
 """The kernel-record sources a user picks with ``--timer`` (``both`` runs each in its own process)."""
@@ -57,7 +57,7 @@ class RecordingOptions:
         return dataclasses.replace(self, protocol=dataclasses.replace(self.protocol, method=timer_name(timer)))
 
     def to_jsonable(self) -> Any:
-        """The options as JSON-ready data (:func:`fusiondiff.model.to_jsonable`)."""
+        """The options as JSON-ready data (:func:`fusiondiff.codec.to_jsonable`)."""
         return to_jsonable(self)
 
     @classmethod

@@ -1,7 +1,8 @@
 """Reading and writing capture files: JSON for the records, safetensors for exact tensors.
 
-Writes are atomic (a temporary file renamed into place), so an interrupted capture never leaves a
-half-written file, and an existing file is only replaced by a complete one.
+Writes are atomic (:func:`fusiondiff.files.atomic_write`: a temporary file renamed into place),
+so an interrupted capture never leaves a half-written file, and an existing file is only replaced
+by a complete one.
 
 Captures travel, so reading one is bounded: at most :data:`MAX_CAPTURE_BYTES` are read, only from
 a regular file (never a FIFO or a device that does not end), and numbers that do not fit what a
@@ -10,27 +11,25 @@ capture holds, or JSON nested deeper than the decoder's recursion limit, are one
 
 A gzipped file (``live.json.gz``, told by its first bytes) is read through the same reader, and the
 bound holds for what it decompresses to as well, whatever its trailer claims: a gzip bomb is one
-line. A text written to a path ending in ``.gz`` is gzipped (:func:`write_text`).
+line. A text written to a path ending in ``.gz`` is gzipped (:func:`fusiondiff.files.write_text`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import json
 import os
 import re
 import stat
-import tempfile
 import zlib
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fusiondiff.codec import check_schema_version, decode, decode_capture_bytes
-from fusiondiff.errors import CaptureFormatError, FusionDiffError, OutputError
-from fusiondiff.model import Capture, to_jsonable
+from fusiondiff.codec import check_schema_version, decode, decode_capture_bytes, to_jsonable
+from fusiondiff.collector import collector_paused
+from fusiondiff.errors import CaptureFormatError, FusionDiffError
+from fusiondiff.files import GZIP_SUFFIX, atomic_write, write_text
+from fusiondiff.model import Capture
 
 MAX_CAPTURE_BYTES = 512 * 2**20
 """Capture files larger than this (512 MiB) are refused: a capture of thousands of fusions with
@@ -42,8 +41,6 @@ if TYPE_CHECKING:  # torch is only needed where tensors are saved or loaded
     import torch
 
 
-GZIP_SUFFIX = ".gz"
-"""A file name ending so is written gzipped."""
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -53,112 +50,6 @@ def tensors_path_for(json_path: str | os.PathLike[str]) -> Path:
     path = Path(json_path)
     stem = Path(path.name.removesuffix(GZIP_SUFFIX)).stem
     return path.with_name(stem + ".tensors.safetensors")
-
-
-def atomic_write(path: Path, write: Any) -> None:
-    """Call ``write(temporary_path)``, then rename the result onto ``path`` (never half-written).
-
-    The file gets the mode a new file gets (0666 less the umask), also when it replaces a file with
-    other permissions. A symbolic link is written through (its target is replaced, the link kept);
-    a device or FIFO (``/dev/stdout``) cannot be renamed onto, so it is written directly. Whatever
-    interrupts the write (an error, Ctrl-C, SIGTERM turned into an exception by the command line)
-    removes the temporary file; a failure of the file system (a read-only, missing or full
-    directory, a file-size limit) is an :class:`OutputError` naming ``path`` and the reason.
-    """
-    path = Path(path)
-    problem = _unwritable(path)
-    if problem:
-        raise OutputError(f"cannot write {path}: {problem}")
-    if path.exists() and not path.is_file():  # a device or FIFO: no rename onto it
-        try:
-            write(str(path))
-        except OSError as exc:
-            raise OutputError(f"cannot write {path}: {_reason(exc, path)}") from None
-        return
-    target = Path(os.path.realpath(path))
-    tmp = None
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        os.close(fd)
-        write(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-        tmp = None
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {_reason(exc, target)}") from None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-
-
-def write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` with :func:`atomic_write`; gzipped when the name ends in
-    ``.gz`` (no time stamp in the header, so the same text gives the same bytes)."""
-    path = Path(path)
-    if path.name.endswith(GZIP_SUFFIX):
-        import gzip
-
-        data = gzip.compress(text.encode("utf-8"), mtime=0)
-        atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))
-        return
-    atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
-
-
-def check_not_input(output: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str] | None]) -> None:
-    """Refuse to write ``output`` over one of ``inputs``, however either is spelled (a relative
-    path, ``..``, a symbolic or hard link): an :class:`OutputError` before anything is written."""
-    for source in inputs:
-        if source is not None and _same_file(output, source):
-            raise OutputError(
-                f"{output} is the input {source}: writing it would destroy the input; choose another path"
-            )
-
-
-def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except (OSError, ValueError):  # one of them does not exist (yet)
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
-def _unwritable(path: Path) -> str | None:
-    """Why ``path`` cannot be a file, when that is known before trying: said plainly, rather than
-    as what mkdir or rename would report."""
-    if path.is_dir():
-        return "it is a directory"
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if parent.exists() and not parent.is_dir():
-        return f"{parent} is not a directory"
-    return None
-
-
-def _reason(exc: OSError, target: Path) -> str:
-    reason = exc.strerror or str(exc)
-    where = exc.filename
-    if isinstance(where, str) and Path(where) in target.parents:
-        reason += f" ({where})"
-    return reason
-
-
-def _umask() -> int:
-    """The process's umask: read from /proc where Linux shows it, since setting it to read it
-    would change it for a moment for every thread."""
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def dumps_capture(capture: Capture) -> str:
@@ -215,22 +106,6 @@ def load_capture(path: str | os.PathLike[str]) -> Capture:
 
         verify_file(path, capture)  # a changed or foreign timeline file: one line
     return capture
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for the block (reference counting still frees
-    everything that is not a cycle), and resume it after if it was running.
-
-    For work over whole captures: each collection walks every object alive, millions once two
-    large captures are loaded, and a pass that allocates much triggers dozens of them."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _parse_capture(path: Path, held: list[bytes]) -> Capture:

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from fusiondiff.definition import definition_hash
+from fusiondiff.environment import Environment
+from fusiondiff.kernel_names import parse_kernel_name
 from fusiondiff.model import (
     Capture,
     CaptureKind,
-    Environment,
     FusionRecord,
     KernelRecord,
     LaunchConfig,
@@ -29,7 +30,6 @@ from fusiondiff.model import (
     TensorMeta,
     Timing,
     TimingProtocol,
-    parse_kernel_name,
 )
 
 RMSNORM_DEFINITION = """\

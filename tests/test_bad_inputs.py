@@ -945,7 +945,6 @@ def test_the_battery_covers_every_class() -> None:
     assert groups == {"code", "records", "output", "json", "values", "overwrite", "terminal", "handled"} | (
         ISSUE_24_CLASSES
     )
-    assert len(ISSUE_12_CASES) >= 60
-    for group in ISSUE_24_CLASSES:
+    for group in groups:  # a class is tried several ways, not once
         assert sum(c.group == group for c in CASES) >= 4, group
     assert len({(c.group, c.name) for c in CASES}) == len(CASES)

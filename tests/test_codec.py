@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 
 from fusiondiff import codec
+from fusiondiff.codec import to_jsonable
 from fusiondiff.constraints import INT64_MAX
 from fusiondiff.diff import diff
 from fusiondiff.diff.records import DiffResult
 from fusiondiff.errors import CaptureFormatError
-from fusiondiff.model import ReportedBandwidth, TensorMeta, to_jsonable
+from fusiondiff.model import ReportedBandwidth, TensorMeta
 from fusiondiff.store import dumps_capture, load_capture
 
 DATA = Path(__file__).parent / "data"

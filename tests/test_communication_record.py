@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from fusiondiff import codec, live, model
+from fusiondiff import codec, live
 from fusiondiff.cli import _recording_options, _split_script_args, build_parser, main
 from fusiondiff.diff.ranks import RankCapture, diff_ranks
 from fusiondiff.errors import CaptureFormatError
@@ -180,7 +180,7 @@ def test_a_capture_written_before_the_field_loads_with_none(recorded: Capture) -
     ],
 )
 def test_impossible_communication_values_are_refused_in_one_line(recorded: Capture, change, message: str) -> None:
-    data = model.to_jsonable(dataclasses.replace(recorded, communication=(_kernel(),)))
+    data = codec.to_jsonable(dataclasses.replace(recorded, communication=(_kernel(),)))
     change(data["communication"][0])
     assert codec.decode_capture_bytes(json.dumps(data).encode()) is None
     with pytest.raises(CaptureFormatError) as raised:

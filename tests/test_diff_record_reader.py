@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fusiondiff.errors import FusionDiffError
+from fusiondiff.api import open_report
+from fusiondiff.errors import FusionDiffError, ReportError
 from fusiondiff.report import FORMATS, get_renderer
-from fusiondiff.report.interface import ReportError
-from fusiondiff.report.record import dumps_diff_record, open_report
+from fusiondiff.report.record import dumps_diff_record
 
 DATA = Path(__file__).parent / "data" / "offset"
 RECORD = json.loads(dumps_diff_record(open_report([DATA / "live.json", DATA / "replay_nvfuser.json"])))

@@ -11,9 +11,11 @@ import json
 import re
 from pathlib import Path
 
+from fusiondiff.api import diff_files
 from fusiondiff.cli import main
-from fusiondiff.diff import diff, diff_files
-from fusiondiff.model import SCHEMA_VERSION, LaunchConfig, Timing, to_jsonable
+from fusiondiff.codec import to_jsonable
+from fusiondiff.diff import diff
+from fusiondiff.model import SCHEMA_VERSION, LaunchConfig, Timing
 from fusiondiff.report.diff_text import render_diff_json, render_diff_text
 from fusiondiff.store import save_capture
 

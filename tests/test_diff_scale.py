@@ -9,10 +9,10 @@ import time
 
 from deepdiff import DeepDiff
 
+from fusiondiff.codec import to_jsonable
 from fusiondiff.diff import core
 from fusiondiff.diff.compare import RecordComparer
 from fusiondiff.diff.core import diff
-from fusiondiff.model import to_jsonable
 
 import synthetic as syn
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fusiondiff.distributed import RankInfo, process_group_backend, rank_from_env, rank_of_path, rank_path
-from fusiondiff.model import Environment
+from fusiondiff.environment import Environment
 from fusiondiff.store import load_capture, write_capture
 
 DATA = Path(__file__).parent / "data"

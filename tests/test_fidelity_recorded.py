@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.diff import diff_files
+from fusiondiff.api import diff_files
 from fusiondiff.replay.repro import render_repro
 from fusiondiff.report.diff_text import verdict_line
 from fusiondiff.store import load_capture

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
+from fusiondiff.api import open_report
 from fusiondiff.escape import printable
 from fusiondiff.report import get_renderer
 from fusiondiff.report.md_text import code, fence, inline
-from fusiondiff.report.record import open_report
 
 DATA = Path(__file__).parent / "data" / "cuda_source"
 

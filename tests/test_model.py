@@ -7,13 +7,14 @@ import math
 
 import pytest
 
-from fusiondiff.codec import capture_from_jsonable
+from fusiondiff.codec import capture_from_jsonable, to_jsonable
 from fusiondiff.definition import definition_hash
+from fusiondiff.environment import Environment
 from fusiondiff.errors import CaptureFormatError, FusionDiffError
+from fusiondiff.kernel_names import parse_kernel_name
 from fusiondiff.model import (
     SCHEMA_VERSION,
     Capture,
-    Environment,
     FusionRecord,
     KernelRecord,
     LaunchConfig,
@@ -23,8 +24,6 @@ from fusiondiff.model import (
     Timing,
     TimingProtocol,
     alignment_of,
-    parse_kernel_name,
-    to_jsonable,
 )
 from fusiondiff.store import dumps_capture, load_capture, save_capture
 

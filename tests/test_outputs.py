@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from fusiondiff.files import write_text
 from fusiondiff.replay.repro import _file_names, write_repros
-from fusiondiff.store import load_capture, save_capture, write_text
+from fusiondiff.store import load_capture, save_capture
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDED = ROOT / "tests" / "data" / "seed" / "live_backward.json"

@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 from fusiondiff.cli import main
 from fusiondiff.diff import diff
 from fusiondiff.diff.stats import MIN_SAMPLES
+from fusiondiff.environment import Environment
 from fusiondiff.model import (
     Capture,
-    Environment,
     FusionRecord,
     KernelRecord,
     LaunchConfig,

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from fusiondiff.api import load_rank_captures
 from fusiondiff.cli import main
-from fusiondiff.diff.ranks import RankCapture, diff_ranks, load_rank_captures
+from fusiondiff.diff.ranks import RankCapture, diff_ranks
 from fusiondiff.errors import DiffError
 from fusiondiff.model import Capture, FusionRecord, Timing
 from fusiondiff.store import dumps_capture, load_capture

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from fusiondiff.api import diff_files
 from fusiondiff.cli import main
-from fusiondiff.diff import diff, diff_files
+from fusiondiff.diff import diff
 from fusiondiff.recording.nvfuser_adapter import canonical_source
 from fusiondiff.replay.repro import render_repro
 from fusiondiff.report.diff_text import render_diff_text

@@ -16,14 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from fusiondiff.api import open_report
 from fusiondiff.cli import main
-from fusiondiff.model import Environment, LaunchConfig
+from fusiondiff.environment import Environment
+from fusiondiff.model import LaunchConfig
 from fusiondiff.report import FORMATS, ReportError, get_renderer, render
 from fusiondiff.report.content import unified
 from fusiondiff.report.occupancy import occupancy
 from fusiondiff.report.paths import display_paths, scrub_paths
 from fusiondiff.report.perfetto import build_trace
-from fusiondiff.report.record import DIFF_RECORD_VERSION, build_diff_record, open_report, report_from_record
+from fusiondiff.report.record import DIFF_RECORD_VERSION, build_diff_record, report_from_record
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = Path(__file__).parent / "golden"

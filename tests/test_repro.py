@@ -13,10 +13,10 @@ import pytest
 
 from fusiondiff.cli import main
 from fusiondiff.definition import definition_hash
+from fusiondiff.environment import Environment
 from fusiondiff.errors import FusionDiffError, ReplayError
 from fusiondiff.model import (
     Capture,
-    Environment,
     FusionRecord,
     Segment,
     Segmentation,

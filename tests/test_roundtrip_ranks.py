@@ -18,6 +18,7 @@ import pytest
 from test_ranks import _as_rank, _planted_offset, _slowed
 
 from fusiondiff import roundtrip as rt
+from fusiondiff.api import load_live_sources
 from fusiondiff.cli import main
 from fusiondiff.errors import FusionDiffError
 from fusiondiff.model import Capture, FusionRecord
@@ -75,7 +76,7 @@ def session(tmp_path: Path) -> Path:
 
 
 def _combined(*items: Path) -> Capture:
-    return rt.combine_ranks(rt.load_live_sources(list(items)))
+    return rt.combine_ranks(load_live_sources(list(items)))
 
 
 def test_fusions_every_rank_ran_alike_are_replayed_once(session: Path, tmp_path: Path) -> None:
@@ -152,12 +153,12 @@ def test_ranks_given_twice_or_nameless_are_refused(session: Path, tmp_path: Path
     copy = tmp_path / "copy.json"
     copy.write_text((session / "live.rank1.json").read_text())
     with pytest.raises(FusionDiffError, match="rank 1 is given twice"):
-        rt.load_live_sources([session, copy])
+        load_live_sources([session, copy])
     plain = tmp_path / "plain.json"
     plain.write_text((PYTHIA / "live.json").read_text())
     with pytest.raises(FusionDiffError, match="no rank recorded and none in its name"):
-        rt.load_live_sources([session / "live.rank0.json", plain])
-    assert [s.rank for s in rt.load_live_sources(plain)] == [None]
+        load_live_sources([session / "live.rank0.json", plain])
+    assert [s.rank for s in load_live_sources(plain)] == [None]
 
 
 def test_device_choice_among_the_visible_gpus() -> None:

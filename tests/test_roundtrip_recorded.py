@@ -132,7 +132,7 @@ def test_plain_diff_of_a_step_against_its_round_trip_names_40_unreplayed_fusions
 ):
     """``fusiondiff diff live.json rt/replay.json``: the 518 records that share a distinct fusion's
     replay are not replayed by B; the text names 40 and says where the rest are and what pairs them."""
-    from fusiondiff.diff import diff_files
+    from fusiondiff.api import diff_files
     from fusiondiff.report.diff_text import MAX_UNMATCHED, render_diff_text
 
     live = tmp_path / "live.json"

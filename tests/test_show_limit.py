@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fusiondiff.report.text import MAX_FUSIONS_SHOWN, render_capture_text
+from fusiondiff.store import load_capture
 
 import synthetic as syn
+
+GEMMA_STEP = Path(__file__).parent / "data" / "roundtrip_gemma" / "live.json.gz"
 
 
 def test_show_caps_fusions_and_kernels_and_counts_the_rest() -> None:
@@ -20,4 +25,10 @@ def test_show_caps_fusions_and_kernels_and_counts_the_rest() -> None:
 def test_show_of_a_small_capture_is_unchanged() -> None:
     capture = syn.capture([syn.fusion(f"nvFusion{i}") for i in range(3)])
     assert render_capture_text(capture) == render_capture_text(capture, max_fusions=None, max_kernels=None)
-    assert MAX_FUSIONS_SHOWN >= 1_000
+
+
+def test_the_default_limit_keeps_a_recorded_training_step_whole_and_cuts_what_is_over_it() -> None:
+    step = load_capture(GEMMA_STEP)  # a whole training step of a model, 544 fusions
+    assert "not shown" not in render_capture_text(step)
+    over = syn.capture([syn.fusion(f"nvFusion{i}") for i in range(MAX_FUSIONS_SHOWN + 1)])
+    assert "... 1 more fusion(s) not shown" in render_capture_text(over)

@@ -76,9 +76,10 @@ def record_live_side(
     under the capture's own timing protocol (its warm-ups, samples, L2 mode and timer), and write the
     capture with the timelines to ``output`` (their arrays beside it). Raises what the replay raises."""
     from fusiondiff.blocks.storage import copied
+    from fusiondiff.files import check_not_input
     from fusiondiff.replay.repro import write_repros
     from fusiondiff.replay.runner import replay_scripts
-    from fusiondiff.store import check_not_input, load_capture, save_capture
+    from fusiondiff.store import load_capture, save_capture
 
     live_path, output = Path(live_path), Path(output)
     live = load_capture(live_path)

@@ -50,7 +50,8 @@ from fusiondiff.blocks.instrument import (
 from fusiondiff.blocks.model import FusionTimeline, KernelTimeline, Refusal
 from fusiondiff.blocks.stats import run_stats, timer_resolution_ns
 from fusiondiff.errors import exception_line
-from fusiondiff.model import FusionRecord, KernelRecord, TimingProtocol, parse_kernel_name
+from fusiondiff.kernel_names import parse_kernel_name
+from fusiondiff.model import FusionRecord, KernelRecord, TimingProtocol
 
 EXTERNAL_SRC = "NVFUSER_EXTERNAL_SRC"
 INDEXES = (4096, 1 << 17)

@@ -274,8 +274,8 @@ def _same_stats(a: BlockStats, b: BlockStats) -> bool:
 
 
 def write_file(path: Path, arrays: Mapping[str, npt.NDArray[np.generic]]) -> str:
-    """Write ``arrays`` to ``path`` atomically (:func:`fusiondiff.store.atomic_write`); their sha256."""
-    from fusiondiff.store import atomic_write
+    """Write ``arrays`` to ``path`` atomically (:func:`fusiondiff.files.atomic_write`); their sha256."""
+    from fusiondiff.files import atomic_write
 
     data = encode(arrays)
     atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))

@@ -7,7 +7,7 @@ judges the timings from the raw samples (:mod:`.stats`), and runs one rule per c
 :mod:`fusiondiff.report.diff_text`.
 """
 
-from fusiondiff.diff.core import diff, diff_files
+from fusiondiff.diff.core import diff
 from fusiondiff.diff.records import (
     DiffResult,
     Finding,
@@ -29,5 +29,4 @@ __all__ = [
     "UnmatchedFusion",
     "UnmatchedKernel",
     "diff",
-    "diff_files",
 ]

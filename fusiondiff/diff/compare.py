@@ -33,8 +33,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from fusiondiff.codec import to_jsonable
 from fusiondiff.diff.records import Category, PropertyChange
-from fusiondiff.model import Capture, FusionRecord, KernelRecord, to_jsonable
+from fusiondiff.model import Capture, FusionRecord, KernelRecord
 
 INPUT_FIELDS = (
     "kind",
@@ -279,6 +280,11 @@ def definition_diff(definition_a: str, definition_b: str) -> tuple[str, ...]:
 
 
 _FLOAT_LITERAL = re.compile(r"(?<![\w.])-?\d+\.\d+(?:[eE][-+]?\d+)?(?![\w.])")
+"""A double as nvFuser's printer writes it (``1.00000e-05``, ``-0.5``: digits, a point, digits, an
+exponent maybe), searched for in the printed text, its sign with it: :func:`lossy_constants`
+compares signed values, and the text need not be Python a tokenizer accepts. Not
+:data:`fusiondiff.replay.rebuild._FLOAT_LITERAL`, which classifies tokens Python's tokenizer has
+already cut out (any decimal form, ``1.`` or ``.5``, and no sign: that is a token of its own)."""
 
 
 @functools.lru_cache(maxsize=4_096)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections import Counter
 from collections.abc import Sequence
 
+from fusiondiff.collector import collector_paused
 from fusiondiff.definition import canonical_definition
 from fusiondiff.diff.compare import RecordComparer, compare_captures, definition_diff
 from fusiondiff.diff.context import RuleContext
@@ -27,18 +27,6 @@ from fusiondiff.diff.rules_setup import capture_warnings
 from fusiondiff.diff.stats import MIN_SAMPLES, compare_timings
 from fusiondiff.errors import DiffError
 from fusiondiff.model import Capture, FusionRecord, traced_name
-from fusiondiff.store import collector_paused, load_capture
-
-
-def diff_files(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str]) -> DiffResult:
-    """Load two capture files and :func:`diff` them (A is usually live, B the replay)."""
-    a, b = load_capture(path_a), load_capture(path_b)
-    return diff(a, b, source_a=describe_source(path_a, a), source_b=describe_source(path_b, b))
-
-
-def describe_source(path: str | os.PathLike[str], capture: Capture) -> str:
-    """How a diff names a side read from a file: the path, and what the capture ran."""
-    return f"{path} ({capture.source})" if capture.source else str(path)
 
 
 def diff(

@@ -19,19 +19,14 @@ ranks whose time in them differs by more than :data:`COMMUNICATION_SPREAD` are n
 from __future__ import annotations
 
 import math
-import os
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from fusiondiff.diff.core import diff
 from fusiondiff.diff.devices import own_device
 from fusiondiff.diff.records import DiffResult
-from fusiondiff.distributed import rank_of_path
 from fusiondiff.errors import DiffError
 from fusiondiff.model import Capture, CommunicationKernel
-from fusiondiff.store import load_capture
 
 
 @dataclass(frozen=True)
@@ -130,43 +125,6 @@ class RanksResult:
     def exit_code(self, strict: bool = False) -> int:
         """As ``fusiondiff diff``: 0 when every rank's diff exits 0, else 1."""
         return max((c.result.exit_code(strict) for c in self.comparisons), default=0)
-
-
-def rank_capture_paths(items: Sequence[str | os.PathLike[str]]) -> list[Path]:
-    """The capture files named: a folder stands for its ``*.rank<N>.json`` files."""
-    paths: list[Path] = []
-    for item in items:
-        p = Path(item)
-        if p.is_dir():
-            found = sorted(q for q in p.iterdir() if rank_of_path(q) is not None and q.is_file())
-            if not found:
-                raise DiffError(f"{p}: no per-rank capture (NAME.rank<N>.json) in this folder")
-            paths += found
-        else:
-            paths.append(p)
-    return paths
-
-
-def load_rank_captures(items: Sequence[str | os.PathLike[str]]) -> list[RankCapture]:
-    """Load the per-rank captures named (files, or folders of ``*.rank<N>.json``), in rank order.
-    Raises :class:`DiffError` for fewer than two ranks, a rank found twice, or a file whose rank
-    is neither recorded nor in its name."""
-    captures = []
-    for path in rank_capture_paths(items):
-        capture = load_capture(path)
-        rank = capture.environment.rank
-        if rank is None:
-            rank = rank_of_path(path)
-        if rank is None:
-            raise DiffError(f"{path}: no rank recorded and none in its name (NAME.rank<N>.json)")
-        captures.append(RankCapture(rank=rank, path=str(path), capture=capture))
-    twice = sorted(r for r, n in Counter(c.rank for c in captures).items() if n > 1)
-    if twice:
-        names = ", ".join(c.path for c in captures if c.rank == twice[0])
-        raise DiffError(f"rank {twice[0]} is given twice ({names}): name each rank's capture once")
-    if len(captures) < 2:
-        raise DiffError("`fusiondiff ranks` needs the captures of two or more ranks")
-    return sorted(captures, key=lambda c: c.rank)
 
 
 def _step_gap_ns(result: DiffResult, b: Capture) -> float:

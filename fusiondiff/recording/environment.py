@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fusiondiff.distributed import process_group_backend, rank_from_env
-from fusiondiff.model import Environment, FusionRecord
+from fusiondiff.environment import Environment
+from fusiondiff.model import FusionRecord
 
 
 def nvfuser_variables() -> dict[str, str]:
@@ -91,7 +92,7 @@ def collect_environment(device_index: int | None = None) -> Environment:
     ``device_index`` (default: the current CUDA device)."""
     import torch
 
-    from fusiondiff import __version__
+    from fusiondiff.version import __version__
 
     fields: dict[str, object] = rank_fields()
     if torch.cuda.is_available():

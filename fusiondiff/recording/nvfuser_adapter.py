@@ -13,13 +13,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from fusiondiff.errors import CaptureError, exception_line
+from fusiondiff.kernel_names import normalize_kernel_names, parse_kernel_name
 from fusiondiff.model import (
     FailureKind,
     FusionFailure,
     Segment,
     Segmentation,
-    normalize_kernel_names,
-    parse_kernel_name,
 )
 
 _GROUP = re.compile(r"^g\{\((?P<scheduler>[A-Za-z_]+)\)\s*\n\s*group id:\s*(?P<id>\d+)", re.MULTILINE)

@@ -19,14 +19,12 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from fusiondiff import termination
 from fusiondiff.definition import definition_hash, structural_hash
-from fusiondiff.distributed import synchronize_own_work
+from fusiondiff.environment import Environment
 from fusiondiff.errors import CaptureError, FusionDiffError, ProfilerError, exception_line
 from fusiondiff.model import (
     Capture,
     CaptureKind,
-    Environment,
     TimingProtocol,
     traced_name,
 )
@@ -48,6 +46,7 @@ from fusiondiff.recording.executions import (
     writes_into_inputs,
 )
 from fusiondiff.recording.host_time import SessionHostTimes
+from fusiondiff.recording.intercept import intercepting
 from fusiondiff.recording.kineto import profiler_active
 from fusiondiff.recording.sampling import Sampler
 from fusiondiff.recording.timing import KernelSource, noise_summary
@@ -146,35 +145,7 @@ class Recorder:
             self.protocol, flush_bytes=self.sampler.flush_bytes(), on_copies=True
         )
         original = fd_class.execute
-        recorder = self
-
-        def execute(fd: Any, inputs: Any, *args: Any, **kwargs: Any) -> Any:
-            if recorder.sampler.timing_here() or termination.requested.is_set():
-                # being stopped (SIGTERM, Ctrl-C): the session's remaining work runs untouched and
-                # untimed, so the stop takes effect when the main thread next runs Python
-                return original(fd, inputs, *args, **kwargs)
-            entered = recorder.host.clock()
-            inputs = recorder._override(fd, inputs)
-            seen = recorder._before(fd, inputs, kwargs)
-            repeat = seen is not None and seen.key in recorder._pending  # a first call compiles
-            launched = recorder.host.clock()
-            try:
-                outputs = original(fd, inputs, *args, **kwargs)
-                returned = recorder.host.clock()
-                if seen is not None and recorder._is_new(seen):
-                    # kernels run asynchronously: a fault (an out-of-bounds gather) surfaces at the
-                    # next CUDA call, so make it surface here, on the fusion that caused it
-                    synchronize_own_work()  # its stream only: NCCL's wait on the other ranks
-            except BaseException as exc:
-                if seen is not None:
-                    recorder._failed(seen, exc)
-                raise
-            if seen is not None:
-                recorder._after(seen)
-            own_ns = launched - entered + recorder.host.clock() - returned  # fusiondiff's, not the session's
-            recorder.host.execute(seen.key if seen else None, repeat, returned - launched, own_ns)
-            return outputs
-
+        execute = intercepting(self, original)
         execute.__fusiondiff_recorder__ = self  # type: ignore[attr-defined]
         execute.__wrapped__ = original  # type: ignore[attr-defined]
         fd_class.execute = execute

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from fusiondiff.conditions import OtherWork
 from fusiondiff.distributed import communication_apart
 from fusiondiff.errors import ProfilerError
+from fusiondiff.kernel_names import parse_kernel_name
 from fusiondiff.model import (
     KINETO,
     KernelRecord,
@@ -35,7 +36,6 @@ from fusiondiff.model import (
     TimerName,
     Timing,
     TimingProtocol,
-    parse_kernel_name,
 )
 
 

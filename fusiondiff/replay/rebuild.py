@@ -33,6 +33,11 @@ from fusiondiff.definition import definition_calls
 from fusiondiff.errors import ReplayError
 
 _FLOAT_LITERAL = re.compile(r"(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?")
+"""A decimal number token as Python writes it (``1.``, ``.5``, ``1e-05``; not hex, underscores or
+imaginary), matched whole against a NUMBER token the tokenizer cut out; a float has a point or an
+exponent. The sign is a token of its own, and the constants put back are magnitudes. Not
+:data:`fusiondiff.diff.compare._FLOAT_LITERAL`, which searches printed text for the one form
+nvFuser prints, its sign included: one reads text, the other classifies tokens."""
 _INDEX_SCALAR = "fd.define_scalar({value}, dtype=DataType.Index)"
 _FLOAT_CASTS = ("DataType.Double", "DataType.Float")
 

@@ -20,8 +20,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from fusiondiff.environment import Environment
 from fusiondiff.errors import FusionDiffError, ReplayError
-from fusiondiff.model import Capture, Environment, FusionRecord, TensorMeta
+from fusiondiff.files import check_not_input
+from fusiondiff.model import Capture, FusionRecord, TensorMeta
 from fusiondiff.recording import synthesis
 from fusiondiff.recording.synthesis import INT_RANGES, int_range, synthesized_numel
 from fusiondiff.replay.legacy import translate_legacy
@@ -36,7 +38,7 @@ from fusiondiff.replay.script_safety import (
     literal_list,
     text_literal,
 )
-from fusiondiff.store import check_not_input, load_capture, tensors_path_for
+from fusiondiff.store import load_capture, tensors_path_for
 
 _MAX_STEM = 80
 """Longest file name stem of a written script, before its suffixes (names come from captures)."""
@@ -197,7 +199,7 @@ def _definition(fusion: FusionRecord) -> tuple[str, str]:
 def _header(
     fusion: FusionRecord, env: Environment, capture_name: str | None, exact: bool, notes: Sequence[str]
 ) -> list[str]:
-    from fusiondiff import __version__
+    from fusiondiff.version import __version__
 
     def known(value: object) -> str:
         return _one_line(str(value)) if value is not None else "unknown"

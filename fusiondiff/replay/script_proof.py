@@ -64,7 +64,7 @@ def write_script(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` as UTF-8 to ``path`` atomically, and keep it only once :func:`prove_script`
     holds for the bytes written (read back from the file itself); otherwise nothing is left and
     :class:`ReplayError` says why in one line."""
-    from fusiondiff.store import atomic_write
+    from fusiondiff.files import atomic_write
 
     where = printable(str(path))
     try:

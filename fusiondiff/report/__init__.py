@@ -16,7 +16,7 @@ perfetto  ``.perfetto.json``,         Chrome trace-event JSON for ui.perfetto.de
 
 A plain ``.json`` is the diff record: a trace is JSON too, so it takes the longer suffixes (or
 ``--format perfetto``, which wins over any suffix). Any of them may end in ``.gz``: the file is
-then gzipped (:func:`fusiondiff.store.write_text`). Renderer modules and the records are imported
+then gzipped (:func:`fusiondiff.files.write_text`). Renderer modules and the records are imported
 when asked for, so ``import fusiondiff.report`` stays light (the command line reads the table while
 it builds its parser).
 """
@@ -29,8 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fusiondiff.errors import ReportError
+
 if TYPE_CHECKING:
-    from fusiondiff.report.interface import DiffReport, Renderer, ReportError
+    from fusiondiff.report.interface import DiffReport, Renderer
 
 
 @dataclass(frozen=True)
@@ -90,8 +92,6 @@ _BY_NAME = {f.name: f for f in REPORT_FORMATS}
 
 def report_format(name: str) -> ReportFormat:
     """The format called ``name``; :class:`ReportError` naming the known ones otherwise."""
-    from fusiondiff.report.interface import ReportError
-
     try:
         return _BY_NAME[name]
     except KeyError:
@@ -106,8 +106,6 @@ def suffix_help() -> str:
 def format_for_path(path: str | os.PathLike[str]) -> str:
     """The format a file name asks for (the longest suffix that matches, ``.gz`` aside);
     :class:`ReportError` naming every suffix when none does."""
-    from fusiondiff.report.interface import ReportError
-
     name = Path(path).name.lower().removesuffix(".gz")
     matching = [(len(s), f.name) for f in REPORT_FORMATS for s in f.suffixes if name.endswith(s) and name != s]
     if not matching:
@@ -132,7 +130,7 @@ def render(name: str, report: DiffReport) -> str:
 def __getattr__(name: str) -> Any:
     # the records a renderer takes, imported when asked for: the command line reads the table of
     # formats above while it builds its parser, before it imports any record
-    if name in ("DiffReport", "Renderer", "ReportError"):
+    if name in ("DiffReport", "Renderer"):
         return getattr(importlib.import_module("fusiondiff.report.interface"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -194,7 +194,7 @@ def block_markdown(report: DiffReport) -> list[str]:
     rows = list(block_rows(report))
     if not rows:
         return []
-    from fusiondiff.report.markdown import table
+    from fusiondiff.report.md_text import table
 
     body = [(f"{r.fusion} / {r.kernel}" if r.side == "A" else "", r.side, *cells(r.timeline, r.probe)) for r in rows]
     return ["### Block level", "", NOTE, "", *table(HEADER, body, "ll" + "r" * (len(HEADER) - 2)), ""]
@@ -212,7 +212,8 @@ def block_section(report: DiffReport) -> str:
 def cta_rows(side: str | None, capture: Any, arrays: Mapping[tuple[int, int], Any]) -> Iterator[dict[str, Any]]:
     """One row per measured CTA of ``capture`` (its arrays by fusion index and kernel order): for a
     notebook's ``to_dataframe("ctas")``. Times in us from the run's first CTA start."""
-    from fusiondiff.model import parse_kernel_name, traced_name
+    from fusiondiff.kernel_names import parse_kernel_name
+    from fusiondiff.model import traced_name
 
     for (index, order), found in sorted(arrays.items()):
         fusion = capture.fusions[index]

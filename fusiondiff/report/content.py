@@ -18,7 +18,8 @@ from typing import Any
 from fusiondiff.diff.clocks import is_idle, max_clock_mhz, timed_clock
 from fusiondiff.diff.records import Finding, FusionPair, PropertyChange, TimingVerdict
 from fusiondiff.diff.rules_setup import CLOCK_TOLERANCE
-from fusiondiff.model import Capture, KernelRecord, LaunchConfig, TensorMeta, parse_kernel_name
+from fusiondiff.kernel_names import parse_kernel_name
+from fusiondiff.model import Capture, KernelRecord, LaunchConfig, TensorMeta
 from fusiondiff.report.diff_text import P_VALUE_DASH  # noqa: F401 - renderers read it from here
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.paths import scrub_paths, short_list  # noqa: F401 - renderers read it from here

@@ -7,9 +7,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from fusiondiff.codec import to_jsonable
 from fusiondiff.diff.records import DiffResult, Finding, FusionPair, TimingVerdict
 from fusiondiff.escape import printable
-from fusiondiff.model import to_jsonable, traced_name
+from fusiondiff.model import traced_name
 from fusiondiff.report import wording
 from fusiondiff.report.paths import short_list
 from fusiondiff.units import Column, duration, durations, p_value, ratio
@@ -219,7 +220,7 @@ _ROUNDTRIP_HINT = "; `fusiondiff roundtrip` pairs every live record with its dis
 def _from_roundtrip(result: DiffResult) -> bool:
     """B is the merged replay ``fusiondiff roundtrip`` wrote: its capture's source is
     ``roundtrip of LIVE: N script(s)`` (:func:`fusiondiff.roundtrip.results.finish`; a test diffs a
-    fresh one), and ``source_b`` reads ``PATH (SOURCE)`` (:func:`fusiondiff.diff.core.describe_source`)."""
+    fresh one), and ``source_b`` reads ``PATH (SOURCE)`` (:func:`fusiondiff.api.source_label`)."""
     return "(roundtrip of " in (result.source_b or "")
 
 

@@ -111,7 +111,7 @@ def conditions_markdown(report: DiffReport) -> list[str]:
     rows = list(conditions_rows(report))
     if not rows:
         return []
-    from fusiondiff.report.markdown import table
+    from fusiondiff.report.md_text import table
 
     body = [(r.fusion if r.side == "A" else "", r.side, *r.cells) for r in rows]
     return ["### Conditions while timing", "", NOTE, "", *table(HEADER, body, "ll" + "r" * (len(HEADER) - 2)), ""]

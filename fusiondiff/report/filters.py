@@ -29,9 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fusiondiff.diff.records import FusionPair, UnmatchedFusion
-from fusiondiff.errors import FusionDiffError
+from fusiondiff.errors import FusionDiffError, ReportError
 from fusiondiff.model import FusionRecord, traced_name
-from fusiondiff.report.interface import DiffReport, ReportError
+from fusiondiff.report.interface import DiffReport
 
 MAX_NAMED = 5
 """Records an error names at most: every one of a small capture, else the closest candidates."""

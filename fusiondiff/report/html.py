@@ -294,7 +294,7 @@ def _warnings(report: DiffReport) -> str:
 
 def diff_html_fragment(report: DiffReport) -> str:
     """The report's body as an HTML fragment with its own ``<style>`` (what a notebook shows)."""
-    from fusiondiff import __version__
+    from fusiondiff.version import __version__
 
     report = c.clean_report(report)
     result = report.result

@@ -13,12 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fusiondiff.diff.records import DiffResult, FusionPair, KernelPair
-from fusiondiff.errors import FusionDiffError
 from fusiondiff.model import Capture, FusionRecord, KernelRecord
-
-
-class ReportError(FusionDiffError):
-    """A report cannot be made: unknown format, unreadable diff record, missing optional package."""
 
 
 @dataclass(frozen=True)

@@ -17,27 +17,15 @@ from fusiondiff.report.blocks import block_markdown
 from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.environment_view import conditions_markdown
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
+from fusiondiff.report.md_text import table
 
 FOLD_ROWS = 12
 """Tables longer than this fold into ``<details>``."""
 
 
-def cell(text: str) -> str:
-    """Text safe inside a table cell: everything from a capture escaped (:func:`md_text.inline`)."""
-    return md_text.inline(text, table=True)
-
-
 def code(text: str) -> str:
     """Inline code, with a fence longer than any backtick run inside."""
     return md_text.code(text)
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "") -> list[str]:
-    """A GitHub table; ``align`` has one of ``l``/``r`` per column (left by default)."""
-    marks = ["---:" if a == "r" else "---" for a in align.ljust(len(header), "l")]
-    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "| " + " | ".join(marks) + " |"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return lines
 
 
 def details(summary: str, body: Sequence[str], *, open_: bool = False) -> list[str]:
@@ -198,7 +186,7 @@ def _warnings(report: DiffReport) -> list[str]:
 
 def render_markdown(report: DiffReport) -> str:
     """The whole Markdown report."""
-    from fusiondiff import __version__
+    from fusiondiff.version import __version__
 
     report = c.clean_report(report)
     sources, missing = c.source_diffs(report)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 
 from fusiondiff.escape import printable
 
@@ -61,6 +62,15 @@ def fence(lines: list[str] | tuple[str, ...], language: str) -> list[str]:
     shown = [_visible_line(line) for line in lines]
     marker = "`" * max(3, max((_longest_run(line) for line in shown), default=0) + 1)
     return [f"{marker}{language}", *shown, marker]
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "") -> list[str]:
+    """A GitHub table, every cell through :func:`inline`; ``align`` has one of ``l``/``r`` per
+    column (left by default)."""
+    marks = ["---:" if a == "r" else "---" for a in align.ljust(len(header), "l")]
+    lines = ["| " + " | ".join(inline(h, table=True) for h in header) + " |", "| " + " | ".join(marks) + " |"]
+    lines += ["| " + " | ".join(inline(v, table=True) for v in row) + " |" for row in rows]
+    return lines
 
 
 def html_text(text: object) -> str:

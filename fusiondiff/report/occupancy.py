@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fusiondiff.model import Environment, LaunchConfig
+from fusiondiff.environment import Environment
+from fusiondiff.model import LaunchConfig
 
 
 @dataclass(frozen=True)

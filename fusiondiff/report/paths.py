@@ -58,9 +58,3 @@ def short_list(text: str) -> str:
     if len(items) <= MAX_LISTED + 1:
         return text
     return ", ".join(items[:MAX_LISTED]) + f" and {len(items) - MAX_LISTED} more"
-
-
-def display_source(path: str | os.PathLike[str], source: str | None) -> str:
-    """How a report names a side read from ``path``: the path as given, and what the capture ran with
-    the recording machine's absolute paths cut (:func:`scrub_paths`) and a long list shortened."""
-    return f"{path} ({short_list(scrub_paths(source))})" if source else str(path)

@@ -214,7 +214,7 @@ def _kernel_verdicts(pair: FusionPair, side: str) -> dict[int, TimingVerdict | N
 
 def build_trace(report: DiffReport) -> dict[str, Any]:
     """The trace as JSON-ready data (see the module docstring)."""
-    from fusiondiff import __version__
+    from fusiondiff.version import __version__
 
     report = c.clean_report(report)
     result = report.result

@@ -19,7 +19,7 @@ render many"). Layout (``DIFF_RECORD_VERSION`` 1)::
               "kind": "live",            # live | replay
               "source": "...",           # what ran (Capture.source)
               "capture_schema_version": 1,
-              "environment": {...},      # fusiondiff.model.Environment
+              "environment": {...},      # fusiondiff.environment.Environment
               "protocol": {...}},        # fusiondiff.model.TimingProtocol
         "B": {...}
       },
@@ -42,17 +42,14 @@ for readers of the JSON: it is what a later ``fusiondiff report diff.json`` rend
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from fusiondiff.codec import capture_from_jsonable, decode
+from fusiondiff.codec import capture_from_jsonable, decode, to_jsonable
 from fusiondiff.diff.records import DiffResult
-from fusiondiff.errors import CaptureFormatError
-from fusiondiff.model import Capture, to_jsonable
+from fusiondiff.errors import CaptureFormatError, ReportError
+from fusiondiff.model import Capture
 from fusiondiff.report.diff_text import json_safe, verdict_line
-from fusiondiff.report.interface import DiffReport, ReportError
+from fusiondiff.report.interface import DiffReport
 
 DIFF_RECORD_VERSION = 1
 """Version of the diff record's layout (independent of the capture schema)."""
@@ -98,7 +95,7 @@ def _samples(report: DiffReport) -> list[dict[str, Any]]:
 
 def build_diff_record(report: DiffReport) -> dict[str, Any]:
     """The diff record of ``report`` as JSON-ready data (see the module docstring for the layout)."""
-    from fusiondiff import __version__
+    from fusiondiff.version import __version__
 
     result = report.result
     sides = {}
@@ -246,30 +243,3 @@ def _check_depth(value: Any, where: str) -> None:
         if not level:
             return
     raise ReportError(f"{where}: nested deeper than {_MAX_VALUE_DEPTH} levels, which no recorded value is")
-
-
-def open_report(inputs: Sequence[str | os.PathLike[str]]) -> DiffReport:
-    """The report of two capture files (diffed now) or of one diff record written before."""
-    from fusiondiff.diff import diff
-    from fusiondiff.report.paths import display_paths, display_source
-    from fusiondiff.store import load_capture, read_json
-
-    if len(inputs) == 1:
-        path = Path(inputs[0])
-        data = read_json(path, "a fusiondiff diff record")
-        if not is_diff_record(data):
-            raise ReportError(
-                f"{path} is not a diff record: give two captures (`fusiondiff report live.json replay.json`), "
-                "or a record written by `fusiondiff report A B --format json -o diff.json`"
-            )
-        return report_from_record(data, str(path))
-    if len(inputs) != 2:
-        raise ReportError(f"report takes two capture files or one diff record, not {len(inputs)} file(s)")
-    a, b = load_capture(inputs[0]), load_capture(inputs[1])
-    path_a, path_b = display_paths(inputs)
-    source_a, source_b = (display_source(path, c.source) for path, c in ((path_a, a), (path_b, b)))
-    from fusiondiff.blocks.storage import load_arrays
-
-    arrays_a, arrays_b = load_arrays(inputs[0], a), load_arrays(inputs[1], b)
-    result = diff(a, b, source_a=source_a, source_b=source_b)
-    return DiffReport(result, a, b, path_a, path_b, arrays_a=arrays_a, arrays_b=arrays_b)

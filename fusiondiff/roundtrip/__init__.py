@@ -51,7 +51,6 @@ from fusiondiff.roundtrip.plan import (
     combine_ranks,
     distinct_fusions,
     isolation_words,
-    load_live_sources,
     visible_devices,
 )
 from fusiondiff.roundtrip.records import (
@@ -80,7 +79,6 @@ __all__ = [
     "combine_ranks",
     "distinct_fusions",
     "isolation_words",
-    "load_live_sources",
     "merge_replays",
     "render_summary",
     "replay_in_child",

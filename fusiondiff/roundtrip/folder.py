@@ -63,7 +63,7 @@ def check_folder(directory: Path, inputs: Sequence[Path]) -> None:
                     "writes: move the input out of it"
                 )
         for name in OWNED_FILES:
-            from fusiondiff.store import check_not_input
+            from fusiondiff.files import check_not_input
 
             check_not_input(directory / name, [source])
 
@@ -139,9 +139,9 @@ def plan_scripts(
     """Each distinct fusion's faithful repro, ``DIR/scripts/<stem>.py``, rendered but not written
     (so a round trip that cannot replay writes nothing); its saved tensors are those of the rank
     that recorded it. A fusion no repro can be written for goes to ``not_replayed``."""
+    from fusiondiff.files import check_not_input
     from fusiondiff.replay.repro import render_repro
     from fusiondiff.replay.saved_inputs import usable_saved_inputs
-    from fusiondiff.store import check_not_input
 
     inputs = [s.path for s in sources]
     tensors_of = {s.path: _saved_tensors(s.capture, s.path) for s in sources}

@@ -6,50 +6,11 @@ import dataclasses
 import os
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from fusiondiff.errors import FusionDiffError
 from fusiondiff.model import Capture, FusionRecord
 from fusiondiff.roundtrip.records import DistinctFusion, LiveSource
-
-
-def load_live_sources(items: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[LiveSource]:
-    """The live captures named: one file, or the per-rank files of one torchrun session (files, or
-    a folder of ``NAME.rank<N>.json``), in rank order. Raises :class:`FusionDiffError` for a capture
-    that is not live or holds no fusions, and for a rank given twice."""
-    from fusiondiff.diff.ranks import rank_capture_paths
-    from fusiondiff.distributed import rank_of_path
-    from fusiondiff.store import load_capture
-
-    named = [items] if isinstance(items, (str, os.PathLike)) else list(items)
-    paths = rank_capture_paths(named)
-    loaded = []
-    for path in paths:
-        capture = load_capture(path)
-        if capture.kind != "live":
-            raise FusionDiffError(f"{path} is a {capture.kind} capture: the round trip starts from a live one")
-        if not capture.fusions:
-            raise FusionDiffError(f"{path} holds no fusions: nothing to replay")
-        rank = capture.environment.rank if capture.environment.rank is not None else rank_of_path(path)
-        loaded.append((rank, path, capture))
-    if len(loaded) > 1:
-        if any(rank is None for rank, _, _ in loaded):
-            nameless = next(p for r, p, _ in loaded if r is None)
-            raise FusionDiffError(
-                f"{nameless}: no rank recorded and none in its name (NAME.rank<N>.json); several captures "
-                "are taken as the ranks of one torchrun session"
-            )
-        ranks = [rank for rank, _, _ in loaded if rank is not None]
-        twice = sorted({r for r in ranks if ranks.count(r) > 1})
-        if twice:
-            raise FusionDiffError(f"rank {twice[0]} is given twice: name each rank's capture once")
-        loaded.sort(key=lambda item: item[0] if item[0] is not None else -1)
-    sources, first = [], 0
-    for rank, path, capture in loaded:
-        sources.append(LiveSource(rank=rank, path=Path(path), capture=capture, first=first))
-        first += len(capture.fusions)
-    return sources
 
 
 def combine_ranks(sources: Sequence[LiveSource]) -> Capture:

@@ -53,8 +53,9 @@ def finish(
     not_replayed: dict[int, str],
     interrupted: bool,
 ) -> RoundTripResult:
+    from fusiondiff.files import check_not_input, write_text
     from fusiondiff.roundtrip.folder import owned, trusted_replay
-    from fusiondiff.store import check_not_input, save_capture, write_text
+    from fusiondiff.store import save_capture
 
     lives = [s.path for s in sources]
     label = " + ".join(p.name for p in lives)
@@ -94,7 +95,8 @@ def finish(
                 for f in (capture.fusions[d.index],)
             ),
         )
-        from fusiondiff.diff.core import describe_source, diff
+        from fusiondiff.api import source_label
+        from fusiondiff.diff.core import diff
         from fusiondiff.report.interface import DiffReport
         from fusiondiff.report.paths import display_paths
         from fusiondiff.report.record import dumps_diff_record
@@ -104,8 +106,8 @@ def finish(
             # differ describes as the live rank's own device: where it ran is not a property
             subset,
             merged,
-            source_a=describe_source(label if several else lives[0], capture),
-            source_b=describe_source(replay_path, merged),
+            source_a=source_label(label if several else lives[0], capture.source, whole=True),
+            source_b=source_label(replay_path, merged.source, whole=True),
         )
         diff_path = owned(directory / "diff.json")
         check_not_input(diff_path, lives)

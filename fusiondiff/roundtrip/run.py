@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from fusiondiff.api import load_live_sources
 from fusiondiff.errors import CaptureFormatError, FusionDiffError, ReplayError
 from fusiondiff.model import FusionRecord
 from fusiondiff.options import RecordingOptions
@@ -42,7 +43,6 @@ from fusiondiff.roundtrip.plan import (
     device_words,
     distinct_fusions,
     isolation_words,
-    load_live_sources,
     source_of,
     visible_devices,
 )
@@ -175,8 +175,8 @@ def roundtrip(
         ahead=ahead if start_ahead is not None else 0,
         prepared_ahead=prepare if start_ahead is not None else "",
     )
+    from fusiondiff.files import write_text
     from fusiondiff.roundtrip.summary import SUMMARY_FILE, render_summary
-    from fusiondiff.store import write_text
 
     write_text(directory / SUMMARY_FILE, render_summary(result, limit=None))  # every row; the terminal gets fewer
     return result

@@ -53,7 +53,7 @@ def planted_cause(scenario: str) -> str | None:
 
 def diagnose(scenario: str, directory: Path) -> ZooResult:
     """Diff a scenario's recorded sides and report what fusiondiff names first."""
-    from fusiondiff.diff import diff_files
+    from fusiondiff.api import diff_files
     from fusiondiff.store import load_capture
 
     result = diff_files(directory / "live.json", directory / "replay.json")

@@ -9,10 +9,10 @@ import statistics
 
 import pytest
 
+from fusiondiff.api import open_report
 from fusiondiff.diff import diff
 from fusiondiff.report import render
 from fusiondiff.report.occupancy import occupancy
-from fusiondiff.report.record import open_report
 from fusiondiff.store import load_capture
 from tests.blocks.conftest import BLOCKS
 

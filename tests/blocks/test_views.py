@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from fusiondiff.api import open_report
 from fusiondiff.blocks.model import Refusal
 from fusiondiff.blocks.stats import resident_per_sm
 from fusiondiff.blocks.storage import load_arrays
 from fusiondiff.report import render
-from fusiondiff.report.record import open_report
 from fusiondiff.store import load_capture, save_capture
 from tests.blocks.conftest import BLOCKS
 
