@@ -156,7 +156,7 @@ def test_a_bad_script_is_refused_before_any_process_starts_ahead(tmp_path, monke
 
 GATED_CHILD = """\
 import json, sys
-from fusiondiff.replay.child import Gates
+from fusiondiff.replay.stages import Gates
 params = json.loads(sys.argv[1])
 journal = open(params["journal"], "a")
 gates = Gates(params["gate"], params["nonce"])
@@ -170,7 +170,7 @@ open(params["status"], "w").write(json.dumps({"status": "error", "message": "a f
 
 
 def _gated_fake(tmp_path: Path, gate: str = "gpu") -> tuple[runner.ChildReplay, Path]:
-    """A fake child that takes its turns as the real one does (child.Gates) and notes each phase
+    """A fake child that takes its turns as the real one does (stages.Gates) and notes each phase
     that would touch the GPU in a journal."""
     code, journal = tmp_path / "gated_child.py", tmp_path / "journal"
     code.write_text(GATED_CHILD)

@@ -24,7 +24,7 @@ from fusiondiff.model import FusionRecord
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
 from fusiondiff.replay.phases import PhaseLog
-from fusiondiff.replay.stages import GATE_GPU, GATE_IMPORTS, GATES, IMPORTED, PREPARED, TIMED
+from fusiondiff.replay.stages import GATE_GPU, GATE_IMPORTS, GATES, Gates
 from fusiondiff.store import save_capture
 
 
@@ -295,53 +295,6 @@ def _open_profiler_once(options: RecordingOptions) -> None:
 
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
         pass
-
-
-def stage_line(nonce: str, stage: str, words: str) -> str:
-    """The line a gated child prints when it reaches ``stage``; the parent reads its stages from
-    lines that start ``replay child <nonce>: `` (a script cannot print one by chance)."""
-    return f"replay child {nonce}: {stage}; {words}"
-
-
-class Gates:
-    """A gated child's side of the turn-taking on stdin: the parent writes ``prepare`` and ``go``
-    (``go`` alone lets it do both); a closed stdin means the parent is gone or dropped this replay,
-    and the child leaves without running anything more."""
-
-    def __init__(self, gate: str, nonce: str) -> None:
-        self.gate, self.nonce = gate, nonce
-        self.going = False
-
-    def _read(self) -> str:
-        word = sys.stdin.readline().strip()
-        if word not in ("prepare", "go"):
-            raise SystemExit(3)
-        return word
-
-    def wait_to_prepare(self) -> None:
-        words = (
-            "prepared (scripts read, torch and nvFuser imported); waiting for its turn"
-            if self.gate == GATE_IMPORTS
-            else "scripts read, torch and nvFuser imported; waiting for its turn to prepare on the GPU"
-        )
-        print(stage_line(self.nonce, IMPORTED, words), flush=True)
-        self.going = self._read() == "go"
-
-    def wait_to_time(self) -> None:
-        print(
-            stage_line(
-                self.nonce,
-                PREPARED,
-                "CUDA context made, scripts run and compiled, profiler started; waiting for its turn to time",
-            ),
-            flush=True,
-        )
-        if not self.going and self._read() != "go":
-            raise SystemExit(3)
-        self.going = True
-
-    def timed(self) -> None:
-        print(stage_line(self.nonce, TIMED, "timing done; writing"), flush=True)
 
 
 def _cuda_devices(chosen: int | None, create_context: bool = False) -> tuple[int, int]:

@@ -8,9 +8,14 @@ A gated child stops at a gate until its parent writes a word on its stdin:
 - ``gpu``: the same, then it waits for ``prepare`` to make its CUDA context, run its scripts (each
   fusion compiled at its first execute, its inputs copied for timing) and open the profiler once;
   then it waits for ``go`` to take its warm-ups and samples. ``go`` alone lets it do both.
+
+Both sides are here: the stages' names and the line a child prints at each (:func:`stage_line`),
+which the parent reads, and the child's own waiting on stdin (:class:`Gates`).
 """
 
 from __future__ import annotations
+
+import sys
 
 TOKEN_ENV = "FUSIONDIFF_ROUNDTRIP_RUN"
 """Set in every replay process of one round trip, so Ctrl-C can stop exactly those, and a replay
@@ -48,3 +53,50 @@ PIPELINE_AHEAD = 4
 """K of the pipeline mode that ``bench_roundtrip.py --modes`` measures (see :data:`DEFAULT_AHEAD`)."""
 DEFAULT_PREPARE = GATE_IMPORTS
 """How far a process started ahead goes by default (``--prepare-ahead``): its imports only."""
+
+
+def stage_line(nonce: str, stage: str, words: str) -> str:
+    """The line a gated child prints when it reaches ``stage``; the parent reads its stages from
+    lines that start ``replay child <nonce>: `` (a script cannot print one by chance)."""
+    return f"replay child {nonce}: {stage}; {words}"
+
+
+class Gates:
+    """A gated child's side of the turn-taking on stdin: the parent writes ``prepare`` and ``go``
+    (``go`` alone lets it do both); a closed stdin means the parent is gone or dropped this replay,
+    and the child leaves without running anything more."""
+
+    def __init__(self, gate: str, nonce: str) -> None:
+        self.gate, self.nonce = gate, nonce
+        self.going = False
+
+    def _read(self) -> str:
+        word = sys.stdin.readline().strip()
+        if word not in ("prepare", "go"):
+            raise SystemExit(3)
+        return word
+
+    def wait_to_prepare(self) -> None:
+        words = (
+            "prepared (scripts read, torch and nvFuser imported); waiting for its turn"
+            if self.gate == GATE_IMPORTS
+            else "scripts read, torch and nvFuser imported; waiting for its turn to prepare on the GPU"
+        )
+        print(stage_line(self.nonce, IMPORTED, words), flush=True)
+        self.going = self._read() == "go"
+
+    def wait_to_time(self) -> None:
+        print(
+            stage_line(
+                self.nonce,
+                PREPARED,
+                "CUDA context made, scripts run and compiled, profiler started; waiting for its turn to time",
+            ),
+            flush=True,
+        )
+        if not self.going and self._read() != "go":
+            raise SystemExit(3)
+        self.going = True
+
+    def timed(self) -> None:
+        print(stage_line(self.nonce, TIMED, "timing done; writing"), flush=True)

@@ -1,0 +1,353 @@
+"""The workers of a round trip: one per GPU, each taking batches of distinct fusions from a queue
+and replaying them, with the processes it keeps started ahead (their stages, their turn on the GPU,
+their cancellation), keeping each replay as it ends and reporting progress."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from fusiondiff.errors import CaptureFormatError, FusionDiffError, ReplayError
+from fusiondiff.model import FusionRecord
+from fusiondiff.progress import Progress
+from fusiondiff.replay.stages import (
+    ENDED,
+    IMPORTED,
+    PREPARED,
+    PREPARING,
+    TIMING,
+)
+from fusiondiff.roundtrip.folder import (
+    clear_stale,
+    owned,
+)
+from fusiondiff.roundtrip.plan import (
+    batches,
+)
+from fusiondiff.roundtrip.records import DistinctFusion, ReplayProcess
+from fusiondiff.roundtrip.replays import (
+    ReplayFunction,
+    StagedReplay,
+    StartAhead,
+    StartedReplay,
+)
+
+POLL_S = 0.01
+"""How often a worker looks at its spares' stages while it waits for one."""
+
+
+class Workers:
+    """The queue of batches and the workers that empty it, one thread per device; each thread runs
+    one replay process at a time (the process is what is fresh, not the thread)."""
+
+    def __init__(
+        self,
+        pending: Sequence[DistinctFusion],
+        batch: int,
+        devices: Sequence[str | None],
+        replay: ReplayFunction,
+        scripts: dict[int, Path],
+        ties: dict[int, str],
+        replays_dir: Path,
+        logs_dir: Path,
+        progress: Progress,
+        clock: Callable[[], float],
+        start_ahead: StartAhead | None = None,
+        ahead: int = 1,
+        staged: bool = False,
+        prepare_limit_s: float = 900.0,
+    ) -> None:
+        self.start_ahead = start_ahead
+        """Starts a replay process ahead of its turn; None: each starts in its turn."""
+        self.ahead = ahead
+        """Processes a worker keeps started beyond the one timing."""
+        self.staged = staged
+        """The processes started ahead are :class:`StagedReplay`: they prepare on the GPU when told."""
+        self.prepare_limit_s = prepare_limit_s
+        """A spare still preparing after this long is stopped and its batch runs in its turn."""
+        self.queue: queue.Queue[list[DistinctFusion]] = queue.Queue()
+        for group in batches(pending, batch):
+            self.queue.put(group)
+        self.total = len(pending)
+        self.devices = list(devices)
+        self.replay = replay
+        self.scripts = scripts
+        self.ties = ties
+        """Each script's tie to the plan, the source its kept replay carries (folder.plan_tie)."""
+        self.replays_dir = replays_dir
+        self.logs_dir = logs_dir
+        self.progress = progress
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.replayed = 0
+        self.failures: dict[int, str] = {}
+        self.processes: list[ReplayProcess] = []
+        """Every replay process started, with its wall time, in the order they ended."""
+        self.assignments: list[tuple[str | None, tuple[int, ...]]] = []
+        """(device, distinct fusion indices) of every batch started, in order: which GPU ran what."""
+        self.threads: list[threading.Thread] = []
+        self.started = clock()
+        self.errors: list[BaseException] = []
+
+    def run(self) -> None:
+        if self.total == 0:
+            return
+        self.threads = [
+            threading.Thread(target=self._worker, args=(device,), name=f"fusiondiff-roundtrip-{device}", daemon=True)
+            for device in self.devices[: max(1, min(len(self.devices), self.queue.qsize()))]
+        ]
+        for thread in self.threads:
+            thread.start()
+        # join in short steps: the main thread must stay interruptible by Ctrl-C
+        for thread in self.threads:
+            while thread.is_alive():
+                thread.join(timeout=0.2)
+        if self.errors:
+            raise self.errors[0]
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    def join(self) -> None:
+        for thread in self.threads:
+            thread.join(timeout=30)
+
+    def _worker(self, device: str | None) -> None:
+        held: list[_Spare] = []
+        """This worker's processes started ahead, in queue order; the first is next to time."""
+        try:
+            while not self.stopping.is_set():
+                self._top_up(held, device)
+                if held:
+                    spare = held.pop(0)
+                    group, pending = spare.group, spare.replay
+                    turn = self.clock()
+                    if self.staged and _is_staged(pending):
+                        self._take_turn(spare, held)
+                    if self.stopping.is_set():  # stopped before its turn: not replayed, a rerun does it
+                        pending.cancel()
+                        return
+                    self._top_up(held, device)  # the next ones import while this one runs
+                else:
+                    try:
+                        group = self.queue.get_nowait()
+                    except queue.Empty:
+                        return
+                    pending, turn = None, self.clock()
+                with self.lock:
+                    self.assignments.append((device, tuple(d.index for d in group)))
+                retry = self._run_batch(group, device, pending, turn)
+                for d in retry:  # a batch's left-overs go again, alone
+                    self.queue.put([d])
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            self.errors.append(exc)
+        finally:
+            for spare in held:  # stopped before their turn: not replayed, a rerun does them
+                spare.replay.cancel()
+
+    def _top_up(self, held: list[_Spare], device: str | None) -> None:
+        """Start processes ahead until this worker holds :attr:`ahead` of them, so their imports
+        overlap the replay about to run. At the end of the queue a worker may hold batches while
+        another has none: those held have their imports done, so they still end about when a cold
+        start elsewhere would."""
+        while self.start_ahead is not None and len(held) < self.ahead and not self.stopping.is_set():
+            try:
+                group = self.queue.get_nowait()
+            except queue.Empty:
+                return
+            output = self._output_for(group)
+            clear_stale(output)
+            try:
+                started = self.start_ahead([str(self.scripts[d.index]) for d in group], output, device)
+            except ReplayError:
+                self.queue.put(group)  # it could not start ahead: it runs in its turn, and says why
+                return
+            held.append(_Spare(group, started))
+
+    def _take_turn(self, spare: _Spare, held: list[_Spare]) -> None:
+        """Bring ``spare`` (a :class:`StagedReplay`) to its samples without another process touching
+        this GPU while it takes them: while nothing samples here, every spare that has imported is
+        let prepare (context, scripts, compile, the profiler's first window: all at once, each on
+        its own cores); before ``spare`` samples, the preparations under way end and no other
+        starts; once it has timed (it writes its capture and exits), the others prepare again.
+        Creating a context, loading modules and launching a script's kernels all reach the GPU,
+        so none of it may overlap a neighbour's samples; a prepared spare waits idle (its context
+        holds memory, not SMs)."""
+        replay = _staged(spare.replay)
+        while replay.stage() not in (PREPARED, ENDED) and self._waiting(spare):
+            replay.prepare()  # read at its gate when its imports are done
+            self._let_prepare(held)
+            time.sleep(POLL_S)
+        while any(_stage(s) == PREPARING and self._waiting(s) for s in held):
+            time.sleep(POLL_S)
+        for s in [s for s in held if _stage(s) == PREPARING]:  # past the limit, or the run stops
+            held.remove(s)
+            s.replay.cancel()
+            self.queue.put(s.group)  # it runs in its turn, under its timeout
+        replay.go()
+        # its samples; past the limit (a hung child) the turn's own timeout takes over in run()
+        deadline = self.clock() + self.prepare_limit_s
+        while replay.stage() == TIMING and not self.stopping.is_set() and self.clock() < deadline:
+            time.sleep(POLL_S)
+        self._let_prepare(held)
+
+    def _let_prepare(self, held: list[_Spare]) -> None:
+        for s in held:
+            if _stage(s) == IMPORTED:
+                s.prepare_sent = self.clock()
+                _staged(s.replay).prepare()
+
+    def _waiting(self, spare: _Spare) -> bool:
+        """Whether to go on waiting for ``spare``'s preparation: not when the run is stopping, nor
+        past :attr:`prepare_limit_s` (a script that never ends; its turn's timeout then applies)."""
+        if self.stopping.is_set():
+            return False
+        if spare.prepare_sent is None:
+            spare.prepare_sent = self.clock()
+        return self.clock() - spare.prepare_sent < self.prepare_limit_s
+
+    def _output_for(self, group: list[DistinctFusion]) -> Path:
+        output = self.logs_dir / f"{group[0].stem}{'' if len(group) == 1 else f'+{len(group) - 1}'}.json"
+        output.parent.mkdir(parents=True, exist_ok=True)
+        return output
+
+    def _run_batch(
+        self,
+        group: list[DistinctFusion],
+        device: str | None,
+        pending: StartedReplay | None = None,
+        started: float | None = None,
+    ) -> list[DistinctFusion]:
+        """Replay one batch (``pending``: in the process already started for it; ``started``: when
+        its turn began), keep each fusion's replay; returns the fusions to retry alone."""
+        output = self._output_for(group)
+        message = ""
+        started = self.clock() if started is None else started
+        try:
+            if pending is not None:
+                pending.run()
+            else:
+                clear_stale(output)  # only what this process writes is read after it
+                self.replay([str(self.scripts[d.index]) for d in group], output, device)
+        except ReplayError as exc:
+            message = str(exc)
+        ended = self.clock()
+        with self.lock:
+            self.processes.append(
+                ReplayProcess(device, len(group), ended - started, ended_s=ended - self.started, log=output.name)
+            )
+        if self.stopping.is_set() and not output.exists():
+            return []
+        kept = self._split(group, output) if output.exists() else set()
+        retry = []
+        with self.lock:
+            for d in group:
+                if d.index in kept:
+                    self.replayed += 1
+                elif len(group) > 1 and kept and not self.stopping.is_set():
+                    # part of the batch ran (a lost CUDA context stops the rest): the rest alone;
+                    # a batch that recorded nothing failed for a reason a retry would meet again
+                    retry.append(d)  # counted when it has run alone
+                else:
+                    self.failures[d.index] = message or "the replay recorded no fusion for this script"
+            done = self.replayed + len(self.failures)
+            self._report(done)
+        return retry
+
+    def _split(self, group: list[DistinctFusion], output: Path) -> set[int]:
+        """Write one replay capture per script of the batch, ``DIR/replays/<stem>.json``."""
+        from fusiondiff.blocks.storage import copied
+        from fusiondiff.store import load_capture, save_capture
+
+        try:
+            replayed = load_capture(output)
+        except (CaptureFormatError, FusionDiffError):
+            return set()
+        by_stem = {d.stem: d for d in group}
+        fusions: dict[str, list[FusionRecord]] = {}
+        for f in replayed.fusions:
+            if len(group) == 1:
+                stem, name = group[0].stem, f.name
+            else:
+                stem, _, name = f.name.partition(":")
+            if stem not in by_stem:
+                continue
+            fusions.setdefault(stem, []).append(
+                dataclasses.replace(f, name=f"{stem}:{name}", failure=_moved_log(f, output, self.replays_dir))
+            )
+        kept = set()
+        for stem, records in fusions.items():
+            tie = self.ties[by_stem[stem].index]
+            one = dataclasses.replace(replayed, fusions=tuple(records), source=tie, tensors_file=None)
+            target = owned(self.replays_dir / f"{stem}.json")
+            save_capture(copied(one, output, target), target)
+            kept.add(by_stem[stem].index)
+        return kept
+
+    def _report(self, done: int) -> None:
+        elapsed = self.clock() - self.started
+        left = max(self.total - done, 0)
+        eta = "" if done == 0 or left == 0 else f", about {_duration(elapsed / done * left)} left"
+        failed = f" ({len(self.failures)} failed)" if self.failures else ""
+        self.progress(
+            f"fusiondiff roundtrip: {_bar(done, self.total)} {done}/{self.total} done{failed}, "
+            f"{_duration(elapsed)} elapsed{eta}"
+        )
+
+
+@dataclasses.dataclass
+class _Spare:
+    """A batch whose replay process a worker started ahead of its turn."""
+
+    group: list[DistinctFusion]
+    replay: StartedReplay
+    prepare_sent: float | None = None
+    """When it was let prepare on the GPU (the worker's clock)."""
+
+
+def _is_staged(replay: StartedReplay | None) -> bool:
+    """Whether a process started ahead can prepare on the GPU when told (a replay that cannot is
+    run as one gated at its imports)."""
+    return replay is not None and callable(getattr(replay, "stage", None))
+
+
+def _staged(replay: StartedReplay) -> StagedReplay:
+    return replay  # type: ignore[return-value]  # checked by _is_staged
+
+
+def _stage(spare: _Spare) -> str | None:
+    """A spare's stage, None for one that cannot be staged."""
+    return _staged(spare.replay).stage() if _is_staged(spare.replay) else None
+
+
+def _moved_log(f: FusionRecord, output: Path, replays_dir: Path) -> Any:
+    """A failure's log file, named from where the per-fusion capture now is."""
+    if f.failure is None or not f.failure.log_file:
+        return f.failure
+    log = output.parent / f.failure.log_file
+    return dataclasses.replace(f.failure, log_file=os.path.relpath(log, replays_dir))
+
+
+def _bar(done: int, total: int, width: int = 20) -> str:
+    """``[########............]``: one line per replay, so the log of a run reads like a bar
+    that fills (the replays' own lines come between, so it is not redrawn in place)."""
+    filled = width * done // total if total else width
+    return "[" + "#" * filled + "." * (width - filled) + "]"
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
