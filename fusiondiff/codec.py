@@ -132,7 +132,8 @@ def _judged(path: str, reason: str, data: Any, kind: type, origin: str) -> str:
         else:  # a mapping's value: the first one its declaration refuses
             hint = typing.get_args(base)[1]
             key = next((k for k, v in value.items() if _problem(hint, v)), None) if isinstance(value, dict) else None
-            where += "[...]" if key is None else f".{key}"
+            # a key from the file is quoted unless it is a plain name: it may hold a line break
+            where += "[...]" if key is None else f".{key}" if key.isidentifier() else f"[{key!r}]"
             value = None if key is None else value[key]
     return f"{where}: {_problem(hint, value) or reason}"
 

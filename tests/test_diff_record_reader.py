@@ -95,6 +95,12 @@ def test_a_damaged_record_is_refused_in_one_line_or_rendered(tmp_path: Path, pat
             r"kernels\[0\]: kernel 'nowhere' \(order \d+\) is not",
         ),
         (("sides",), [], r"\.sides: expected an object, found list"),
+        # a key with a line break is quoted, so the refusal stays one line (found by the property test)
+        (
+            ("captures", "A", "environment", "nvfuser_env"),
+            {"a\nb": 1},
+            r"environment\.nvfuser_env\['a\\nb'\]: expected str, found 1$",
+        ),
         (("sides", "A", "path"), 7, r"sides\.A\.path: expected a path or null, found 7"),
         (("diff", "pairs"), {}, r"diff\.pairs: expected a list, found dict"),
         (("captures", "B", "fusions", 0, "call_count"), -3, r"captures\.B\.fusions\[0\]\.call_count: -3"),
