@@ -164,8 +164,8 @@ def block_text(report: DiffReport) -> list[str]:
     widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(HEADER)]
     lines = ["", "block level (measured per CTA; medians over the runs, [fewest-most] where they differ)"]
     lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(HEADER, widths)).rstrip())
-    for row in table:
-        if row[2].startswith(("refused", "no timeline")):
+    for r, row in zip(rows, table):
+        if r.timeline is None or r.timeline.refusal is not None:  # one sentence instead of the cells
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row[:2], widths[:2])) + "  " + row[2])
         else:
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
