@@ -381,6 +381,8 @@ class Capture:
     one record per kernel name: kept apart from fusion time, never part of a fusion's kernels or
     samples. Empty outside torchrun, with ``--no-communication``, where CUPTI was not ours to use
     (a warning says why), and in files written before the field existed."""
+    roundtrip: bool = False
+    """The merged replay ``fusiondiff roundtrip`` writes (read it with :func:`fusiondiff.notes.from_roundtrip`)."""
 
     @property
     def fusion_time_ns(self) -> float:

@@ -156,7 +156,7 @@ def test_json_is_the_whole_record_with_the_verdict_and_no_nan():
     assert data["findings"][0]["explained_ns"] > 0 and data["findings"][1]["explained_ns"] == 0
     assert data["pairs"][0]["kernels"][0]["changes"][0] == {
         "path": "launch.block", "a": [128, 1, 1], "b": [512, 1, 1], "category": "launch",
-        "kernel": "nvfuser_inner_persistent_g0",
+        "kernel": "nvfuser_inner_persistent_g0", "input_index": None, "attribute": None,
     }  # fmt: skip
     assert data["pairs"][0]["timing"]["count_b"] == 30 and data["pairs"][0]["failed"] == []
 
@@ -209,7 +209,7 @@ def test_cli_exit_1_on_a_finding_and_writes_json(tmp_path, capsys):
     assert code == 1
     assert "1. [storage_offset, cause]" in capsys.readouterr().out
     record = json.loads(out.read_text())
-    assert record["schema_version"] == 1 and record["record"] == "fusiondiff diff"
+    assert record["schema_version"] == 2 and record["record"] == "fusiondiff diff"
     assert record["diff"]["findings"][0]["rule"] == "storage_offset" and record["exit_code"] == 1
     assert set(record["sides"]) == {"A", "B"} and record["sides"]["A"]["protocol"]["samples"] == 30
     assert record["samples"] and len(record["samples"][0]["a_ns"]) == 30

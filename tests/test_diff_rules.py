@@ -13,6 +13,7 @@ import pytest
 
 from fusiondiff.diff import Finding, diff
 from fusiondiff.diff.findings import RULES
+from fusiondiff.diff.records import Evidence
 from fusiondiff.model import (
     Capture,
     FusionFailure,
@@ -22,6 +23,7 @@ from fusiondiff.model import (
     TensorMeta,
     Timing,
     TimingProtocol,
+    to_jsonable,
 )
 
 import synthetic as syn
@@ -254,48 +256,67 @@ CASES: list[tuple[str, Callable[[], Capture], Callable[[], Capture], set[str]]] 
 ]
 
 
-# A line of evidence each case's finding must hold.
-EVIDENCE = {
-    "input_alignment": "widest vector access: 8 element(s) in A, 1 element(s) in B",
-    "storage_offset": "storage offset 0 element(s) in A, 1 in B",
-    "input_strides": "stride: [4194304, 4096, 1] in A, [4096, 16384, 1] in B",
-    "dtype_shape": "input 0 shape: [4, 1024, 4096] in A, [8, 1024, 4096] in B",
-    "dtype_shape (input count)": "input 1 exists only in A",
-    "index_value_range": "values [0, 254] in A, [0, 128255] in B",
-    "scalar_value": "1e-05 in A, 1e-06 in B",
-    "definition": "+v13 = fd.ops.sqrt(v12)",
-    "constant_precision": "9.999999747378752e-06 is printed as 1.00000e-05 in B's definition (B ran with [1e-05])",
-    "options": "enable_options: [] in A, [id_model] in B",
-    "env_vars": "NVFUSER_DISABLE: unset in A, kernel_reuse in B",
-    "segmentation": "segments: inner_persistent in A (1 kernel(s)), pointwise+reduction in B (2 kernel(s))",
-    "kernel_variant": "block 128x1x1 -> 512x1x1, registers_per_thread 40 -> 31",
-    "cuda_source": "source sha256 aaaaaaaaaaaa in A, bbbbbbbbbbbb in B",
-    "runtime_reuse": "c1_r0 in A, c1_r1 in B",
-    "l2_mode": "L2 mode: cold in A, warm in B",
-    "measurement (method)": "timing method: kineto in A, seed-sum-all-events in B",
-    "measurement (few samples)": "3 sample(s) in B, fewer than 10",
-    "measurement (CUPTI warning)": "B's capture warns: torch.profiler: CUPTI initialization failed",
-    "measurement (clocks)": "SM clock while timing: 1980 MHz in A, 1410 MHz in B",
-    "gpu_or_versions": "nvfuser_version: 0.2.36 in A, 0.2.35 in B",
-    "unexplained": "no recorded property differs",
-    "failed_execution": "compile error: RuntimeError: nvrtc: error",
-    "index_out_of_range": "B's index input 0 of index_select holds [-9, 9], outside [0, 128256) of dim 0 of input 1 (128256 rows)",
-    "view_past_storage": "reaches element 16777215 of a storage of 1024",
+ANY = object()
+"""A value the case does not check."""
+
+# A piece of evidence each case's first finding must hold: (field, A's value, B's value[, subject]),
+# values as in JSON (lists). The words for them are checked in tests/test_finding_words.py.
+DATA: dict[str, tuple[object, ...]] = {
+    "input_alignment": ("widest_vector", 8, 1),
+    "storage_offset": ("storage_offset", 0, 1),
+    "input_strides": ("stride", [4194304, 4096, 1], [4096, 16384, 1]),
+    "dtype_shape": ("shape", [4, 1024, 4096], [8, 1024, 4096]),
+    "dtype_shape (input count)": ("input", ANY, None),
+    "index_value_range": ("max_value", 254, 128255),
+    "scalar_value": ("scalar_value", "1e-05", "1e-06"),
+    "definition": ("definition_diff", None, None, "+v13 = fd.ops.sqrt(v12)"),
+    "constant_precision": ("rounded_in_b", "9.999999747378752e-06", "1.00000e-05"),
+    "options": ("enable_options", [], ["id_model"]),
+    "env_vars": ("nvfuser_env.NVFUSER_DISABLE", None, "kernel_reuse"),
+    "segmentation": ("schedulers", ["inner_persistent"], ["pointwise", "reduction"]),
+    "kernel_variant": ("launch.block", [128, 1, 1], [512, 1, 1], "nvfuser_inner_persistent_g0"),
+    "cuda_source": ("source_hash", "aa" * 32, "bb" * 32),
+    "runtime_reuse": ("runtime", 0, 1),
+    "l2_mode": ("l2_mode", "cold", "warm"),
+    "measurement (method)": ("protocol.method", "kineto", "seed-sum-all-events"),
+    "measurement (few samples)": ("samples", None, 3, "nvFusion0 [forward]"),
+    "measurement (CUPTI warning)": (
+        "capture_warning",
+        None,
+        "torch.profiler: CUPTI initialization failed; no kernel events recorded",
+    ),
+    "measurement (clocks)": ("timed_sm_clock_mhz", 1980, 1410),
+    "gpu_or_versions": ("nvfuser_version", "0.2.36", "0.2.35"),
+    "unexplained": ("verdict", "SLOWER", "SLOWER"),
+    "failed_execution": ("failure_kind", None, "compile_error"),
+    "index_out_of_range": ("index_range", ANY, [-9, 9], "index_select"),
+    "view_past_storage": ("reach", None, [16777215, 1024]),
 }
+
+
+def holds(finding: Finding, field: str, a: object, b: object, subject: object = ANY) -> bool:
+    """The finding has evidence ``field`` with these values (as JSON has them) and subject."""
+    return any(
+        e.field == field
+        and (a is ANY or to_jsonable(e.a) == a)
+        and (b is ANY or to_jsonable(e.b) == b)
+        and (subject is ANY or e.subject == subject)
+        for e in finding.data
+    )
 
 
 @pytest.mark.parametrize(
     ("a", "b", "expected", "evidence"),
-    [(a, b, expected, EVIDENCE[name]) for name, a, b, expected in CASES],
+    [(a, b, expected, DATA[name]) for name, a, b, expected in CASES],
     ids=[c[0] for c in CASES],
 )
 def test_each_rule_fires_alone(a, b, expected, evidence):
     result = diff(a(), b())
     assert rules_of(result.findings) == expected
-    assert any(evidence in line for line in result.findings[0].evidence), result.findings[0].evidence
+    assert holds(result.findings[0], *evidence), result.findings[0].data
     assert not result.comparable
     for f in result.findings:
-        assert f.evidence and all(line.strip() for line in f.evidence)
+        assert f.data and not f.title and not f.evidence  # data only: the words are the report's
         assert f.fusions == ("nvFusion0 [forward]",)
 
 
@@ -330,7 +351,7 @@ def test_idle_clock_at_recording_start_is_not_a_measurement_difference():
     slower = replay_of(base_fusion(kernels=[b_kernel()], sm_clock_mhz=(1410, 1410)))
     (finding,) = diff(a, slower).findings
     assert finding.rule == "measurement"
-    assert "SM clock while timing: 1980 MHz in A, 1410 MHz in B" in finding.evidence
+    assert holds(finding, "timed_sm_clock_mhz", 1980, 1410)
 
 
 def test_history_in_the_fusion_index_alone_is_not_a_finding():
@@ -366,8 +387,8 @@ def test_storage_offset_case_ranks_the_input_cause_first():
     assert result.pairs[0].timing.verdict == "SLOWER"
     top, *rest = result.findings
     assert top.rule == "storage_offset" and top.rank == 1 and top.role == "cause"
-    assert any("alignment: 256 B in A, 2 B in B" in line for line in top.evidence)
-    assert any("below 16 B" in line for line in top.evidence)
+    assert holds(top, "alignment_bytes", 256, 2)
+    assert holds(top, "narrow_vectors", 16, 16)
     by_rule = {f.rule: f for f in rest}
     assert set(by_rule) == {"kernel_variant", "runtime_reuse"}
     assert "input_alignment" not in by_rule  # folded into storage_offset (policy)
@@ -377,7 +398,7 @@ def test_storage_offset_case_ranks_the_input_cause_first():
         assert f.kernels == ("nvFusion0 [forward]/nvfuser_inner_persistent_g0",)
     assert top.explained_ns == pytest.approx(result.pairs[0].timing.gap_ns)
     variant = by_rule["kernel_variant"]
-    assert "block 128x1x1 -> 512x1x1" in variant.evidence[0]
+    assert holds(variant, "launch.block", [128, 1, 1], [512, 1, 1], "nvfuser_inner_persistent_g0")
 
 
 def test_consequence_never_outranks_its_cause_even_when_kernel_gaps_sum_higher():
@@ -408,7 +429,8 @@ def test_protocol_difference_invalidates_the_whole_gap_and_ranks_first():
     a = dataclasses.replace(a, environment=dataclasses.replace(a.environment, l2_bytes=60 * 2**20))
     result = diff(a, b)
     assert result.findings[0].rule == "l2_mode"
-    assert any("inputs 32.0 MiB, fits in L2 (60.0 MiB)" in line for line in result.findings[0].evidence)
+    assert holds(result.findings[0], "input_bytes", 33562624, 33562624, "nvFusion0 [forward]")
+    assert holds(result.findings[0], "l2_bytes", 60 * 2**20, 60 * 2**20)
     assert result.findings[1].rule == "storage_offset"
     assert any("timing protocols differ" in w for w in result.warnings)
 
@@ -420,15 +442,15 @@ def test_constant_precision_flags_the_printed_rounding_not_equal_values():
         live(base_fusion(exact_constants=("9.999999747378752e-06",))), replay_of(base_fusion(kernels=[b_kernel()]))
     )
     (finding,) = lossy.findings
-    assert "9.999999747378752e-06 is printed as 1.00000e-05 in B's definition" in finding.evidence[0]
-    assert "B records no exact constants" in finding.evidence[0]
+    assert finding.data[0] == Evidence("rounded_in_b", "9.999999747378752e-06", "1.00000e-05", "text")
+    assert holds(finding, "exact_constants", ["9.999999747378752e-06"], [])
 
 
 def test_zero_samples_are_reported_as_missing_kernel_events():
     zeros = syn.kernel(timing=Timing(samples_ns=(0.0,) * 30))
     result = diff(live(), replay_of(base_fusion(kernels=[zeros])))
     measurement = next(f for f in result.findings if f.rule == "measurement")
-    assert any("no kernel events" in line for line in measurement.evidence)
+    assert holds(measurement, "zero_samples", None, 30, "nvFusion0 [forward]")
 
 
 def test_different_gpu_is_a_warning_and_a_finding():
@@ -459,7 +481,7 @@ def test_compensating_kernels_are_an_unexplained_finding():
 
 def test_int32_overflowing_indices_are_called_out():
     result = diff(live(index_fusion(254, seed=0)), replay_of(index_fusion(2**31 + 5, seed=11)))
-    assert any("beyond int32" in line for line in result.findings[0].evidence)
+    assert holds(result.findings[0], "beyond_int32", 2**31 - 1, 2**31 - 1)
 
 
 def test_nan_samples_do_not_crash_and_are_ambiguous():
@@ -477,18 +499,3 @@ def test_empty_capture_is_a_diff_error():
         diff(live(), empty)
     with pytest.raises(DiffError, match="capture A"):
         diff(empty, live())
-
-
-@pytest.mark.parametrize(
-    "method, says",
-    [
-        ("seed-sum-of-all-events", "sums every profiler event of one call"),
-        ("nvfuser", "both time kernels through CUPTI"),
-    ],
-)
-def test_a_changed_timing_method_says_what_the_two_methods_measure(method, says):
-    a = live(base_fusion())
-    b = replay_of(base_fusion(kernels=[b_kernel()]), protocol=TimingProtocol(method=method))
-    (finding,) = [f for f in diff(a, b).findings if f.rule == "measurement"]
-    (line,) = [e for e in finding.evidence if e.startswith("timing method:")]
-    assert f"kineto in A, {method} in B" in line and says in line

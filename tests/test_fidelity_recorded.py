@@ -84,6 +84,7 @@ def test_nvfusers_own_repro_of_a_gather_crashes_and_the_diff_says_why():
     assert verdict_line(result).startswith("B crashed: nvFusion0 [forward] vs fusion0 failed (illegal address)")
     first = result.findings[0]
     assert first.rule == "index_out_of_range" and first.role == "failure"
-    assert "outside [0, 128256) of dim 0 of input 1 (128256 rows)" in first.evidence[0]
+    table = next(e for e in first.data if e.field == "table")
+    assert table.b == (1, 0, 128256)  # B failed: its input 1's dim 0 has 128256 rows
     assert result.findings[1].rule == "failed_execution"
     assert "make_tensor" in load_capture(DATA / "crash" / "live.json").fusions[0].repro_script

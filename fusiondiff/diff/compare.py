@@ -196,6 +196,7 @@ class RecordComparer:
         view_b: Record,
         category: Category | dict[str, Category],
         kernel: str | None = None,
+        input_index: int | None = None,
     ) -> list[PropertyChange]:
         values_a, values_b = dict(view_a), dict(view_b)
         return [
@@ -205,6 +206,8 @@ class RecordComparer:
                 to_jsonable(values_b.get(name)),
                 category if isinstance(category, str) else category[name],
                 kernel,
+                input_index,
+                None if input_index is None else name,
             )
             for name in self.changed_fields(view_a, view_b)
         ]
@@ -228,9 +231,9 @@ class RecordComparer:
             if ta is None or tb is None:
                 whole_a = to_jsonable(dict(ta)) if ta else None
                 whole_b = to_jsonable(dict(tb)) if tb else None
-                changes.append(PropertyChange(f"inputs[{index}]", whole_a, whole_b, "inputs"))
+                changes.append(PropertyChange(f"inputs[{index}]", whole_a, whole_b, "inputs", input_index=index))
             else:
-                changes += self._changes(f"inputs[{index}].", ta, tb, "inputs")
+                changes += self._changes(f"inputs[{index}].", ta, tb, "inputs", input_index=index)
         return tuple(changes)
 
     def kernel(self, ka: KernelRecord, kb: KernelRecord) -> tuple[PropertyChange, ...]:

@@ -1,4 +1,7 @@
-"""What every finding rule gets to look at, and the arithmetic rules share (gaps, labels)."""
+"""What every finding rule gets to look at, and the arithmetic rules share (gaps, labels).
+
+Rules say what they found as data (:class:`~fusiondiff.diff.records.Evidence`); no words or units
+are chosen here: :mod:`fusiondiff.report.wording` writes them."""
 
 from __future__ import annotations
 
@@ -6,9 +9,17 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from fusiondiff.diff.records import Category, Finding, FusionPair, KernelPair, PropertyChange, Role, TimingVerdict
+from fusiondiff.diff.records import (
+    Category,
+    Evidence,
+    Finding,
+    FusionPair,
+    KernelPair,
+    PropertyChange,
+    Role,
+    TimingVerdict,
+)
 from fusiondiff.model import Capture, FusionRecord
-from fusiondiff.units import duration, durations, number  # noqa: F401 - rules read them from here
 
 
 @dataclass(frozen=True)
@@ -64,47 +75,17 @@ def kernel_label(pair: FusionPair, kernel: KernelPair) -> str:
 def make_finding(
     rule: str,
     role: Role,
-    title: str,
-    evidence: Sequence[str],
+    data: Sequence[Evidence],
     fusions: Sequence[str],
     explained_ns: float,
     kernels: Sequence[str] = (),
 ) -> Finding:
-    """A finding before ranking."""
+    """A finding before ranking, its evidence as data (:mod:`fusiondiff.report.wording` words it)."""
     return Finding(
         rule=rule,
-        title=title,
         role=role,
-        evidence=tuple(evidence),
         fusions=tuple(fusions),
         kernels=tuple(kernels),
         explained_ns=float(explained_ns),
+        data=tuple(data),
     )
-
-
-def show(value: object) -> str:
-    """A recorded value for evidence text: sequences as ``[a, b]``, ``None`` as ``unset``, an
-    integral float as an integer (an index range recorded as floats reads ``[131, 128243]``)."""
-    if value is None:
-        return "unset"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(show(v) for v in value) + "]"
-    return number(value)
-
-
-def dims(value: object) -> str:
-    """A launch dimension (``[128, 1, 1]``) as ``128x1x1``."""
-    if isinstance(value, (list, tuple)):
-        return "x".join(str(v) for v in value)
-    return show(value)
-
-
-def mib(n_bytes: float) -> str:
-    return f"{n_bytes / 2**20:.1f} MiB"
-
-
-def limited(lines: Sequence[str], limit: int = 12) -> list[str]:
-    """At most ``limit`` evidence lines, saying how many were left out."""
-    if len(lines) <= limit:
-        return list(lines)
-    return [*lines[:limit], f"... and {len(lines) - limit} more"]

@@ -27,6 +27,7 @@ from fusiondiff.diff.rules_setup import capture_warnings
 from fusiondiff.diff.stats import MIN_SAMPLES, compare_timings
 from fusiondiff.errors import DiffError
 from fusiondiff.model import Capture, FusionRecord, traced_name
+from fusiondiff.notes import from_roundtrip
 
 
 def diff(
@@ -96,6 +97,7 @@ def _diff(
         findings=findings,
         warnings=tuple(_warnings(a, b, changes, pairs, unmatched, subset)),
         b_replays_subset=subset,
+        b_from_roundtrip=from_roundtrip(b),
     )
 
 

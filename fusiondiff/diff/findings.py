@@ -14,7 +14,8 @@ Each rule is a small function in ``rules_inputs``, ``rules_fusion`` or ``rules_s
    fusion's median gap.
 3. Failures first (a side without numbers); then by that value, largest first; ties go setup,
    cause, consequence, unexplained (a gap measured under two protocols is itself in doubt, so fixing
-   the setup comes first), then the order of :data:`RULES`, then fusion label.
+   the setup comes first), then the order of :data:`RULES`, then fusion label, then the order
+   the rule yielded them in (an input rule: by input index).
 4. The gap is counted once (:func:`_attribute_once`): the highest-ranked finding that explains a
    fusion's gap keeps it; consequences of a ranked cause become its evidence and explain nothing
    themselves, and later findings of the same fusions explain only what is left.
@@ -31,17 +32,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from fusiondiff.diff import rules_blocks, rules_environment, rules_failure, rules_fusion, rules_inputs, rules_setup
-from fusiondiff.diff.context import (
-    Rule,
-    RuleContext,
-    durations,
-    fusion_gap_ns,
-    kernel_gap_ns,
-    kernel_label,
-    limited,
-    make_finding,
-)
-from fusiondiff.diff.records import Finding
+from fusiondiff.diff.context import Rule, RuleContext, fusion_gap_ns, kernel_gap_ns, kernel_label, make_finding
+from fusiondiff.diff.records import Evidence, Finding
 
 RULES: tuple[Rule, ...] = (
     # failures: a side has no numbers for the fusion; the cause the data shows comes first
@@ -94,7 +86,9 @@ _DIRECTIONS = ("FASTER", "SLOWER")
 
 
 def unexplained(ctx: RuleContext, found: Sequence[Finding]) -> list[Finding]:
-    """Fusions (or their kernels) that are faster or slower although no rule found anything."""
+    """Fusions (or their kernels) that are faster or slower although no rule found anything:
+    the fusion's medians and ``verdict`` (its reason as ``subject``), and each kernel's that is
+    faster or slower (its name as ``subject``)."""
     # a block-level consequence says how the time went, not why: the pair stays unexplained
     # nor does host time (rules_environment.KEPT_APART): it explains no kernel gap
     covered = {
@@ -109,28 +103,19 @@ def unexplained(ctx: RuleContext, found: Sequence[Finding]) -> list[Finding]:
         if pair.label in covered or pair.failed or (pair.timing.verdict not in _DIRECTIONS and not kernels):
             continue
         t = pair.timing
-        median_a, median_b = durations(t.median_a_ns, t.median_b_ns)
-        lines = [f"fusion {t.verdict.lower()} in B: {median_a} in A, {median_b} in B ({t.reason})"]
-        lines += limited(
-            [
-                "{} {} in B: {} in A, {} in B".format(
-                    k.normalized_name, k.timing.verdict.lower(), *durations(k.timing.median_a_ns, k.timing.median_b_ns)
-                )
-                for k in kernels
+        data = [
+            Evidence("fusion_median_ns", t.median_a_ns, t.median_b_ns, "ns"),
+            Evidence("verdict", t.verdict, t.verdict, "text", subject=t.reason),
+        ]
+        for k in kernels:
+            name = k.normalized_name
+            data += [
+                Evidence("kernel_median_ns", k.timing.median_a_ns, k.timing.median_b_ns, "ns", subject=name),
+                Evidence("kernel_verdict", k.timing.verdict, k.timing.verdict, "text", subject=name),
             ]
-        )
-        lines.append(
-            "no recorded property differs: look at the machine and process state (other work on "
-            "the GPU, clocks, power limits) and repeat both captures"
-        )
-        if t.verdict in _DIRECTIONS:
-            title = f"{pair.label} differs in time, and nothing recorded explains it"
-        else:
-            names = ", ".join(k.normalized_name for k in kernels)
-            title = f"{names} of {pair.label} differ(s) in time inside a fusion of the same speed; nothing recorded explains it"
         explained = fusion_gap_ns(pair) or sum(kernel_gap_ns(k) for k in kernels)
         labels = [kernel_label(pair, k) for k in kernels]
-        findings.append(make_finding("unexplained", "unexplained", title, lines, [pair.label], explained, labels))
+        findings.append(make_finding("unexplained", "unexplained", data, [pair.label], explained, labels))
     return findings
 
 
@@ -169,7 +154,6 @@ def rank_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
             _ROLE_ORDER[findings[i].role],
             rule_order.get(findings[i].rule, len(rule_order)),
             findings[i].fusions[:1],
-            findings[i].title,
         ),
     )
     rank_of = {i: r for r, i in enumerate(order, start=1)}

@@ -54,6 +54,11 @@ class PropertyChange:
     category: Category
     kernel: str | None = None
     """Normalized name of the kernel it belongs to; ``None`` for fusion- and capture-level ones."""
+    input_index: int | None = None
+    """For an input's change: the input's position (``path`` says it as ``inputs[1]...``)."""
+    attribute: str | None = None
+    """For an input's change: the field of :class:`~fusiondiff.model.TensorMeta` that differs
+    (``alignment_bytes``); ``None`` for an input present on one side only."""
 
 
 @dataclass(frozen=True)
@@ -154,9 +159,15 @@ class UnmatchedFusion:
     reason: str
 
 
-Unit = Literal["ns", "count", "fraction", "mhz", "bytes", "flags", "id"]
+Unit = Literal["ns", "count", "fraction", "mhz", "bytes", "flags", "id", "elements", "value", "text", "fact"]
 """The unit of an :class:`Evidence` value; renderers choose how to show it (ns as us...). ``flags``:
-a bit mask (NVML's clock event reasons); ``id``: an identifier shown as an integer (a stream, a PID)."""
+a bit mask (NVML's clock event reasons); ``id``: an identifier shown as an integer (a stream, a PID);
+``elements``: a count of tensor elements; ``value``: a recorded value as it is (a dtype, a shape, an
+option list); ``text``: words from a record (a message, a definition line, a hash); ``fact``: the
+evidence is that it is there (its values are ``None``)."""
+
+EvidenceValue = bool | int | float | str | tuple[Any, ...] | None
+"""A value of an :class:`Evidence`: a number, a string from a record, or a sequence of them."""
 
 
 @dataclass(frozen=True)
@@ -164,14 +175,23 @@ class Evidence:
     """One measured quantity behind a finding: its value on each side, with its unit."""
 
     field: str
-    """What was measured (``waves``, ``cta_p50_ns``: a field of ``fusiondiff.blocks.model.BlockStats``)."""
-    a: float | None
-    """Its value on side A (``None``: not measured there)."""
-    b: float | None
+    """What was measured (``waves``, ``cta_p50_ns``: a field of ``fusiondiff.blocks.model.BlockStats``;
+    ``storage_offset``: a field of an input)."""
+    a: EvidenceValue
+    """Its value on side A (``None``: not measured or not there)."""
+    b: EvidenceValue
     unit: Unit
     subject: str | None = None
     """What the value is about when ``field`` alone does not say: the name of the other kernel it
-    counts (``other_kernel_overlap_ns``); a name from a capture, escaped where it is rendered."""
+    counts (``other_kernel_overlap_ns``), the kernel a launch field belongs to, the path of a
+    recorded property; a name from a capture, escaped where it is rendered."""
+    index: int | None = None
+    """The fusion input it is about (its position), for an input's evidence."""
+
+    def on(self, side: str) -> float | None:
+        """The value on ``side`` (``A`` or ``B``) as a number; ``None`` where it is not one."""
+        value = self.a if side == "A" else self.b
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True)
@@ -180,10 +200,7 @@ class Finding:
 
     rule: str
     """Id of the rule that produced it (``storage_offset``, ``kernel_variant``...)."""
-    title: str
     role: Role
-    evidence: tuple[str, ...]
-    """Lines of evidence, each readable alone, values with units."""
     fusions: tuple[str, ...]
     """Labels of the fusion pairs it explains (all pairs for capture-wide findings)."""
     kernels: tuple[str, ...] = ()
@@ -200,8 +217,15 @@ class Finding:
     supported_by: tuple[int, ...] = ()
     """For a cause: ranks of the consequences it explains (e.g. the kernel variant it led to)."""
     data: tuple[Evidence, ...] = ()
-    """The evidence as numbers with units, for findings that carry it (the block level's: then
-    ``title`` and ``evidence`` are empty and :mod:`fusiondiff.report.wording` words them)."""
+    """The evidence as data: numbers with their units, values and names from the records. The
+    words (a title, a line per piece of evidence) are the renderers', all from
+    :mod:`fusiondiff.report.wording`."""
+    title: str = ""
+    """Empty as a rule yields it. In the JSON of a diff, the title the reports show, written from
+    ``data`` for readers of the JSON; in a diff record of schema 1 (before findings were data), the
+    title its rule wrote, rendered as it is."""
+    evidence: tuple[str, ...] = ()
+    """Empty as a rule yields it; in JSON, the evidence lines (see ``title``)."""
 
 
 @dataclass(frozen=True)
@@ -224,6 +248,8 @@ class DiffResult:
     b_replays_subset: bool = False
     """B is a replay whose every fusion matched one of A's: the usual case of a repro script for one
     fusion of a session. A's other fusions were not replayed, which is not a difference."""
+    b_from_roundtrip: bool = False
+    """B is the merged replay ``fusiondiff roundtrip`` wrote (:func:`fusiondiff.notes.from_roundtrip`)."""
 
     @property
     def not_replayed(self) -> tuple[UnmatchedFusion, ...]:

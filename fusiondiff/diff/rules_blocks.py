@@ -83,9 +83,7 @@ class _Kernel:
     def finding(self, rule: str, role: Role, *names: str) -> Finding:
         return Finding(
             rule=rule,
-            title="",
             role=role,
-            evidence=(),
             fusions=(self.pair.label,),
             kernels=(kernel_label(self.pair, self.kernel),),
             explained_ns=kernel_gap_ns(self.kernel),

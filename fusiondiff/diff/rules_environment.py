@@ -101,9 +101,7 @@ def _finding(rule: str, role: Role, pairs: Sequence[FusionPair], data: Sequence[
     it there: the side that overlapped, throttled or waited more)."""
     return Finding(
         rule=rule,
-        title="",
         role=role,
-        evidence=(),
         fusions=tuple(p.label for p in pairs),
         explained_ns=float(explained),
         data=tuple(data),
@@ -296,7 +294,7 @@ def gpu_throttled(ctx: RuleContext) -> Iterator[Finding]:
         data = []
         for name in LIMITS:
             ev = _evidence(ctx, affected, f"limit_{name}", "fraction", functools.partial(_limit, name=name))
-            if (ev.a or 0) > 0 or (ev.b or 0) > 0:
+            if (ev.on("A") or 0) > 0 or (ev.on("B") or 0) > 0:
                 data.append(ev)
         data.append(_reasons_evidence(ctx, affected))
         yield _finding("gpu_throttled", "setup", affected, data + _common(ctx, affected), ctx.total_gap_ns(affected))

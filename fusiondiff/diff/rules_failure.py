@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from fusiondiff.definition import definition_calls
-from fusiondiff.diff.context import RuleContext, make_finding, show
-from fusiondiff.diff.records import Finding, FusionPair
+from fusiondiff.diff.context import RuleContext, make_finding
+from fusiondiff.diff.records import Evidence, EvidenceValue, Finding, FusionPair
 from fusiondiff.model import FusionRecord, TensorMeta, view_extent
 
 _GATHERS = {"ops.index_select": (0, 1), "ops.take_along_axis": (0, 1), "ops.gather": (0, 1)}
@@ -80,9 +80,12 @@ def index_uses(definition: str) -> list[IndexUse]:
 
 
 def index_out_of_range(ctx: RuleContext) -> Iterator[Finding]:
-    """The failing side's index values fall outside the rows of the tensor they index."""
+    """The failing side's index values fall outside the rows of the tensor they index. Evidence:
+    ``failed_side``; per index input (``index``, the op as ``subject``): ``index_range`` ((min, max)
+    on the failing side, the other side's where it recorded one) and ``table`` ((its input
+    position or ``None``, the dim, its rows or ``None``) on the failing side)."""
     for pair, side, failing, other in _failed_sides(ctx):
-        lines = []
+        data = []
         for use in index_uses(failing.definition):
             meta = _input(failing, use.index_input)
             if meta is None or meta.min_value is None or meta.max_value is None:
@@ -92,56 +95,67 @@ def index_out_of_range(ctx: RuleContext) -> Iterator[Finding]:
             low, high = meta.min_value, meta.max_value
             if low >= 0 and (rows is None or high < rows):
                 continue
-            bound = f"[0, {rows})" if rows is not None else "[0, rows)"
-            what = f"dim {use.dim} of input {use.table_input} ({rows} rows)" if rows is not None else "its table"
-            lines.append(
-                f"{side}'s index input {use.index_input} of {use.op} holds [{_int(low)}, {_int(high)}], "
-                f"outside {bound} of {what}"
-            )
             peer = _input(other, use.index_input)
-            if peer is not None and peer.min_value is not None:
-                lines.append(f"{_other(side)} held [{_int(peer.min_value)}, {_int(peer.max_value)}] there")
-        if lines:
-            lines.append(
-                "an out-of-bounds gather reads past the table: CUDA's illegal address. Replay with the "
-                "live inputs (`fusiondiff replay SCRIPT --inputs LIVE.json`) or a repro written by "
-                "`fusiondiff repro`, which keeps the recorded index range"
-            )
-            title = f"{pair.label}: {side}'s index values fall outside the table they index"
-            yield make_finding("index_out_of_range", "failure", title, lines, [pair.label], 0.0)
+            held = (peer.min_value, peer.max_value) if peer is not None and peer.min_value is not None else None
+            data += [
+                Evidence(
+                    "index_range", *_sides(side, (low, high), held), "value", index=use.index_input, subject=use.op
+                ),
+                Evidence(
+                    "table", *_sides(side, (use.table_input, use.dim, rows), None), "value", index=use.index_input
+                ),
+            ]
+        if data:
+            yield make_finding("index_out_of_range", "failure", [_side(side), *data], [pair.label], 0.0)
 
 
 def view_past_storage(ctx: RuleContext) -> Iterator[Finding]:
-    """A failing side's strided input reaches past the end of its storage."""
+    """A failing side's strided input reaches past the end of its storage. Evidence:
+    ``failed_side``; per input (``index``) on the failing side: ``view`` ((dtype, shape, stride,
+    storage offset)) and ``reach`` ((last element reached, storage elements))."""
     for pair, side, failing, _ in _failed_sides(ctx):
-        lines = []
+        data = []
         for meta in failing.inputs:
             needed = view_extent(meta)
             if meta.kind == "tensor" and meta.storage_numel and needed > meta.storage_numel:
-                lines.append(
-                    f"{side}'s input {meta.index} ({meta.dtype} {list(meta.shape)} stride {list(meta.stride)}, "
-                    f"offset {meta.storage_offset}) reaches element {needed - 1} of a storage of "
-                    f"{meta.storage_numel}"
-                )
-        if lines:
-            title = f"{pair.label}: a view of {side} reaches past its storage"
-            yield make_finding("view_past_storage", "failure", title, lines, [pair.label], 0.0)
+                view = (meta.dtype, tuple(meta.shape), tuple(meta.stride), meta.storage_offset)
+                data += [
+                    Evidence("view", *_sides(side, view, None), "value", index=meta.index),
+                    Evidence(
+                        "reach", *_sides(side, (needed - 1, meta.storage_numel), None), "elements", index=meta.index
+                    ),
+                ]
+        if data:
+            yield make_finding("view_past_storage", "failure", [_side(side), *data], [pair.label], 0.0)
 
 
 def failed_execution(ctx: RuleContext) -> Iterator[Finding]:
-    """The failure itself: which side, what kind, its message, where the full log is."""
+    """The failure itself: which side (``failed_side``), its ``failure_kind``, ``failure_message``
+    and ``log_file`` on that side, and the paths of the inputs that differ (``differing_inputs``)."""
     for pair, side, failing, _ in _failed_sides(ctx):
         failure = failing.failure
         assert failure is not None
-        lines = [f"{failure.kind.replace('_', ' ')}: {failure.message}"]
+        data = [
+            _side(side),
+            Evidence("failure_kind", *_sides(side, failure.kind, None), "text"),
+            Evidence("failure_message", *_sides(side, failure.message, None), "text"),
+        ]
         if failure.log_file:
-            lines.append(f"full output (C++ stack) in {failure.log_file}, beside {side}'s capture")
+            data.append(Evidence("log_file", *_sides(side, failure.log_file, None), "text"))
         inputs = sorted({c.path for c in pair.changes if c.category == "inputs"})
         if inputs:
-            lines.append(f"inputs that differ between the sides: {show(inputs[:8])}")
-        lines.append(f"{side} recorded its inputs but has no kernels or samples for this fusion")
-        title = f"{pair.label} failed in {side}"
-        yield make_finding("failed_execution", "failure", title, lines, [pair.label], 0.0)
+            data.append(Evidence("differing_inputs", tuple(inputs), tuple(inputs), "value"))
+        yield make_finding("failed_execution", "failure", data, [pair.label], 0.0)
+
+
+def _side(side: str) -> Evidence:
+    """Which side failed, as the evidence ``failed_side``."""
+    return Evidence("failed_side", side, side, "text")
+
+
+def _sides(side: str, value: EvidenceValue, other: EvidenceValue) -> tuple[EvidenceValue, EvidenceValue]:
+    """(A's, B's): ``value`` on ``side``, ``other`` on the other side."""
+    return (value, other) if side == "A" else (other, value)
 
 
 def _failed_sides(ctx: RuleContext) -> Iterator[tuple[FusionPair, str, FusionRecord, FusionRecord]]:
@@ -152,18 +166,10 @@ def _failed_sides(ctx: RuleContext) -> Iterator[tuple[FusionPair, str, FusionRec
             yield (pair, side, a, b) if side == "A" else (pair, side, b, a)
 
 
-def _other(side: str) -> str:
-    return "B" if side == "A" else "A"
-
-
 def _input(fusion: FusionRecord, index: int | None) -> TensorMeta | None:
     if index is None:
         return None
     return next((m for m in fusion.inputs if m.index == index), None)
-
-
-def _int(value: float | None) -> str:
-    return "?" if value is None else str(int(value))
 
 
 def _is_input_scalar(call: ast.Call) -> bool:

@@ -1,5 +1,10 @@
 """Rules about the fusion itself (definition, constants, options) and what nvFuser made of it
-(segments, kernel variants, generated source, runtime cache history)."""
+(segments, kernel variants, generated source, runtime cache history).
+
+Each finding's evidence is data; the words are :mod:`fusiondiff.report.fusion_words`'. A kernel's
+evidence names the kernel (its normalized name) as ``subject``; a recorded property's evidence is
+the property's path as ``field`` with both values as recorded.
+"""
 
 from __future__ import annotations
 
@@ -7,80 +12,55 @@ from collections.abc import Iterator
 
 from fusiondiff.definition import canonical_definition
 from fusiondiff.diff.compare import lossy_constants
-from fusiondiff.diff.context import (
-    RuleContext,
-    dims,
-    duration,
-    durations,
-    fusion_gap_ns,
-    kernel_gap_ns,
-    kernel_label,
-    limited,
-    make_finding,
-    show,
-)
-from fusiondiff.diff.records import Finding, FusionPair, KernelPair
+from fusiondiff.diff.context import RuleContext, fusion_gap_ns, kernel_gap_ns, kernel_label, make_finding
+from fusiondiff.diff.records import Evidence, Finding, FusionPair, KernelPair
 from fusiondiff.model import kernel_history
 
 
 def definition(ctx: RuleContext) -> Iterator[Finding]:
-    """The printed definitions differ (another definition hash)."""
+    """The printed definitions differ (another definition hash): both hashes, then the ops that
+    differ (``definition_diff``: ``-`` lines from A, ``+`` from B) as ``subject``."""
     for pair in ctx.pairs:
         if not any(c.category == "definition" for c in pair.changes):
             continue
-        diff = pair.definition_diff
-        lines = [
-            f"definition hash {ctx.fusion_a(pair).structure_hash[:12]} in A, "
-            f"{ctx.fusion_b(pair).structure_hash[:12]} in B; ops that differ (- A, + B):"
+        data = [
+            Evidence("structure_hash", ctx.fusion_a(pair).structure_hash, ctx.fusion_b(pair).structure_hash, "text")
         ]
-        lines += limited([f"  {line}" for line in diff]) if diff else ["  (only whitespace or line order)"]
-        title = f"{pair.label} runs another definition"
-        yield make_finding("definition", "cause", title, lines, [pair.label], fusion_gap_ns(pair))
-
-
-def _lossy_lines(
-    exact_side: str, exact: tuple[str, ...], printer: str, printed: str, printer_exact: tuple[str, ...]
-) -> list[str]:
-    ran = (
-        f"{printer} ran with {show(list(printer_exact))}" if printer_exact else f"{printer} records no exact constants"
-    )
-    return [
-        f"{exact_side}'s constant {value} is printed as {literal} in {printer}'s definition ({ran})"
-        for literal, value in lossy_constants(printed, exact, printer_exact)
-    ]
+        data += [Evidence("definition_diff", None, None, "text", subject=line) for line in pair.definition_diff]
+        yield make_finding("definition", "cause", data, [pair.label], fusion_gap_ns(pair))
 
 
 def constant_precision(ctx: RuleContext) -> Iterator[Finding]:
-    """A constant printed with 6 significant digits where the other side knows more digits."""
+    """A constant printed with 6 significant digits where the other side knows more digits:
+    ``rounded_in_b`` (A's exact value, B's printed literal), ``rounded_in_a`` (A's printed literal,
+    B's exact value), and both sides' ``exact_constants``."""
     for pair in ctx.pairs:
         fa, fb = ctx.fusion_a(pair), ctx.fusion_b(pair)
-        lines = _lossy_lines("A", fa.exact_constants, "B", fb.definition, fb.exact_constants)
-        lines += _lossy_lines("B", fb.exact_constants, "A", fa.definition, fa.exact_constants)
+        data = [
+            Evidence("rounded_in_b", value, literal, "text")
+            for literal, value in lossy_constants(fb.definition, fa.exact_constants, fb.exact_constants)
+        ]
+        data += [
+            Evidence("rounded_in_a", literal, value, "text")
+            for literal, value in lossy_constants(fa.definition, fb.exact_constants, fa.exact_constants)
+        ]
         exact_a, exact_b = sorted(fa.exact_constants), sorted(fb.exact_constants)
-        if not lines and exact_a and exact_b and exact_a != exact_b:
-            lines.append(f"exact constants: {show(exact_a)} in A, {show(exact_b)} in B")
-        if lines:
-            lines.append(
-                "nvFuser prints doubles with 6 significant digits: a script built from the print runs rounded values"
-            )
-            title = f"{pair.label} uses constants of another precision"
-            yield make_finding("constant_precision", "cause", title, lines, [pair.label], fusion_gap_ns(pair))
+        if data or (exact_a and exact_b and exact_a != exact_b):
+            data.append(Evidence("exact_constants", tuple(fa.exact_constants), tuple(fb.exact_constants), "value"))
+            yield make_finding("constant_precision", "cause", data, [pair.label], fusion_gap_ns(pair))
 
 
 def options(ctx: RuleContext) -> Iterator[Finding]:
     """Other nvFuser enable/disable options."""
     for pair in ctx.pairs:
-        changes = [c for c in pair.changes if c.category == "options"]
-        if not changes:
-            continue
-        lines = [f"{c.path}: {show(c.a)} in A, {show(c.b)} in B" for c in changes]
-        lines.append("options are not part of nvFuser's cache key, and its repro script drops them")
-        title = f"{pair.label} runs with other enable/disable options"
-        yield make_finding("options", "cause", title, lines, [pair.label], fusion_gap_ns(pair))
+        data = [Evidence(c.path, c.a, c.b, "value") for c in pair.changes if c.category == "options"]
+        if data:
+            yield make_finding("options", "cause", data, [pair.label], fusion_gap_ns(pair))
 
 
 def segmentation(ctx: RuleContext) -> Iterator[Finding]:
-    """nvFuser split the fusion differently: other schedulers, or other kernels launched."""
+    """nvFuser split the fusion differently: other schedulers, or other kernels launched (each
+    kernel of one side only with its median: ``kernel_only_in_a``, ``kernel_only_in_b``)."""
     for pair in ctx.pairs:
         if pair.failed:
             continue  # a failed execution has no segments: the failure rules say why
@@ -88,51 +68,56 @@ def segmentation(ctx: RuleContext) -> Iterator[Finding]:
         schedulers_changed = fa.segmentation.schedulers != fb.segmentation.schedulers
         if not schedulers_changed and not pair.unmatched_kernels:
             continue
-        lines = [
-            f"segments: {'+'.join(fa.segmentation.schedulers) or '-'} in A ({len(fa.kernels)} kernel(s)), "
-            f"{'+'.join(fb.segmentation.schedulers) or '-'} in B ({len(fb.kernels)} kernel(s))"
+        data = [
+            Evidence("schedulers", tuple(fa.segmentation.schedulers), tuple(fb.segmentation.schedulers), "value"),
+            Evidence("kernels", len(fa.kernels), len(fb.kernels), "count"),
         ]
-        lines += limited(
-            [f"only in {k.side}: {k.normalized_name} ({duration(k.median_ns)} median)" for k in pair.unmatched_kernels]
-        )
+        data += [
+            Evidence(
+                f"kernel_only_in_{k.side.lower()}", *_on_side(k.side, k.median_ns), "ns", subject=k.normalized_name
+            )
+            for k in pair.unmatched_kernels
+        ]
         kernels = [f"{pair.label}/{k.normalized_name}" for k in pair.unmatched_kernels]
-        title = f"{pair.label} is segmented differently"
-        yield make_finding("segmentation", "consequence", title, lines, [pair.label], fusion_gap_ns(pair), kernels)
+        yield make_finding("segmentation", "consequence", data, [pair.label], fusion_gap_ns(pair), kernels)
 
 
-def _kernel_finding(
-    pair: FusionPair, kernels: list[KernelPair], rule: str, title: str, lines: list[str], note: str | None = None
-) -> Finding:
+def _on_side(side: str, value: float) -> tuple[float | None, float | None]:
+    return (value, None) if side == "A" else (None, value)
+
+
+def _kernel_finding(pair: FusionPair, kernels: list[KernelPair], rule: str, data: list[Evidence]) -> Finding:
     explained = sum(kernel_gap_ns(k) for k in kernels)
     labels = [kernel_label(pair, k) for k in kernels]
-    evidence = limited(lines) + ([note] if note else [])
-    return make_finding(rule, "consequence", title, evidence, [pair.label], explained, labels)
+    return make_finding(rule, "consequence", data, [pair.label], explained, labels)
 
 
 def kernel_variant(ctx: RuleContext) -> Iterator[Finding]:
-    """Same kernel slot (scheduler, group) launched with another configuration."""
+    """Same kernel slot (scheduler, group) launched with another configuration: each launch field
+    that differs (``launch.block``), then the kernel's ``median_ns``."""
     for pair in ctx.pairs:
-        kernels, lines = [], []
+        kernels, data = [], []
         for k in pair.kernels:
             launch = [c for c in k.changes if c.category == "launch"]
             if not launch:
                 continue
             kernels.append(k)
-            parts = ", ".join(f"{c.path.removeprefix('launch.')} {dims(c.a)} -> {dims(c.b)}" for c in launch)
-            median_a, median_b = durations(k.timing.median_a_ns, k.timing.median_b_ns)
-            lines.append(f"{k.normalized_name}: {parts} ({median_a} -> {median_b})")
+            data += [Evidence(c.path, c.a, c.b, "value", subject=k.normalized_name) for c in launch]
+            data.append(
+                Evidence("median_ns", k.timing.median_a_ns, k.timing.median_b_ns, "ns", subject=k.normalized_name)
+            )
         if kernels:
-            title = f"{pair.label} launches another kernel variant (launch configuration)"
-            yield _kernel_finding(pair, kernels, "kernel_variant", title, lines)
+            yield _kernel_finding(pair, kernels, "kernel_variant", data)
 
 
 def cuda_source(ctx: RuleContext) -> Iterator[Finding]:
-    """Same kernel slot, other generated CUDA source (source hash)."""
+    """Same kernel slot, other generated CUDA source (``source_hash``); ``printer_casts`` when the
+    two printed definitions are one fusion but differ in the casts nvFuser's printer adds."""
     for pair in ctx.pairs:
         kernels = [k for k in pair.kernels if any(c.category == "source" for c in k.changes)]
         if kernels:
-            lines = [
-                f"{k.normalized_name}: source sha256 {show(c.a)[:12]} in A, {show(c.b)[:12]} in B"
+            data = [
+                Evidence("source_hash", c.a, c.b, "text", subject=k.normalized_name)
                 for k in kernels
                 for c in k.changes
                 if c.category == "source"
@@ -142,35 +127,27 @@ def cuda_source(ctx: RuleContext) -> Iterator[Finding]:
                 canonical_definition(fa.definition) != canonical_definition(fb.definition)
                 and fa.structure_hash == fb.structure_hash
             ):
-                lines.append(
-                    "the two printed definitions are one fusion but differ in casts that nvFuser's printer adds "
-                    "when a printed definition is rebuilt (to Index, or to a value's own dtype); nvFuser compiles "
-                    "them as extra conversions (e.g. __to_index), which is enough to change the source"
-                )
-            title = f"{pair.label} compiled other CUDA source"
-            yield _kernel_finding(pair, kernels, "cuda_source", title, lines)
+                data.append(Evidence("printer_casts", None, None, "fact"))
+            yield _kernel_finding(pair, kernels, "cuda_source", data)
 
 
 def runtime_reuse(ctx: RuleContext) -> Iterator[Finding]:
     """Raw kernel names show another concretization or runtime index: the kernel came out of a
     different cache history. The fusion index (``f``) is left out: it counts every fusion the
-    process built before, so a session and a one-fusion script always differ there."""
+    process built before, so a session and a one-fusion script always differ there. Per kernel:
+    ``concretization`` and ``runtime`` (the ``c`` and ``r`` of its name) and the ``launched_name``."""
     for pair in ctx.pairs:
-        kernels, lines = [], []
+        kernels, data = [], []
         for k in pair.kernels:
             ha, hb = kernel_history(k.name_a), kernel_history(k.name_b)
             if not ha or not hb or ha[1:] == hb[1:]:
                 continue
             kernels.append(k)
-            lines.append(
-                f"{k.normalized_name}: c{ha[1]}_r{ha[2]} in A, c{hb[1]}_r{hb[2]} in B "
-                f"({k.name_a.split('(')[0]} vs {k.name_b.split('(')[0]})"
-            )
+            name = k.normalized_name
+            data += [
+                Evidence("concretization", ha[1], hb[1], "id", subject=name),
+                Evidence("runtime", ha[2], hb[2], "id", subject=name),
+                Evidence("launched_name", k.name_a.split("(")[0], k.name_b.split("(")[0], "text", subject=name),
+            ]
         if kernels:
-            note = (
-                "a runtime index above 0 means the process compiled other runtimes of this fusion "
-                "before (other inputs) and nvFuser picked among them by history; "
-                "NVFUSER_DISABLE=kernel_reuse on both sides rules reuse out"
-            )
-            title = f"{pair.label} kernels come from another runtime cache history"
-            yield _kernel_finding(pair, kernels, "runtime_reuse", title, lines, note)
+            yield _kernel_finding(pair, kernels, "runtime_reuse", data)

@@ -9,74 +9,83 @@ shifted buffer).
 
 Strides are reported by ``input_strides`` only when the shape is the same: a new shape brings new
 strides, and ``dtype_shape`` already says so.
+
+Each finding's evidence is data, every piece of it with the input's position (``Evidence.index``):
+``input``, what the input is (``(kind, dtype, shape)`` as A recorded it, or B where A lacks it), then
+the fields of :class:`~fusiondiff.model.TensorMeta` that differ by their names, with both values.
+The words are :mod:`fusiondiff.report.input_words`'.
 """
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterator
+from typing import Any
 
 from fusiondiff.diff.compare import itemsize_bytes
-from fusiondiff.diff.context import RuleContext, fusion_gap_ns, make_finding, show
-from fusiondiff.diff.records import Finding, FusionPair, PropertyChange
+from fusiondiff.diff.context import RuleContext, fusion_gap_ns, make_finding
+from fusiondiff.diff.records import Evidence, Finding, FusionPair, PropertyChange, Unit
 from fusiondiff.model import TensorMeta
 
 VECTOR_BYTES = 16
 """Widest vectorized global access nvFuser emits (16 B); alignment below it narrows the vectors."""
 _INT32_MAX = 2**31 - 1
-_INPUT_PATH = re.compile(r"^inputs\[(\d+)\](?:\.(\w+))?$")
 
 
 def _input_changes(pair: FusionPair) -> dict[int, dict[str, PropertyChange]]:
     """Input changes of a pair by input index and field (``""`` for an input added or removed)."""
     by_input: dict[int, dict[str, PropertyChange]] = defaultdict(dict)
     for change in pair.changes:
-        match = _INPUT_PATH.match(change.path) if change.category == "inputs" else None
-        if match:
-            by_input[int(match[1])][match[2] or ""] = change
+        if change.category == "inputs" and change.input_index is not None:
+            by_input[change.input_index][change.attribute or ""] = change
     return by_input
 
 
-def _describe(meta: TensorMeta | None) -> str:
-    if meta is None:
-        return "absent"
-    if meta.kind == "scalar":
-        return f"scalar {meta.dtype}"
-    return f"{meta.dtype.removeprefix('torch.')}{list(meta.shape)}"
+def _described(ctx: RuleContext, pair: FusionPair, index: int) -> Evidence:
+    """What input ``index`` is, as A recorded it (B where A lacks it): ``(kind, dtype, shape)``."""
+    sides = [ctx.fusion_a(pair).inputs, ctx.fusion_b(pair).inputs]
+    side = 0 if index < len(sides[0]) else 1
+    meta: TensorMeta | None = sides[side][index] if index < len(sides[side]) else None
+    value = None if meta is None else (meta.kind, meta.dtype, tuple(meta.shape))
+    a, b = (value, None) if side == 0 else (None, value)
+    return Evidence("input", a, b, "value", index=index)
 
 
-def _meta(ctx: RuleContext, pair: FusionPair, index: int) -> TensorMeta | None:
-    inputs = ctx.fusion_a(pair).inputs
-    if index >= len(inputs):
-        inputs = ctx.fusion_b(pair).inputs
-    return inputs[index] if index < len(inputs) else None
+def _changed(change: PropertyChange, unit: Unit = "value") -> Evidence:
+    return Evidence(change.attribute or "input", change.a, change.b, unit, index=change.input_index)
 
 
-def _vector_width(alignment: object, dtype: str) -> str:
+def _vector_elements(alignment: object, dtype: str) -> int | None:
     size = itemsize_bytes(dtype)
     if not isinstance(alignment, int) or not size or alignment <= 0:
-        return "unknown"
-    return f"{max(min(alignment, VECTOR_BYTES) // size, 1)} element(s)"
+        return None
+    return max(min(alignment, VECTOR_BYTES) // size, 1)
 
 
-def _alignment_lines(change: PropertyChange, meta: TensorMeta | None) -> list[str]:
-    dtype = meta.dtype if meta else ""
-    lines = [
-        f"data pointer alignment: {show(change.a)} B in A, {show(change.b)} B in B "
-        f"(widest vector access: {_vector_width(change.a, dtype)} in A, {_vector_width(change.b, dtype)} in B)"
+def _alignment(change: PropertyChange, described: Evidence) -> list[Evidence]:
+    """The alignment on each side, the widest vector access it allows (``None``: unknown), and
+    ``narrow_vectors`` (the widest access's bytes) when a side is below it."""
+    meta = described.a if described.a is not None else described.b
+    dtype = meta[1] if isinstance(meta, tuple) else ""
+    index = change.input_index
+    data = [
+        Evidence("alignment_bytes", change.a, change.b, "bytes", index=index),
+        Evidence(
+            "widest_vector",
+            _vector_elements(change.a, dtype),
+            _vector_elements(change.b, dtype),
+            "elements",
+            index=index,
+        ),
     ]
     known = [v for v in (change.a, change.b) if isinstance(v, int)]
     if known and min(known) < VECTOR_BYTES:
-        lines.append(
-            f"below {VECTOR_BYTES} B nvFuser cannot use its widest vector loads for this input, and "
-            f"the alignment is part of its input cache key: another kernel variant follows"
-        )
-    return lines
+        data.append(Evidence("narrow_vectors", VECTOR_BYTES, VECTOR_BYTES, "bytes", index=index))
+    return data
 
 
-def _input_finding(pair: FusionPair, rule: str, title: str, lines: list[str]) -> Finding:
-    return make_finding(rule, "cause", title, lines, [pair.label], fusion_gap_ns(pair))
+def _input_finding(pair: FusionPair, rule: str, data: list[Evidence]) -> Finding:
+    return make_finding(rule, "cause", data, [pair.label], fusion_gap_ns(pair))
 
 
 def storage_offset(ctx: RuleContext) -> Iterator[Finding]:
@@ -86,18 +95,12 @@ def storage_offset(ctx: RuleContext) -> Iterator[Finding]:
             change = fields.get("storage_offset")
             if change is None:
                 continue
-            meta = _meta(ctx, pair, index)
-            lines = [
-                f"input {index} ({_describe(meta)}): storage offset {show(change.a)} element(s) in A, "
-                f"{show(change.b)} in B",
-                "nvFuser's own repro script builds fresh tensors at offset 0: the offset is lost there",
-            ]
+            described = _described(ctx, pair, index)
+            data = [described, _changed(change, "elements")]
             alignment = fields.get("alignment_bytes")
             if alignment is not None:
-                lines[1:1] = _alignment_lines(alignment, meta)
-            extra = f" (alignment {show(alignment.a)} B vs {show(alignment.b)} B)" if alignment else ""
-            title = f"Input {index} of {pair.label} starts at another storage offset{extra}"
-            yield _input_finding(pair, "storage_offset", title, lines)
+                data += _alignment(alignment, described)
+            yield _input_finding(pair, "storage_offset", data)
 
 
 def input_alignment(ctx: RuleContext) -> Iterator[Finding]:
@@ -107,10 +110,8 @@ def input_alignment(ctx: RuleContext) -> Iterator[Finding]:
             change = fields.get("alignment_bytes")
             if change is None or "storage_offset" in fields:
                 continue
-            meta = _meta(ctx, pair, index)
-            lines = [f"input {index} ({_describe(meta)})", *_alignment_lines(change, meta)]
-            title = f"Input {index} of {pair.label} is aligned to {show(change.a)} B in A, {show(change.b)} B in B"
-            yield _input_finding(pair, "input_alignment", title, lines)
+            described = _described(ctx, pair, index)
+            yield _input_finding(pair, "input_alignment", [described, *_alignment(change, described)])
 
 
 def input_strides(ctx: RuleContext) -> Iterator[Finding]:
@@ -120,52 +121,50 @@ def input_strides(ctx: RuleContext) -> Iterator[Finding]:
             layout = [fields[f] for f in ("stride", "is_contiguous") if f in fields]
             if not layout or "shape" in fields:
                 continue
-            lines = [f"input {index} ({_describe(_meta(ctx, pair, index))})"]
-            lines += [f"{c.path.split('.')[-1]}: {show(c.a)} in A, {show(c.b)} in B" for c in layout]
-            lines.append("strides decide the stride order nvFuser schedules for, and whether loads coalesce")
-            title = f"Input {index} of {pair.label} has another memory layout (strides)"
-            yield _input_finding(pair, "input_strides", title, lines)
+            data = [_described(ctx, pair, index), *(_changed(c) for c in layout)]
+            yield _input_finding(pair, "input_strides", data)
 
 
 def dtype_shape(ctx: RuleContext) -> Iterator[Finding]:
-    """An input has another dtype, shape or kind, or the input count differs."""
+    """An input has another dtype, shape or kind (each by its name), or exists on one side only
+    (``input``: what it is on the side that has it, ``None`` on the other)."""
     for pair in ctx.pairs:
-        lines = []
+        data = []
         for index, fields in sorted(_input_changes(pair).items()):
             if "" in fields:
                 change = fields[""]
-                side = "A" if change.b is None else "B"
-                lines.append(f"input {index} exists only in {side}")
+                data.append(Evidence("input", _present(change.a), _present(change.b), "value", index=index))
                 continue
-            for name in ("kind", "dtype", "shape"):
-                if name in fields:
-                    c = fields[name]
-                    lines.append(f"input {index} {name}: {show(c.a)} in A, {show(c.b)} in B")
-        if lines:
-            lines.append("sizes and dtypes select the scheduler heuristics, the index type and the kernel")
-            title = f"Inputs of {pair.label} differ in dtype, shape or count"
-            yield _input_finding(pair, "dtype_shape", title, lines)
+            data += [_changed(fields[name]) for name in ("kind", "dtype", "shape") if name in fields]
+        if data:
+            yield _input_finding(pair, "dtype_shape", data)
+
+
+def _present(value: object) -> tuple[Any, ...] | None:
+    """``(kind, dtype, shape)`` of an input recorded whole (``inputs[2]``); ``None`` where it is absent."""
+    if not isinstance(value, dict):
+        return None
+    return (value.get("kind"), value.get("dtype"), tuple(value.get("shape") or ()))
 
 
 def index_value_range(ctx: RuleContext) -> Iterator[Finding]:
-    """Integer (index) inputs hold another range of values."""
+    """Integer (index) inputs hold another range of values: ``min_value`` and ``max_value`` on each
+    side, and ``beyond_int32`` (the int32 limit) when a side holds values past it."""
     for pair in ctx.pairs:
         for index, fields in sorted(_input_changes(pair).items()):
             if "min_value" not in fields and "max_value" not in fields:
                 continue
-            meta = _meta(ctx, pair, index)
             fa, fb = ctx.fusion_a(pair), ctx.fusion_b(pair)
             low_a, high_a = _range(fa.inputs, index)
             low_b, high_b = _range(fb.inputs, index)
-            lines = [
-                f"input {index} ({_describe(meta)}): values [{show(low_a)}, {show(high_a)}] in A, "
-                f"[{show(low_b)}, {show(high_b)}] in B",
-                "index values decide which rows a gather touches (cache reuse, memory traffic)",
+            data = [
+                _described(ctx, pair, index),
+                Evidence("min_value", low_a, low_b, "value", index=index),
+                Evidence("max_value", high_a, high_b, "value", index=index),
             ]
             if any(isinstance(v, (int, float)) and v > _INT32_MAX for v in (high_a, high_b)):
-                lines.append("one side holds values beyond int32: 64-bit index arithmetic")
-            title = f"Index input {index} of {pair.label} holds another range of values"
-            yield _input_finding(pair, "index_value_range", title, lines)
+                data.append(Evidence("beyond_int32", _INT32_MAX, _INT32_MAX, "value", index=index))
+            yield _input_finding(pair, "index_value_range", data)
 
 
 def _range(inputs: tuple[TensorMeta, ...], index: int) -> tuple[float | None, float | None]:
@@ -179,10 +178,5 @@ def scalar_value(ctx: RuleContext) -> Iterator[Finding]:
     for pair in ctx.pairs:
         for index, fields in sorted(_input_changes(pair).items()):
             change = fields.get("scalar_value")
-            if change is None:
-                continue
-            lines = [
-                f"input {index} ({_describe(_meta(ctx, pair, index))}): {show(change.a)} in A, {show(change.b)} in B"
-            ]
-            title = f"Scalar input {index} of {pair.label} has another value"
-            yield _input_finding(pair, "scalar_value", title, lines)
+            if change is not None:
+                yield _input_finding(pair, "scalar_value", [_described(ctx, pair, index), _changed(change)])

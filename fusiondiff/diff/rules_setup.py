@@ -2,38 +2,34 @@
 the quality of the measurement, and the machine and software versions.
 
 Setup findings say the two numbers were not taken like for like, so they are given the whole gap
-of every fusion they invalidate: comparing under one protocol on one machine comes first.
+of every fusion they invalidate: comparing under one protocol on one machine comes first. Their
+evidence is data, worded by :mod:`fusiondiff.report.setup_words`; the warnings they act on are read
+by code (:mod:`fusiondiff.notes`). ``DiffResult.warnings`` (:func:`capture_warnings`) are still lines.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 
 from fusiondiff.diff.clocks import max_clock_mhz, running, timed_clock
 from fusiondiff.diff.compare import input_bytes
-from fusiondiff.diff.context import RuleContext, fusion_gap_ns, limited, make_finding, mib, show
-from fusiondiff.diff.records import Finding, FusionPair, PropertyChange
+from fusiondiff.diff.context import RuleContext, fusion_gap_ns, make_finding
+from fusiondiff.diff.records import Evidence, EvidenceValue, Finding, FusionPair, PropertyChange
 from fusiondiff.diff.stats import MIN_SAMPLES
-from fusiondiff.distributed import COMMUNICATION_NOT_RECORDED
-from fusiondiff.model import SEED_METHOD, Capture, FusionRecord
+from fusiondiff.model import Capture, FusionRecord
+from fusiondiff.notes import notes as coded
+from fusiondiff.units import number
 
 CLOCK_TOLERANCE = 0.05
 """Clock readings further apart than this fraction count as different (boost clocks wander)."""
-_PROFILER_TROUBLE = re.compile(r"cupti|kernel events?|no kernels?|missing kernel|profiler", re.IGNORECASE)
 
 
 def env_vars(ctx: RuleContext) -> Iterator[Finding]:
-    """The recording processes had other NVFUSER_* environment variables."""
-    changes = ctx.capture_changes("env_vars")
-    if not changes:
-        return
-    lines = [f"{c.path.removeprefix('nvfuser_env.')}: {show(c.a)} in A, {show(c.b)} in B" for c in changes]
-    lines.append("NVFUSER_* variables change what nvFuser compiles for every fusion of the process")
-    names = ", ".join(c.path.removeprefix("nvfuser_env.") for c in changes)
-    yield make_finding(
-        "env_vars", "cause", f"NVFUSER_* variables differ ({names})", lines, ctx.labels, ctx.total_gap_ns()
-    )
+    """The recording processes had other NVFUSER_* environment variables (each by its path,
+    ``nvfuser_env.NVFUSER_DISABLE``)."""
+    data = [Evidence(c.path, c.a, c.b, "value") for c in ctx.capture_changes("env_vars")]
+    if data:
+        yield make_finding("env_vars", "cause", data, ctx.labels, ctx.total_gap_ns())
 
 
 def protocol_changes(changes: Sequence[PropertyChange]) -> dict[str, PropertyChange]:
@@ -43,26 +39,21 @@ def protocol_changes(changes: Sequence[PropertyChange]) -> dict[str, PropertyCha
 
 
 def l2_mode(ctx: RuleContext) -> Iterator[Finding]:
-    """One side flushed L2 before each sample, the other did not."""
+    """One side flushed L2 before each sample, the other did not: both modes, the L2 size (``None``
+    when not recorded), and the inputs' bytes of the five fusions with the largest gaps (the
+    fusion's label as ``subject``)."""
     if "l2_mode" not in protocol_changes(ctx.changes):
         return
-    lines = [
-        f"L2 mode: {ctx.a.protocol.l2_mode} in A, {ctx.b.protocol.l2_mode} in B "
-        "(cold: L2 flushed before each sample; warm: samples back to back)"
-    ]
     l2 = ctx.a.environment.l2_bytes or ctx.b.environment.l2_bytes
+    data = [
+        Evidence("l2_mode", ctx.a.protocol.l2_mode, ctx.b.protocol.l2_mode, "text"),
+        Evidence("l2_bytes", l2 or None, l2 or None, "bytes"),
+    ]
     ranked = sorted(ctx.pairs, key=fusion_gap_ns, reverse=True)
     for pair in ranked[:5]:
         working_set = input_bytes(ctx.fusion_a(pair))
-        if not l2:
-            fit = "L2 size not recorded"
-        elif working_set <= l2:
-            fit = f"fits in L2 ({mib(l2)}): warm samples read inputs from L2, cold ones from memory"
-        else:
-            fit = f"exceeds L2 ({mib(l2)}): the mode matters less for this fusion"
-        lines.append(f"{pair.label}: inputs {mib(working_set)}, {fit}")
-    title = "The captures were timed with a different L2 mode"
-    yield make_finding("l2_mode", "setup", title, lines, ctx.labels, ctx.total_gap_ns())
+        data.append(Evidence("input_bytes", working_set, working_set, "bytes", subject=pair.label))
+    yield make_finding("l2_mode", "setup", data, ctx.labels, ctx.total_gap_ns())
 
 
 def _clocks_apart(a: object, b: object) -> bool:
@@ -80,20 +71,30 @@ def timed_sm_clock_mhz(capture: Capture) -> float | None:
 
 
 def _clock_lines(a: Capture, b: Capture, changes: Sequence[PropertyChange]) -> list[str]:
+    """:func:`_clock_evidence` as lines, for ``DiffResult.warnings`` (still text)."""
+    return [
+        f"SM clock while timing: {e.a:.0f} MHz in A, {e.b:.0f} MHz in B"
+        if e.field == "timed_sm_clock_mhz"
+        else f"{e.field}: {number(e.a)} MHz in A, {number(e.b)} MHz in B"
+        for e in _clock_evidence(a, b, changes)
+    ]
+
+
+def _clock_evidence(a: Capture, b: Capture, changes: Sequence[PropertyChange]) -> list[Evidence]:
     """Clocks that differ between the captures: the SM clock while timing (read around the
-    samples, idle readings left out), and among the recorded ``clocks`` changes the boost limit and
-    the memory clock."""
-    lines = []
+    samples, idle readings left out: ``timed_sm_clock_mhz``), and among the recorded ``clocks``
+    changes the boost limit and the memory clock (``max_sm_clock_mhz``, ``memory_clock_mhz``)."""
+    data = []
     limit = max_clock_mhz(a, b)
     va, vb = timed_clock(a, limit).mhz, timed_clock(b, limit).mhz
     if _clocks_apart(va, vb):
-        lines.append(f"SM clock while timing: {va:.0f} MHz in A, {vb:.0f} MHz in B")
+        data.append(Evidence("timed_sm_clock_mhz", va, vb, "mhz"))
     clocks = {c.path: c for c in changes if c.category == "clocks"}
     for name in ("max_sm_clock_mhz", "memory_clock_mhz"):
         change = clocks.get(name)
         if change is not None and _clocks_apart(change.a, change.b):
-            lines.append(f"{name}: {show(change.a)} MHz in A, {show(change.b)} MHz in B")
-    return lines
+            data.append(Evidence(name, change.a, change.b, "mhz"))
+    return data
 
 
 def idle_clock_notes(a: Capture, b: Capture) -> list[str]:
@@ -112,86 +113,96 @@ def idle_clock_notes(a: Capture, b: Capture) -> list[str]:
     return notes
 
 
-def _method_difference(a: object, b: object) -> str:
-    """What two timing methods measure differently. The seed issue's method sums every profiler
-    event of one call; kineto and nvfuser both time each kernel through CUPTI, sample by sample."""
-    if SEED_METHOD in (a, b):
-        return "the seed's method sums every profiler event of one call, which is not a sum of kernel times"
-    return "both time kernels through CUPTI, but each records its own samples in its own process"
-
-
-def _capture_issues(ctx: RuleContext) -> list[str]:
-    """Measurement problems that affect every fusion of the captures."""
-    lines = []
+def _capture_issues(ctx: RuleContext) -> list[Evidence]:
+    """Measurement problems that affect every fusion of the captures: the protocol's fields that
+    differ (``protocol.method``...), the clocks, and each capture's profiler trouble
+    (``capture_warning``, on its side) that the other does not share."""
     protocol = protocol_changes(ctx.changes)
-    if "method" in protocol:
-        a, b = protocol["method"].a, protocol["method"].b
-        lines.append(f"timing method: {a} in A, {b} in B: {_method_difference(a, b)}")
-    for name in ("warmup", "flush_bytes", "on_copies"):
-        if name in protocol:
-            lines.append(f"protocol {name}: {show(protocol[name].a)} in A, {show(protocol[name].b)} in B")
-    lines += _clock_lines(ctx.a, ctx.b, ctx.changes)
+    data = (
+        [Evidence("protocol.method", protocol["method"].a, protocol["method"].b, "text")]
+        if "method" in protocol
+        else []
+    )
+    data += [
+        Evidence(f"protocol.{name}", protocol[name].a, protocol[name].b, "value")
+        for name in ("warmup", "flush_bytes", "on_copies")
+        if name in protocol
+    ]
+    data += _clock_evidence(ctx.a, ctx.b, ctx.changes)
     # a warning both captures carry describes both the same way: it does not make them unlike
     shared = set(ctx.a.warnings) & set(ctx.b.warnings)
     for side, capture in (("A", ctx.a), ("B", ctx.b)):
-        lines += [
-            f"{side}'s capture warns: {w}"
-            for w in capture.warnings
-            if _PROFILER_TROUBLE.search(w) and w not in shared and not w.startswith(COMMUNICATION_NOT_RECORDED)
+        data += [
+            Evidence("capture_warning", *_on(side, n.text), "text")
+            for n in coded(capture.warnings)
+            if n.code == "profiler_trouble" and n.text not in shared
         ]
-    return lines
+    return data
 
 
-def _fusion_issues(side: str, f: FusionRecord, max_mhz: float | None) -> list[str]:
-    lines: list[str] = []
+def _on(side: str, value: EvidenceValue) -> tuple[EvidenceValue, EvidenceValue]:
+    """(A's, B's): ``value`` on ``side``, ``None`` on the other."""
+    return (value, None) if side == "A" else (None, value)
+
+
+def _fusion_issues(side: str, f: FusionRecord, max_mhz: float | None, label: str) -> list[Evidence]:
+    """One side's weak numbers for a fusion (its label as ``subject``), on that side: ``samples``
+    (fewer than :data:`~fusiondiff.diff.stats.MIN_SAMPLES`), ``zero_samples`` (every sample 0 ns),
+    ``sm_clock_moved_mhz`` ((lowest, highest) reading) and its profiler trouble (``fusion_warning``)."""
+    data: list[Evidence] = []
     if f.failure is not None:
-        return lines  # no samples because it failed: the failure rules say so
+        return data  # no samples because it failed: the failure rules say so
     if f.timing.count < MIN_SAMPLES:
-        lines.append(f"{f.timing.count} sample(s) in {side}, fewer than {MIN_SAMPLES}")
+        data.append(Evidence("samples", *_on(side, f.timing.count), "count", subject=label))
     if f.timing.count and not any(f.timing.samples_ns):
-        lines.append(f"every sample in {side} is 0 ns: the profiler recorded no kernel events")
+        data.append(Evidence("zero_samples", *_on(side, f.timing.count), "count", subject=label))
     clocks = running(f.sm_clock_mhz, max_mhz)  # an idle reading was taken while nothing ran
     if len(clocks) >= 2 and _clocks_apart(min(clocks), max(clocks)):
-        lines.append(f"SM clock moved between {min(clocks)} and {max(clocks)} MHz during {side}'s samples")
-    lines += [f"{side} warns: {w}" for w in f.warnings if _PROFILER_TROUBLE.search(w)]
-    return lines
+        moved = (min(clocks), max(clocks))
+        data.append(Evidence("sm_clock_moved_mhz", *_on(side, moved), "mhz", subject=label))
+    data += [
+        Evidence("fusion_warning", *_on(side, n.text), "text", subject=label)
+        for n in coded(f.warnings)
+        if n.code == "profiler_trouble"
+    ]
+    return data
 
 
 def measurement(ctx: RuleContext) -> Iterator[Finding]:
     """The numbers themselves are weak: few samples, another timing method, missing kernel events,
-    clocks that differ or moved."""
-    capture_lines = _capture_issues(ctx)
-    fusion_lines: list[str] = []
+    clocks that differ or moved. Capture-wide evidence first (no ``subject``), then each fusion's
+    (its label as ``subject``); the capture-wide kind makes it concern every fusion."""
+    capture_data = _capture_issues(ctx)
+    fusion_data: list[Evidence] = []
     affected: list[FusionPair] = []
     limit = max_clock_mhz(ctx.a, ctx.b)
     for pair in ctx.pairs:
-        issues = _fusion_issues("A", ctx.fusion_a(pair), limit) + _fusion_issues("B", ctx.fusion_b(pair), limit)
+        issues = _fusion_issues("A", ctx.fusion_a(pair), limit, pair.label)
+        issues += _fusion_issues("B", ctx.fusion_b(pair), limit, pair.label)
         if issues:
             affected.append(pair)
-            fusion_lines += [f"{pair.label}: {issue}" for issue in issues]
-    if not capture_lines and not fusion_lines:
+            fusion_data += issues
+    if not capture_data and not fusion_data:
         return
-    pairs = ctx.pairs if capture_lines else tuple(affected)
-    lines = capture_lines + limited(fusion_lines)
-    if capture_lines:
-        title = "The two captures were not measured like for like"
-    else:
-        title = "Some timings are too weak to compare"
-    yield make_finding("measurement", "setup", title, lines, [p.label for p in pairs], ctx.total_gap_ns(pairs))
+    pairs = ctx.pairs if capture_data else tuple(affected)
+    data = capture_data + fusion_data
+    yield make_finding("measurement", "setup", data, [p.label for p in pairs], ctx.total_gap_ns(pairs))
 
 
 def gpu_or_versions(ctx: RuleContext) -> Iterator[Finding]:
-    """Another GPU, driver, CUDA, torch, nvFuser or Thunder version, or another device index."""
-    lines = [f"{c.path}: {show(c.a)} in A, {show(c.b)} in B" for c in ctx.capture_changes("environment")]
+    """Another GPU, driver, CUDA, torch, nvFuser or Thunder version, or another device index: each
+    by its path, a fusion's own (its device) with the fusion's label as ``subject``."""
+    data = [Evidence(c.path, c.a, c.b, "value") for c in ctx.capture_changes("environment")]
     for pair in ctx.pairs:
-        lines += [
-            f"{pair.label} {c.path}: {show(c.a)} in A, {show(c.b)} in B"
-            for c in pair.changes
-            if c.category == "environment"
+        data += [
+            Evidence(c.path, c.a, c.b, "value", subject=pair.label) for c in pair.changes if c.category == "environment"
         ]
-    if lines:
-        title = "The captures come from another GPU or software versions"
-        yield make_finding("gpu_or_versions", "setup", title, lines, ctx.labels, ctx.total_gap_ns())
+    if data:
+        yield make_finding("gpu_or_versions", "setup", data, ctx.labels, ctx.total_gap_ns())
+
+
+def _text(value: object) -> str:
+    return "unset" if value is None else number(value)
 
 
 def capture_warnings(a: Capture, b: Capture, changes: Sequence[PropertyChange]) -> list[str]:
@@ -200,7 +211,7 @@ def capture_warnings(a: Capture, b: Capture, changes: Sequence[PropertyChange]) 
     warnings = []
     protocol = protocol_changes(changes)
     differing = [
-        f"{name} {show(protocol[name].a)} vs {show(protocol[name].b)}"
+        f"{name} {_text(protocol[name].a)} vs {_text(protocol[name].b)}"
         for name in ("method", "l2_mode", "warmup", "samples", "flush_bytes", "on_copies")
         if name in protocol
     ]

@@ -166,27 +166,28 @@ def block_text(report: DiffReport) -> list[str]:
     table = [(r.kernel if r.side == "A" else "", r.side, *cells(r.timeline, r.probe)) for r in rows]
     # a refusal's words run past the columns, so they set no width; nor does a kernel name longer
     # than NAME_WIDTH (an ATen kernel's C++ signature), which gets a line of its own
-    measured = [row for row in table if not _refused(row)]
+    measured = [row for r, row in zip(rows, table) if not _refused(r)]
     widths = [
         max(len(h), *(len(row[i]) for row in measured if i > 0 or len(row[0]) <= NAME_WIDTH))
         for i, h in enumerate(HEADER)
     ]
     lines = ["", "block level (measured per CTA; medians over the runs, [fewest-most] where they differ)"]
     lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(HEADER, widths)).rstrip())
-    for name, *rest in table:
+    for r, (name, *rest) in zip(rows, table):
         if len(name) > widths[0]:
             lines.append(f"  {name}")
             name = ""
         row = (name, *rest)
-        if _refused(row):
+        if _refused(r):  # one sentence instead of the cells
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row[:2], widths[:2])) + "  " + row[2])
         else:
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
     return lines
 
 
-def _refused(row: tuple[str, ...]) -> bool:
-    return row[2].startswith(("refused", "no timeline"))
+def _refused(row: BlockRow) -> bool:
+    """No timeline, or a refused one: the row is one sentence instead of the cells."""
+    return row.timeline is None or row.timeline.refusal is not None
 
 
 def block_markdown(report: DiffReport) -> list[str]:

@@ -22,7 +22,7 @@ from fusiondiff.kernel_names import parse_kernel_name
 from fusiondiff.model import Capture, KernelRecord, LaunchConfig, TensorMeta
 from fusiondiff.report.diff_text import P_VALUE_DASH  # noqa: F401 - renderers read it from here
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.paths import scrub_paths, short_list  # noqa: F401 - renderers read it from here
+from fusiondiff.report.paths import scrub_paths, scrubbed_evidence, short_list  # noqa: F401 - renderers read it from here, scrubbed_evidence
 from fusiondiff.units import Column, duration, p_value, ratio  # noqa: F401 - renderers read them from here
 
 MAX_PROPERTY_ROWS = 60
@@ -413,7 +413,12 @@ def clean_report(report: DiffReport) -> DiffReport:
         source_b=scrubbed(result.source_b),
         warnings=tuple(scrubbed(w) for w in result.warnings),
         findings=tuple(
-            dataclasses.replace(f, title=scrubbed(f.title), evidence=tuple(scrubbed(e) for e in f.evidence))
+            dataclasses.replace(
+                f,
+                title=scrubbed(f.title),
+                evidence=tuple(scrubbed(e) for e in f.evidence),
+                data=tuple(scrubbed_evidence(e) for e in f.data),
+            )
             for f in result.findings
         ),
     )

@@ -217,13 +217,6 @@ def _wrap(items: list[str], indent: str, width: int = 100) -> list[str]:
 _ROUNDTRIP_HINT = "; `fusiondiff roundtrip` pairs every live record with its distinct fusion's replay"
 
 
-def _from_roundtrip(result: DiffResult) -> bool:
-    """B is the merged replay ``fusiondiff roundtrip`` wrote: its capture's source is
-    ``roundtrip of LIVE: N script(s)`` (:func:`fusiondiff.roundtrip.results.finish`; a test diffs a
-    fresh one), and ``source_b`` reads ``PATH (SOURCE)`` (:func:`fusiondiff.api.source_label`)."""
-    return "(roundtrip of " in (result.source_b or "")
-
-
 def _more_line(count: int, hint: str = "") -> list[str]:
     if count <= MAX_UNMATCHED:
         return []
@@ -247,7 +240,7 @@ def render_diff_text(result: DiffResult) -> str:
     if result.b_replays_subset:
         names = [traced_name(u.name, u.trace) for u in result.not_replayed[:MAX_UNMATCHED]]
         lines += [f"not replayed by B ({len(result.not_replayed)} fusion(s) of A)", *_wrap(names, "  ")]
-        lines += [*_more_line(len(result.not_replayed), _ROUNDTRIP_HINT if _from_roundtrip(result) else ""), ""]
+        lines += [*_more_line(len(result.not_replayed), _ROUNDTRIP_HINT if result.b_from_roundtrip else ""), ""]
     elif result.unmatched:
         lines.append("unmatched fusions")
         for u in result.unmatched[:MAX_UNMATCHED]:
@@ -283,7 +276,7 @@ def render_diff_json(result: DiffResult) -> str:
     """The whole diff record as JSON (NaN and infinity as null), with the verdict added:
     ``verdict`` (the line), ``same_speed``, ``properties_identical``, ``comparable`` (both) and
     ``exit_code`` (without ``--strict``)."""
-    data = json_safe(to_jsonable(result))
+    data = json_safe(to_jsonable(wording.worded(result)))
     data["verdict"] = verdict_line(result)
     data["same_speed"] = result.same_speed
     data["properties_identical"] = result.properties_identical

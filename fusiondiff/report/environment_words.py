@@ -78,7 +78,7 @@ def reasons_text(mask: float | None) -> str:
 
 def value(evidence: Evidence, side: str) -> str:
     """One side's value in its unit; ``-`` where it was not recorded."""
-    number = evidence.a if side == "A" else evidence.b
+    number = evidence.on(side)
     if evidence.unit == "flags":
         return reasons_text(number)
     if number is None or (isinstance(number, float) and math.isnan(number)):
@@ -103,8 +103,8 @@ def evidence_line(e: Evidence) -> str:
 
 def _larger(e: Evidence | None) -> tuple[str, str]:
     """(the side with the larger value, the other)."""
-    a = (e.a if e is not None else None) or 0.0
-    b = (e.b if e is not None else None) or 0.0
+    a = (e.on("A") if e is not None else None) or 0.0
+    b = (e.on("B") if e is not None else None) or 0.0
     return ("B", "A") if b > a else ("A", "B")
 
 
@@ -126,9 +126,7 @@ def _other_work(e: dict[str, Evidence], f: Finding) -> str:
     streams = {x.subject: x for x in f.data if x.field == "other_kernel_stream"}
     parts = [f"{_of(e, 'windows_overlapped', side)} of the windows"]
     if kernels:
-        launches = sum(
-            (calls[k.subject].a if side == "A" else calls[k.subject].b) or 0 for k in kernels if k.subject in calls
-        )
+        launches = sum(calls[k.subject].on(side) or 0 for k in kernels if k.subject in calls)
         on = sorted({value(streams[k.subject], side) for k in kernels if k.subject in streams} - {"-"})
         parts.append(f"{launches:.0f} kernel(s)" + (f" on stream {', '.join(on)}" if on else ""))
         parts.append(f"the largest: {kernels[0].subject}")
@@ -143,7 +141,7 @@ def _other_processes(e: dict[str, Evidence], f: Finding) -> str:
     util = _of(e, "other_process_sm_util", side)
     busy = f"{util} SM utilization at most" if util != "-" else "their utilization during the timing is not known"
     apart = e.get("own_process_listed")
-    untold = apart is not None and (apart.a if side == "A" else apart.b) == 0.0
+    untold = apart is not None and apart.on(side) == 0.0
     note = "; NVML lists PIDs of another namespace, so only their number is known" if untold else ""
     return (
         f"{_of(e, 'other_processes', side)} other process(es) had a context on {side}'s GPU while it was timed "
@@ -155,7 +153,7 @@ def _limit_fraction(e: dict[str, Evidence], side: str) -> list[tuple[float, str]
     found = []
     for name, words in LIMIT_WORDS.items():
         x = e.get(f"limit_{name}")
-        v = (x.a if side == "A" else x.b) if x is not None else None
+        v = x.on(side) if x is not None else None
         if v:
             found.append((v, words))
     return sorted(found, reverse=True)
@@ -164,7 +162,7 @@ def _limit_fraction(e: dict[str, Evidence], side: str) -> list[tuple[float, str]
 def _throttled(e: dict[str, Evidence], f: Finding) -> str:
     def score(side: str) -> float:
         mask = e.get("clock_event_reasons")
-        bits = (mask.a if side == "A" else mask.b) if mask is not None else None
+        bits = mask.on(side) if mask is not None else None
         return sum(v for v, _ in _limit_fraction(e, side)) + (1.0 if bits and int(bits) & 0xEC else 0.0)
 
     side, other = ("B", "A") if score("B") > score("A") else ("A", "B")
@@ -180,7 +178,7 @@ def _throttled(e: dict[str, Evidence], f: Finding) -> str:
 
 def _bits(e: dict[str, Evidence], side: str) -> float | None:
     mask = e.get("clock_event_reasons")
-    return None if mask is None else (mask.a if side == "A" else mask.b)
+    return None if mask is None else mask.on(side)
 
 
 def _locked(e: dict[str, Evidence], f: Finding) -> str:

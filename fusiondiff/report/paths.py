@@ -9,10 +9,13 @@ relative to the captures' folder where they lie under it, else by their file nam
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+
+from fusiondiff.diff.records import Evidence, EvidenceValue
 
 _ABSOLUTE = re.compile(r"(?<![\w.~/:-])/(?:[\w.+@-]+/)+[\w.+@-]+")
 """An absolute POSIX path of at least two parts, not preceded by a word (``B/A`` is no path)."""
@@ -58,3 +61,18 @@ def short_list(text: str) -> str:
     if len(items) <= MAX_LISTED + 1:
         return text
     return ", ".join(items[:MAX_LISTED]) + f" and {len(items) - MAX_LISTED} more"
+
+
+def scrubbed_evidence(e: Evidence) -> Evidence:
+    """Evidence with absolute paths cut from its text (a failure's message and log file, a
+    variable's value)."""
+    subject = None if e.subject is None else scrub_paths(e.subject)
+    return dataclasses.replace(e, a=_scrubbed_value(e.a), b=_scrubbed_value(e.b), subject=subject)
+
+
+def _scrubbed_value(value: EvidenceValue) -> EvidenceValue:
+    if isinstance(value, str):
+        return scrub_paths(value)
+    if isinstance(value, tuple):
+        return tuple(_scrubbed_value(v) for v in value)
+    return value

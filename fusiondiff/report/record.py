@@ -2,10 +2,10 @@
 
 ``fusiondiff report A B --format json -o diff.json`` writes it; ``fusiondiff report diff.json
 --format html`` renders it later, on another machine, without the captures ("capture once,
-render many"). Layout (``DIFF_RECORD_VERSION`` 1)::
+render many"). Layout (``DIFF_RECORD_VERSION`` 2)::
 
     {
-      "schema_version": 1,               # of this layout; bumped when a field changes meaning
+      "schema_version": 2,               # of this layout; bumped when a field changes meaning
       "record": "fusiondiff diff",       # what the file is
       "fusiondiff_version": "0.1.0",     # that wrote it
       "verdict": "B is 1.40x faster: ...",  # the verdict line (report.diff_text.verdict_line)
@@ -35,12 +35,17 @@ render many"). Layout (``DIFF_RECORD_VERSION`` 1)::
     }
 
 Every time is in nanoseconds and every size in bytes, as in the capture records; words and units
-are the renderers' business. ``captures`` repeats what ``sides`` and ``samples`` hold in a form
+are the renderers' business: a finding holds its evidence as data (``Finding.data``), worded when
+it is rendered (:mod:`fusiondiff.report.wording`); its ``title`` and ``evidence`` are those words,
+written beside the data for readers of the JSON (rendering the record words the data again).
+Schema 1 records (before findings were data) are read too: their findings' sentences are rendered
+as they are, and whether B is a round trip's merged replay is read from capture B. ``captures`` repeats what ``sides`` and ``samples`` hold in a form
 for readers of the JSON: it is what a later ``fusiondiff report diff.json`` renders from.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -48,11 +53,14 @@ from fusiondiff.codec import capture_from_jsonable, decode, to_jsonable
 from fusiondiff.diff.records import DiffResult
 from fusiondiff.errors import CaptureFormatError, ReportError
 from fusiondiff.model import Capture
+from fusiondiff.notes import from_roundtrip
 from fusiondiff.report.diff_text import json_safe, verdict_line
 from fusiondiff.report.interface import DiffReport
+from fusiondiff.report.wording import worded
 
-DIFF_RECORD_VERSION = 1
-"""Version of the diff record's layout (independent of the capture schema)."""
+DIFF_RECORD_VERSION = 2
+"""Version of the diff record's layout (independent of the capture schema). 2: findings carry
+their evidence as data (``Finding.data``), and ``DiffResult.b_from_roundtrip``."""
 
 RECORD_NAME = "fusiondiff diff"
 
@@ -123,7 +131,7 @@ def build_diff_record(report: DiffReport) -> dict[str, Any]:
             "comparable": result.comparable,
             "exit_code": result.exit_code(),
             "sides": sides,
-            "diff": to_jsonable(result),
+            "diff": to_jsonable(worded(result)),
             "samples": _samples(report),
             "captures": {"A": to_jsonable(report.a), "B": to_jsonable(report.b)},
         }
@@ -164,6 +172,8 @@ def report_from_record(data: Any, origin: str = "diff record") -> DiffReport:
     except CaptureFormatError as exc:
         raise ReportError(str(exc)) from None
     _check_references(result, a, b, f"{origin}.diff")
+    if "b_from_roundtrip" not in data["diff"]:  # a schema 1 record
+        result = dataclasses.replace(result, b_from_roundtrip=from_roundtrip(b))
     paths = []
     for side in ("A", "B"):
         where = f"{origin}.sides.{side}"

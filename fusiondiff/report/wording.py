@@ -1,17 +1,24 @@
-"""The words for findings that carry their evidence as data (:attr:`Finding.data`): every renderer
-takes a finding's title and evidence lines from here, so one sentence is written in one place.
+"""The words for findings: every rule's finding carries its evidence as data (:attr:`Finding.data`)
+and every renderer takes a finding's title and evidence lines from here, so one sentence is
+written in one place. The block level's words are here; the other rules' are in the module of
+their kind, which this one hands them to: :mod:`~fusiondiff.report.environment_words`,
+:mod:`~fusiondiff.report.setup_words`, :mod:`~fusiondiff.report.input_words` (inputs, failures)
+and :mod:`~fusiondiff.report.fusion_words` (the fusion, nvFuser's consequences, ``unexplained``).
 
-Findings written as text by their rule (the older ones) pass through unchanged. Units are chosen
-here, when rendering: ns as us with two decimals, counts as integers.
+A finding read from a diff record written before findings were data (schema 1) holds its
+sentences: they pass through unchanged. Units are chosen here, when rendering: ns as us with two
+decimals, counts as integers.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 
-from fusiondiff.diff.records import Evidence, Finding
-from fusiondiff.report import environment_words
+from fusiondiff.diff.records import DiffResult, Evidence, Finding
+from fusiondiff.report import environment_words, fusion_words, input_words, setup_words
+from fusiondiff.report.shown import show
 
 _LABELS = {
     "sms_used": "SMs used",
@@ -35,7 +42,7 @@ _LABELS = {
 
 def value(evidence: Evidence, side: str) -> str:
     """One side's value with its unit (``4.35 us``, ``132``); ``-`` when not measured."""
-    number = evidence.a if side == "A" else evidence.b
+    number = evidence.on(side)
     if number is None or (isinstance(number, float) and math.isnan(number)):
         return "-"
     if evidence.unit == "ns":
@@ -45,10 +52,49 @@ def value(evidence: Evidence, side: str) -> str:
     return f"{number:.0f}"
 
 
+_WORDS: dict[str, Callable[[Finding], tuple[str, list[str]]]] = {
+    **setup_words.WORDS,
+    **input_words.WORDS,
+    **fusion_words.WORDS,
+}
+"""The title and evidence lines of every rule worded outside this module and environment_words."""
+
+
+def _written(finding: Finding) -> bool:
+    """A finding from a schema 1 diff record: its rule wrote its sentences."""
+    return bool(finding.title or finding.evidence) and not finding.data
+
+
+def _words(finding: Finding) -> tuple[str, list[str]]:
+    """The title and lines of a rule worded in its kind's module. Evidence that does not have the
+    shape its rule gives it (a diff record edited by hand, or written by another version) is shown
+    piece by piece instead of refused: the finding's rank and role still stand."""
+    try:
+        return _WORDS[finding.rule](finding)
+    except (KeyError, StopIteration, IndexError, TypeError, ValueError, AttributeError):
+        lines = [
+            f"{e.subject + ': ' if e.subject else ''}{e.field}: {show(e.a)} in A, {show(e.b)} in B"
+            for e in finding.data
+        ]
+        return f"{', '.join(finding.fusions)}: {finding.rule}", lines
+
+
+def worded(result: DiffResult) -> DiffResult:
+    """``result`` with each finding's ``title`` and ``evidence`` written from its data, for the
+    JSON a diff writes: a reader of the JSON gets the sentences the reports show beside the data
+    (a later ``fusiondiff report`` words the data again, never these)."""
+    findings = tuple(
+        dataclasses.replace(f, title=title(f), evidence=evidence_lines(f)) if f.data else f for f in result.findings
+    )
+    return dataclasses.replace(result, findings=findings)
+
+
 def evidence_lines(finding: Finding) -> tuple[str, ...]:
     """The finding's evidence, one line each."""
-    if not finding.data:
+    if _written(finding):
         return finding.evidence
+    if finding.rule in _WORDS:
+        return tuple(_words(finding)[1])
     if finding.rule in environment_words.TITLES:
         return environment_words.evidence_lines(finding)
     return tuple(f"{_LABELS.get(e.field, e.field)}: {value(e, 'A')} in A, {value(e, 'B')} in B" for e in finding.data)
@@ -56,8 +102,10 @@ def evidence_lines(finding: Finding) -> tuple[str, ...]:
 
 def title(finding: Finding) -> str:
     """The finding's title: one sentence."""
-    if not finding.data:
+    if _written(finding):
         return finding.title
+    if finding.rule in _WORDS:
+        return _words(finding)[0]
     if finding.rule in environment_words.TITLES:
         return environment_words.title(finding)
     words = _TITLES.get(finding.rule)
@@ -69,7 +117,7 @@ def title(finding: Finding) -> str:
 
 def _side(evidence: Evidence, larger: bool) -> tuple[str, str, str, str]:
     """(side with the larger value if ``larger`` else the smaller, its value, the other side, its value)."""
-    a, b = evidence.a or 0.0, evidence.b or 0.0
+    a, b = evidence.on("A") or 0.0, evidence.on("B") or 0.0
     first = "A" if (a > b) == larger else "B"
     other = "B" if first == "A" else "A"
     return first, value(evidence, first), other, value(evidence, other)

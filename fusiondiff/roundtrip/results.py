@@ -12,6 +12,7 @@ from typing import Any
 
 from fusiondiff.diff.rules_environment import KEPT_APART
 from fusiondiff.model import Capture
+from fusiondiff.notes import ROUNDTRIP_SOURCE
 from fusiondiff.roundtrip.host_totals import host_per_call_ns
 from fusiondiff.roundtrip.plan import source_of
 from fusiondiff.roundtrip.records import DistinctFusion, FusionRow, LiveSource, RoundTripResult
@@ -37,6 +38,7 @@ def merge_replays(paths: Sequence[Path], source: str, target: Path | None = None
         source=source,
         tensors_file=None,
         warnings=tuple(warnings),
+        roundtrip=True,
     )
 
 
@@ -72,7 +74,7 @@ def finish(
             not_replayed[d.index] = "not replayed (interrupted)" if interrupted else "no valid replay capture"
     merged = merge_replays(
         [replays_dir / f"{d.stem}.json" for d in have],
-        f"roundtrip of {label}: {len(have)} script(s)",
+        f"{ROUNDTRIP_SOURCE}{label}: {len(have)} script(s)",
         directory / "replay.json",
     )
     replay_path = diff_path = None
