@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
+from fusiondiff.codec import to_jsonable
 from fusiondiff.diff import Finding, diff
 from fusiondiff.diff.findings import RULES
 from fusiondiff.diff.records import Evidence
@@ -23,7 +24,6 @@ from fusiondiff.model import (
     TensorMeta,
     Timing,
     TimingProtocol,
-    to_jsonable,
 )
 
 import synthetic as syn
