@@ -27,6 +27,7 @@ from fusiondiff.stdio import ReportStream, StdoutError, emit, guard_closed_strea
 
 if TYPE_CHECKING:
     from fusiondiff.options import RecordingOptions
+    from fusiondiff.roundtrip.slurm import SlurmExecutor
 
 EXIT_OK = 0
 EXIT_DISCREPANCY = 1
@@ -299,9 +300,19 @@ def _cmd_roundtrip(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         progress=_progress,
         prestart=not args.no_prestart,
+        executor=_executor(args),
     )
     emit(render_summary(result, top=args.top))
     return EXIT_INTERRUPTED if result.interrupted else result.exit_code
+
+
+def _executor(args: argparse.Namespace) -> SlurmExecutor | None:
+    """The round trip's executor: None for local workers, else the Slurm one (which needs submitit)."""
+    if args.executor == "local":
+        return None
+    from fusiondiff.roundtrip.slurm import SlurmExecutor, SlurmSettings
+
+    return SlurmExecutor(SlurmSettings(args.partition, args.gpus_per_task, args.batches_per_task, args.time_limit))
 
 
 def _cmd_sm_timeline(args: argparse.Namespace) -> int:

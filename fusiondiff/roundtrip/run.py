@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fusiondiff.errors import CaptureFormatError, FusionDiffError, ReplayError
 from fusiondiff.model import FusionRecord
@@ -46,6 +46,9 @@ from fusiondiff.roundtrip.replays import (
 )
 from fusiondiff.roundtrip.results import finish
 
+if TYPE_CHECKING:
+    from fusiondiff.roundtrip.slurm import SlurmExecutor, SlurmWork
+
 
 def roundtrip(
     live: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
@@ -59,6 +62,7 @@ def roundtrip(
     progress: Progress | None = None,
     clock: Callable[[], float] = time.monotonic,
     prestart: bool = True,
+    executor: SlurmExecutor | None = None,
 ) -> RoundTripResult:
     """Round trip of every distinct fusion of the live capture ``live`` (or of the per-rank captures
     of one torchrun session: several files, or a folder of ``NAME.rank<N>.json``) into
@@ -66,7 +70,9 @@ def roundtrip(
     ``replay`` to :func:`replay_in_child`. With ``prestart`` (and a ``replay`` that can start ahead,
     as the real one can), each worker starts its next replay process while one runs; without it,
     each process starts in its turn. On Ctrl-C, the replays running are stopped, what finished is
-    kept, the merged capture and diff are written of it, and the result says ``interrupted``."""
+    kept, the merged capture and diff are written of it, and the result says ``interrupted``. With
+    ``executor`` (:class:`fusiondiff.roundtrip.slurm.SlurmExecutor`) the replays run as its job
+    array instead of local workers, and land in the same places."""
     if batch < 1:
         raise FusionDiffError("--batch needs a number of scripts per process, 1 or more")
     directory = Path(directory)
@@ -96,12 +102,17 @@ def roundtrip(
     across = f" across {len(sources)} ranks" if several else ""
     progress(
         f"fusiondiff roundtrip: {len(capture.fusions)} live fusion record(s), {len(distinct)} distinct{across}; "
-        f"{resumed} already replayed, {len(pending)} to replay on {len(devices)} worker(s) "
-        f"({device_words(devices)}), {isolation}"
+        f"{resumed} already replayed, {len(pending)} to replay "
+        + (executor.words() if executor else f"on {len(devices)} worker(s) ({device_words(devices)})")
+        + f", {isolation}"
     )
 
     start_ahead: StartAhead | None = getattr(replay, "start", None) if prestart else None
-    work = _Work(pending, batch, devices, replay, scripts, ties, replays_dir, logs_dir, progress, clock, start_ahead)
+    work: _Work | SlurmWork = (
+        executor.work(pending, batch, replay, scripts, ties, replays_dir, logs_dir, progress, clock, prestart)
+        if executor is not None
+        else _Work(pending, batch, devices, replay, scripts, ties, replays_dir, logs_dir, progress, clock, start_ahead)
+    )
     interrupted = False
     try:
         work.run()
