@@ -291,6 +291,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _cmd_roundtrip(args: argparse.Namespace) -> int:
     from fusiondiff.roundtrip import choose_devices, render_summary, roundtrip, visible_devices
 
+    executor = _executor(args)  # first: --executor slurm without submitit says so before anything runs
     result = roundtrip(
         args.live,
         args.output,
@@ -300,7 +301,7 @@ def _cmd_roundtrip(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         progress=_progress,
         prestart=not args.no_prestart,
-        executor=_executor(args),
+        executor=executor,
     )
     emit(render_summary(result, top=args.top))
     return EXIT_INTERRUPTED if result.interrupted else result.exit_code
@@ -310,6 +311,8 @@ def _executor(args: argparse.Namespace) -> SlurmExecutor | None:
     """The round trip's executor: None for local workers, else the Slurm one (which needs submitit)."""
     if args.executor == "local":
         return None
+    if args.device is not None:
+        raise FusionDiffError("--device picks GPUs of this machine; with --executor slurm, use --gpus-per-task")
     from fusiondiff.roundtrip.slurm import SlurmExecutor, SlurmSettings
 
     return SlurmExecutor(SlurmSettings(args.partition, args.gpus_per_task, args.batches_per_task, args.time_limit))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from fusiondiff.cli import main
-from fusiondiff.errors import ReplayError
+from fusiondiff.errors import FusionDiffError, ReplayError
 from fusiondiff.roundtrip import roundtrip
 from fusiondiff.store import load_capture, save_capture
 
@@ -195,6 +194,16 @@ def test_slurm_without_submitit_is_one_line_and_exit_2(monkeypatch, capsys, tmp_
     assert err.strip().count("\n") == 0 and "pip install 'fusiondiff[cluster]'" in err, err
 
 
-def test_sbatch_is_reachable_in_the_fixture(on_slurm: None) -> None:
-    done = subprocess.run(["sinfo", "-h", "-o", "%P %t"], capture_output=True, text=True, check=True)
-    assert "idle" in done.stdout or "alloc" in done.stdout or "mix" in done.stdout
+def test_device_is_refused_with_slurm(capsys, tmp_path) -> None:
+    pytest.importorskip("submitit")
+    code = main(
+        ["roundtrip", str(LLAMA3 / "live.json"), "-o", str(tmp_path / "rt"), "--executor", "slurm", "--device", "0"]
+    )
+    assert code == 2 and "--gpus-per-task" in capsys.readouterr().err
+
+
+def test_a_partition_slurm_refuses_is_one_error(on_slurm: None, tmp_path: Path) -> None:
+    live = _live(tmp_path)
+    with pytest.raises(FusionDiffError, match="Slurm refused the job array: .*partition"):
+        roundtrip(live, tmp_path / "rt", replay=RecordedReplay(live), executor=_executor(partition="nope"))
+    assert not list((tmp_path / "rt" / "replays").glob("*.json"))

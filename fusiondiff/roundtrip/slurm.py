@@ -31,6 +31,7 @@ from fusiondiff.errors import FusionDiffError, MissingPackageError
 from fusiondiff.progress import Progress
 from fusiondiff.roundtrip.records import DistinctFusion, ReplayProcess
 from fusiondiff.roundtrip.replays import ReplayFunction
+from fusiondiff.roundtrip.run import _duration, _Work
 
 INSTALL = "pip install 'fusiondiff[cluster]'"
 """How to install submitit, the one package the Slurm executor needs."""
@@ -90,7 +91,6 @@ def run_task(task: SlurmTask) -> TaskOutcome:
     """One array task, on its node: the local workers (one per GPU Slurm gave it) over its fusions.
     Progress goes to the job's stderr, its log."""
     from fusiondiff.roundtrip.plan import visible_devices
-    from fusiondiff.roundtrip.run import _Work
 
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -223,7 +223,7 @@ class SlurmWork:
         started = self.clock()
         absent: dict[int, int] = {}
         """Per task: how many looks in a row found it neither done nor in the queue."""
-        said = ""
+        said, said_at = "", started
         while len(self.outcomes) < len(self.tasks):
             queued = _queued(array)
             for i, job in enumerate(self.jobs):
@@ -245,9 +245,9 @@ class SlurmWork:
                 + (f" ({len(self.failures)} failed)" if self.failures else "")
                 + f", {running} running, {waiting} waiting"
             )
-            if line != said:
-                self.progress(f"{line}, {int(self.clock() - started)} s elapsed")
-                said = line
+            if line != said or self.clock() - said_at >= 60:  # a line a minute while nothing changes
+                self.progress(f"{line}, {_duration(self.clock() - started)} elapsed")
+                said, said_at = line, self.clock()
             if len(self.outcomes) < len(self.tasks):
                 time.sleep(self.settings.poll_s)
 
