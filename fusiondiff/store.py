@@ -230,7 +230,7 @@ def collector_paused() -> Iterator[None]:
     the next full collection, whose timing Python keeps in proportion to the heap, and not at once
     by a pass over every young object: that pass took 0.04 s after a load of 1,000 fusions and 0.35
     to 0.7 s after one of 10,000 (more per object as the heap outgrows the CPU's caches), half the
-    time of a 10,000-fusion load (benchmarks/RESULTS.md, round 4). Nothing is kept alive by this:
+    time of a 10,000-fusion load (benchmarks/RESULTS.md, issue #28). Nothing is kept alive by this:
     cyclic garbage among them is found by that full collection. Where the program has frozen
     objects itself (``gc.get_freeze_count()``), they are left frozen and the pass runs as before."""
     collecting = gc.isenabled()
