@@ -28,12 +28,14 @@ ROOT = TESTS.parent
 class RecordedReplay:
     """A picklable replay function: for each script, the recorded replay of the live fusion its
     repro was written for. A script named in ``crash`` kills the job's Python (as a node failure
-    would: no result for submitit); one in ``fail`` raises as a replay that died does."""
+    would: no result for submitit); one in ``fail`` raises as a replay that died does; one in ``bug``
+    raises what no replay should (the task's Python ends with it)."""
 
     live: Path
     recorded: Path = LLAMA3 / "replay.json"
     crash: frozenset[str] = frozenset()
     fail: frozenset[str] = frozenset()
+    bug: frozenset[str] = frozenset()
     delay_s: float = 0.0
 
     def __call__(self, scripts, output: Path, device) -> None:
@@ -42,6 +44,8 @@ class RecordedReplay:
         if any(s in self.crash for s in stems):
             print(f"fake node failure while replaying {stems[0]}", file=sys.stderr, flush=True)
             os._exit(3)
+        if any(s in self.bug for s in stems):
+            raise RuntimeError(f"fake replay bug in {stems[0]}")
         if any(s in self.fail for s in stems):
             raise ReplayError("the replay process died (killed by signal 9) before reporting")
         live, recorded = load_capture(self.live), load_capture(self.recorded)
@@ -126,22 +130,22 @@ def test_a_failed_task_reports_its_fusions_with_the_jobs_stderr(on_slurm: None, 
     from fusiondiff.roundtrip import distinct_fusions
 
     distinct = distinct_fusions(capture)
-    crashed, failed = distinct[0].stem, distinct[-1].stem
-    replay = RecordedReplay(live, crash=frozenset({crashed}), fail=frozenset({failed}))
+    crashed, bug, failed = distinct[0].stem, distinct[2].stem, distinct[-1].stem
+    replay = RecordedReplay(live, crash=frozenset({crashed}), bug=frozenset({bug}), fail=frozenset({failed}))
     result = roundtrip(live, tmp_path / "rt", replay=replay, executor=_executor(batches_per_task=2))
-    # the crashed task held the first two fusions: both failed, with what the job's stderr says
-    first_task = {d.index for d in distinct[:2]}
-    assert set(result.not_replayed) == first_task | {distinct[-1].index}
-    for index in first_task:
-        assert "Slurm task" in result.not_replayed[index] and "failed" in result.not_replayed[index]
-        assert "exit code 3" in result.not_replayed[index] or "fake node failure" in result.not_replayed[index], (
-            result.not_replayed[index]
-        )
+    # tasks of two fusions: the first task's Python died, the second's raised; each fusion of both
+    # failed with what the job's stderr says, and the one replay that failed inside a task says why
+    first, second = {d.index for d in distinct[:2]}, {d.index for d in distinct[2:4]}
+    assert set(result.not_replayed) == first | second | {distinct[-1].index}
+    for index in first:
+        assert f"fake node failure while replaying {crashed}" in result.not_replayed[index]
+    for index in second:
+        assert f"RuntimeError: fake replay bug in {bug}" in result.not_replayed[index]
     assert "killed by signal 9" in result.not_replayed[distinct[-1].index]
-    assert result.replayed_now == len(distinct) - 3
-    # a rerun replays only those three
+    assert result.replayed_now == len(distinct) - 5
+    # a rerun replays only those five
     again = roundtrip(live, tmp_path / "rt", replay=RecordedReplay(live), executor=_executor())
-    assert again.replayed_now == 3 and not again.not_replayed
+    assert again.replayed_now == 5 and not again.not_replayed
 
 
 def test_stop_cancels_the_array(on_slurm: None, tmp_path: Path) -> None:

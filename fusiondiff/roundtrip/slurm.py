@@ -10,8 +10,8 @@ be on a file system the nodes share with the submitting host (submitit's own fol
 included) to the job; the captures stay JSON files.
 
 The submitting process waits and says how far the array is; a task that fails (its Python raised,
-its node died, its time ran out) has each of its fusions not kept reported failed with the last line
-of the job's stderr; a task that left the queue without a result is seen through ``squeue``, so a
+its node died, its time ran out) has each of its fusions not kept reported failed with the last
+telling line of the job's stderr; a task that left the queue without a result is seen through ``squeue``, so a
 cluster without accounting (no ``sacct``) cannot leave the wait hanging. Ctrl-C cancels the jobs
 (``scancel``), and what landed is kept.
 """
@@ -321,11 +321,16 @@ def _queued(array: str) -> dict[str, str] | None:
 
 
 def _stderr_reason(job: Any) -> str:
+    """The last line of the job's stderr that says why: srun's closing line (``task 0: Exited with
+    exit code 1``) and the task's own progress lines only when nothing else is there (a Python
+    exception's last line, a crash's message, slurmstepd's ``CANCELLED ... DUE TO TIME LIMIT``)."""
     try:
         text = Path(job.paths.stderr).read_text(errors="replace")
     except OSError:
         return ""
-    return _last_line(text)
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not set(line.strip()) <= {"-"}]
+    telling = [line for line in lines if not line.startswith(("srun: ", "fusiondiff roundtrip: "))]
+    return (telling or lines or [""])[-1]
 
 
 def _last_line(text: str) -> str:
