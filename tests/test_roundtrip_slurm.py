@@ -148,43 +148,28 @@ def test_a_failed_task_reports_its_fusions_with_the_jobs_stderr(on_slurm: None, 
     assert again.replayed_now == 5 and not again.not_replayed
 
 
-def test_stop_cancels_the_array(on_slurm: None, tmp_path: Path) -> None:
-    """What Ctrl-C does to a running array: its tasks cancelled, nothing left in the queue."""
+def test_ctrl_c_cancels_the_array_and_a_rerun_resumes(on_slurm: None, tmp_path: Path) -> None:
+    """Ctrl-C while the array runs (raised here from the first progress line after submitting):
+    the tasks cancelled, nothing left in Slurm's queue, the round trip says it was interrupted."""
     from fusiondiff.roundtrip.slurm import _queued
 
     live = _live(tmp_path)
-    from fusiondiff.roundtrip import distinct_fusions
+    arrays: list[str] = []
 
-    distinct = distinct_fusions(load_capture(live))
-    executor = _executor(batches_per_task=100)
-    work = executor.work(
-        distinct,
-        1,
-        RecordedReplay(live, delay_s=60),
-        {},
-        {},
-        tmp_path / "replays",
-        tmp_path / "logs",
-        print,
-        time.monotonic,
-        False,
-    )
-    import threading
+    def progress(line: str) -> None:
+        if line.startswith("fusiondiff roundtrip: Slurm job "):
+            arrays.append(line.split()[3].rstrip(":"))
+            raise KeyboardInterrupt
 
-    thread = threading.Thread(target=work.run, daemon=True)
-    thread.start()
+    slow = RecordedReplay(live, delay_s=120)
+    result = roundtrip(live, tmp_path / "rt", replay=slow, executor=_executor(batches_per_task=4), progress=progress)
+    assert result.interrupted and result.replayed_now == 0
     deadline = time.monotonic() + 30
-    while not work.jobs and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert work.jobs
-    array = str(work.jobs[0].job_id).partition("_")[0]
-    work.stop()
-    thread.join(timeout=30)
-    assert not thread.is_alive()
-    deadline = time.monotonic() + 30
-    while _queued(array) and time.monotonic() < deadline:
+    while _queued(arrays[0]) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert _queued(array) == {}
+    assert _queued(arrays[0]) == {}
+    again = roundtrip(live, tmp_path / "rt", replay=RecordedReplay(live), executor=_executor(batches_per_task=4))
+    assert not again.interrupted and again.replayed_now == len(again.distinct) and not again.not_replayed
 
 
 def test_slurm_without_submitit_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path) -> None:
