@@ -153,19 +153,24 @@ class SlurmExecutor:
         clock: Callable[[], float],
         prestart: bool,
     ) -> SlurmWork:
-        tasks = [
-            SlurmTask(
-                tuple(pending[k : k + batch * self.settings.batches_per_task]),
-                batch,
-                replay,
-                scripts,
-                ties,
-                replays_dir,
-                logs_dir,
-                prestart,
+        size = batch * self.settings.batches_per_task
+        tasks = []
+        for k in range(0, len(pending), size):
+            fusions = tuple(pending[k : k + size])
+            # each task carries its own fusions' scripts and ties only: its pickle stays small
+            own = [d.index for d in fusions]
+            tasks.append(
+                SlurmTask(
+                    fusions,
+                    batch,
+                    replay,
+                    {i: scripts[i] for i in own},
+                    {i: ties[i] for i in own},
+                    replays_dir,
+                    logs_dir,
+                    prestart,
+                )
             )
-            for k in range(0, len(pending), batch * self.settings.batches_per_task)
-        ]
         return SlurmWork(self.settings, tasks, replays_dir.parent / "slurm", progress, clock)
 
 
