@@ -27,6 +27,7 @@ from fusiondiff.stdio import ReportStream, StdoutError, emit, guard_closed_strea
 
 if TYPE_CHECKING:
     from fusiondiff.options import RecordingOptions
+    from fusiondiff.roundtrip.slurm import SlurmExecutor
 
 EXIT_OK = 0
 EXIT_DISCREPANCY = 1
@@ -292,6 +293,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _cmd_roundtrip(args: argparse.Namespace) -> int:
     from fusiondiff.roundtrip import choose_devices, render_summary, roundtrip, visible_devices
 
+    executor = _executor(args)  # first: --executor slurm without submitit says so before anything runs
     result = roundtrip(
         args.live,
         args.output,
@@ -303,9 +305,21 @@ def _cmd_roundtrip(args: argparse.Namespace) -> int:
         prestart=not (args.no_prestart or args.isolation == "fusion"),
         ahead=args.ahead,
         prepare=args.prepare_ahead,
+        executor=executor,
     )
     emit(render_summary(result, top=args.top))
     return EXIT_INTERRUPTED if result.interrupted else result.exit_code
+
+
+def _executor(args: argparse.Namespace) -> SlurmExecutor | None:
+    """The round trip's executor: None for local workers, else the Slurm one (which needs submitit)."""
+    if args.executor == "local":
+        return None
+    if args.device is not None:
+        raise FusionDiffError("--device picks GPUs of this machine; with --executor slurm, use --gpus-per-task")
+    from fusiondiff.roundtrip.slurm import SlurmExecutor, SlurmSettings
+
+    return SlurmExecutor(SlurmSettings(args.partition, args.gpus_per_task, args.batches_per_task, args.time_limit))
 
 
 def _cmd_sm_timeline(args: argparse.Namespace) -> int:

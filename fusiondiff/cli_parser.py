@@ -387,6 +387,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds before one replay process is stopped (default 900)",
     )
     p.add_argument("--top", type=COUNT, metavar="N", help="print only the N fusions with the most unexplained time")
+    g = p.add_argument_group(
+        "where the replays run",
+        "--executor slurm submits them as a Slurm job array through submitit (pip install 'fusiondiff[cluster]'); "
+        "DIR must be on a file system the nodes share. Each array task replays its batches on its node and writes "
+        "to DIR as a local run does, so a rerun resumes either way; Ctrl-C cancels the jobs.",
+    )
+    g.add_argument(
+        "--executor",
+        choices=("local", "slurm"),
+        default="local",
+        help="local: child processes here, one worker per GPU (default); slurm: a Slurm job array",
+    )
+    g.add_argument("--partition", metavar="NAME", help="Slurm partition (default: the cluster's default)")
+    g.add_argument(
+        "--gpus-per-task", type=_number(int, 0), default=1, metavar="N", help="GPUs per Slurm array task (default 1)"
+    )
+    g.add_argument(
+        "--batches-per-task",
+        type=COUNT,
+        default=8,
+        metavar="N",
+        help="batches of --batch fusions per Slurm array task (default 8)",
+    )
+    g.add_argument(
+        "--time-limit",
+        type=COUNT,
+        default=60,
+        metavar="MIN",
+        help="time limit of one Slurm array task, minutes (default 60)",
+    )
     p.add_argument(
         "--cuda-source", action="store_true", help="also store the generated CUDA source text (the diff compares it)"
     )

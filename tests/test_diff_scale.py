@@ -85,3 +85,32 @@ def test_the_cyclic_collector_is_paused_for_a_diff_and_left_as_it_was(monkeypatc
     finally:
         gc.enable()
     assert seen == [False, False]
+
+
+def test_what_a_paused_block_made_is_collected_later_and_a_callers_frozen_objects_stay_frozen() -> None:
+    """On resuming, the block's objects go to the oldest generation unwalked (collector.collector_paused);
+    a cycle among them is still garbage the next full collection frees."""
+    import weakref
+
+    from fusiondiff.collector import collector_paused
+
+    class Node:
+        pass
+
+    with collector_paused():
+        node = Node()
+        node.self = node  # a cycle: only the cyclic collector frees it
+        alive = weakref.ref(node)
+        del node
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.collect()
+    assert alive() is None
+    # a program that froze its own objects (a forking server) keeps them frozen
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with collector_paused():
+            pass
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

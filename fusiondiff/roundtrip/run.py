@@ -8,6 +8,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fusiondiff.api import load_live_sources
 from fusiondiff.errors import FusionDiffError
@@ -45,6 +46,9 @@ from fusiondiff.roundtrip.replays import (
 from fusiondiff.roundtrip.results import finish
 from fusiondiff.roundtrip.workers import Workers
 
+if TYPE_CHECKING:
+    from fusiondiff.roundtrip.slurm import SlurmExecutor, SlurmWork
+
 
 def roundtrip(
     live: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
@@ -60,6 +64,7 @@ def roundtrip(
     prestart: bool = True,
     ahead: int = DEFAULT_AHEAD,
     prepare: str = DEFAULT_PREPARE,
+    executor: SlurmExecutor | None = None,
 ) -> RoundTripResult:
     """Round trip of every distinct fusion of the live capture ``live`` (or of the per-rank captures
     of one torchrun session: several files, or a folder of ``NAME.rank<N>.json``) into
@@ -70,7 +75,9 @@ def roundtrip(
     ``prepare`` says how far a process started ahead goes before its turn (``"imports"``, or
     ``"gpu"``: also its CUDA context, its scripts run and compiled, the profiler opened once, and
     never while another process samples on its GPU; :mod:`fusiondiff.replay.stages`). On Ctrl-C, the replays running are stopped, what finished is
-    kept, the merged capture and diff are written of it, and the result says ``interrupted``."""
+    kept, the merged capture and diff are written of it, and the result says ``interrupted``. With
+    ``executor`` (:class:`fusiondiff.roundtrip.slurm.SlurmExecutor`) the replays run as its job
+    array instead of local workers, and land in the same places."""
     if batch < 1:
         raise FusionDiffError("--batch needs a number of scripts per process, 1 or more")
     if ahead < 1:
@@ -104,26 +111,31 @@ def roundtrip(
     across = f" across {len(sources)} ranks" if several else ""
     progress(
         f"fusiondiff roundtrip: {len(capture.fusions)} live fusion record(s), {len(distinct)} distinct{across}; "
-        f"{resumed} already replayed, {len(pending)} to replay on {len(devices)} worker(s) "
-        f"({device_words(devices)}), {isolation}"
+        f"{resumed} already replayed, {len(pending)} to replay "
+        + (executor.words() if executor else f"on {len(devices)} worker(s) ({device_words(devices)})")
+        + f", {isolation}"
     )
 
     start_ahead: StartAhead | None = getattr(replay, "start", None) if prestart else None
-    work = Workers(
-        pending,
-        batch,
-        devices,
-        replay,
-        scripts,
-        ties,
-        replays_dir,
-        logs_dir,
-        progress,
-        clock,
-        start_ahead,
-        ahead=ahead,
-        staged=prepare == GATE_GPU,
-        prepare_limit_s=timeout_s,
+    work: Workers | SlurmWork = (
+        executor.work(pending, batch, replay, scripts, ties, replays_dir, logs_dir, progress, clock, prestart)
+        if executor is not None
+        else Workers(
+            pending,
+            batch,
+            devices,
+            replay,
+            scripts,
+            ties,
+            replays_dir,
+            logs_dir,
+            progress,
+            clock,
+            start_ahead,
+            ahead=ahead,
+            staged=prepare == GATE_GPU,
+            prepare_limit_s=timeout_s,
+        )
     )
     interrupted = False
     try:

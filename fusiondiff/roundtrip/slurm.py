@@ -1,0 +1,343 @@
+"""The round trip's replays on a Slurm cluster (``--executor slurm``), through submitit.
+
+The distinct fusions to replay are cut into array tasks of ``batches_per_task`` batches (of
+``--batch`` scripts each). Each array task runs :func:`run_task` on its node: the local pipeline's
+own workers (:class:`fusiondiff.roundtrip.workers.Workers`, one per GPU the task was given) around the
+same replay function, writing each fusion's replay to ``DIR/replays`` and its logs to ``DIR/logs``
+exactly as a local run does, so a rerun resumes and the merge and diff are the local ones. DIR must
+be on a file system the nodes share with the submitting host (submitit's own folder is
+``DIR/slurm``). submitit pickles :func:`run_task` and its :class:`SlurmTask` (the replay function
+included) to the job; the captures stay JSON files.
+
+The submitting process waits and says how far the array is; a task that fails (its Python raised,
+its node died, its time ran out) has each of its fusions not kept reported failed with the last
+telling line of the job's stderr; a task that left the queue without a result is seen through ``squeue``, so a
+cluster without accounting (no ``sacct``) cannot leave the wait hanging. Ctrl-C cancels the jobs
+(``scancel``), and what landed is kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from fusiondiff.errors import FusionDiffError, MissingPackageError
+from fusiondiff.progress import Progress
+from fusiondiff.roundtrip.records import DistinctFusion, ReplayProcess
+from fusiondiff.roundtrip.replays import ReplayFunction
+from fusiondiff.roundtrip.workers import Workers, _duration
+
+INSTALL = "pip install 'fusiondiff[cluster]'"
+"""How to install submitit, the one package the Slurm executor needs."""
+
+EXECUTORS = ("local", "slurm")
+
+
+@dataclasses.dataclass(frozen=True)
+class SlurmSettings:
+    """Where and how the array runs."""
+
+    partition: str | None = None
+    """Slurm partition (``None``: the cluster's default)."""
+    gpus_per_task: int = 1
+    """GPUs per array task (0: none requested, for a cluster without GPUs or a test)."""
+    batches_per_task: int = 8
+    """Batches of ``--batch`` fusions per array task."""
+    time_min: int = 60
+    """Time limit of one array task, minutes."""
+    poll_s: float = 5.0
+    """Seconds between two looks at the array."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SlurmTask:
+    """What one array task replays, and where it writes: all a node needs (picklable)."""
+
+    fusions: tuple[DistinctFusion, ...]
+    batch: int
+    replay: ReplayFunction
+    scripts: dict[int, Path]
+    ties: dict[int, str]
+    replays_dir: Path
+    logs_dir: Path
+    prestart: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskOutcome:
+    """What one array task returns to the submitting process."""
+
+    replayed: tuple[int, ...]
+    """Distinct fusions (indices) whose replay it kept."""
+    failures: dict[int, str]
+    """Distinct fusions it could not replay, and why."""
+    processes: tuple[ReplayProcess, ...]
+    """Its replay processes, with their wall times."""
+
+
+def require_submitit() -> None:
+    """Raise :class:`MissingPackageError` naming the install command when submitit is absent."""
+    if importlib.util.find_spec("submitit") is None:
+        raise MissingPackageError(f"--executor slurm needs submitit, which is not installed: {INSTALL}")
+
+
+def run_task(task: SlurmTask) -> TaskOutcome:
+    """One array task, on its node: the local workers (one per GPU Slurm gave it) over its fusions.
+    Progress goes to the job's stderr, its log."""
+    from fusiondiff.roundtrip.plan import visible_devices
+
+    def progress(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    start_ahead = getattr(task.replay, "start", None) if task.prestart else None
+    work = Workers(
+        list(task.fusions),
+        task.batch,
+        visible_devices(),
+        task.replay,
+        task.scripts,
+        task.ties,
+        task.replays_dir,
+        task.logs_dir,
+        progress,
+        time.monotonic,
+        start_ahead,
+    )
+    try:
+        work.run()
+    except BaseException:
+        work.stop()
+        work.join()
+        raise
+    replayed = tuple(
+        d.index
+        for d in task.fusions
+        if d.index not in work.failures and (task.replays_dir / f"{d.stem}.json").is_file()
+    )
+    return TaskOutcome(replayed, dict(work.failures), tuple(work.processes))
+
+
+class SlurmExecutor:
+    """``roundtrip(executor=SlurmExecutor(...))``: the replays as a Slurm job array."""
+
+    def __init__(self, settings: SlurmSettings) -> None:
+        require_submitit()
+        if settings.batches_per_task < 1 or settings.time_min < 1 or settings.gpus_per_task < 0:
+            raise FusionDiffError("--batches-per-task and --time-limit need 1 or more, --gpus-per-task 0 or more")
+        self.settings = settings
+
+    def words(self) -> str:
+        """Where the replays run, for the progress line."""
+        where = f"partition {self.settings.partition}" if self.settings.partition else "the default partition"
+        return (
+            f"as a Slurm job array on {where}, {self.settings.batches_per_task} batch(es) per task, "
+            f"{self.settings.gpus_per_task} GPU(s) per task"
+        )
+
+    def work(
+        self,
+        pending: Sequence[DistinctFusion],
+        batch: int,
+        replay: ReplayFunction,
+        scripts: dict[int, Path],
+        ties: dict[int, str],
+        replays_dir: Path,
+        logs_dir: Path,
+        progress: Progress,
+        clock: Callable[[], float],
+        prestart: bool,
+    ) -> SlurmWork:
+        size = batch * self.settings.batches_per_task
+        tasks = []
+        for k in range(0, len(pending), size):
+            fusions = tuple(pending[k : k + size])
+            # each task carries its own fusions' scripts and ties only: its pickle stays small
+            own = [d.index for d in fusions]
+            tasks.append(
+                SlurmTask(
+                    fusions,
+                    batch,
+                    replay,
+                    {i: scripts[i] for i in own},
+                    {i: ties[i] for i in own},
+                    replays_dir,
+                    logs_dir,
+                    prestart,
+                )
+            )
+        return SlurmWork(self.settings, tasks, replays_dir.parent / "slurm", progress, clock)
+
+
+class SlurmWork:
+    """The array of one round trip, submitted and waited for; read by the round trip as its local
+    workers are (:class:`fusiondiff.roundtrip.workers.Workers`): ``run``, ``stop``, ``join``,
+    ``replayed``, ``failures``, ``processes``."""
+
+    def __init__(
+        self,
+        settings: SlurmSettings,
+        tasks: Sequence[SlurmTask],
+        folder: Path,
+        progress: Progress,
+        clock: Callable[[], float],
+    ) -> None:
+        self.settings = settings
+        self.tasks = list(tasks)
+        self.folder = folder
+        self.progress = progress
+        self.clock = clock
+        self.jobs: list[Any] = []
+        self.outcomes: dict[int, TaskOutcome] = {}
+        """Per task (position in ``tasks``), once it ended."""
+        self.replayed = 0
+        self.failures: dict[int, str] = {}
+        self.processes: list[ReplayProcess] = []
+
+    def run(self) -> None:
+        if not self.tasks:
+            return
+        import submitit
+
+        from fusiondiff.roundtrip.folder import owned
+
+        if self.folder.is_symlink():
+            owned(self.folder)  # raises: the round trip writes nothing through a link
+        executor = submitit.SlurmExecutor(folder=self.folder / "%j")
+        parameters: dict[str, Any] = {"job_name": "fusiondiff-roundtrip", "time": self.settings.time_min}
+        if self.settings.partition:
+            parameters["partition"] = self.settings.partition
+        if self.settings.gpus_per_task:
+            parameters["gpus_per_task"] = self.settings.gpus_per_task
+        executor.update_parameters(**parameters)
+        try:
+            self.jobs = executor.map_array(run_task, self.tasks)
+        except Exception as exc:  # noqa: BLE001 - sbatch refused: say what it said, in one line
+            raise FusionDiffError(f"Slurm refused the job array: {_last_line(str(exc))}") from None
+        array = str(self.jobs[0].job_id).partition("_")[0]
+        fusions = sum(len(t.fusions) for t in self.tasks)
+        self.progress(
+            f"fusiondiff roundtrip: submitted Slurm job {array}: {len(self.tasks)} array task(s) for {fusions} "
+            f"fusion(s); logs in {self.folder}"
+        )
+        started = self.clock()
+        absent: dict[int, int] = {}
+        """Per task: how many looks in a row found it neither done nor in the queue."""
+        said, said_at = "", started
+        while len(self.outcomes) < len(self.tasks):
+            queued = _queued(array)
+            for i, job in enumerate(self.jobs):
+                if i in self.outcomes:
+                    continue
+                if job.done():
+                    self._collect(i, job)
+                elif queued is not None and str(job.job_id) not in queued:
+                    absent[i] = absent.get(i, 0) + 1
+                    if absent[i] >= 3:  # out of the queue with no result: its node or its time ended it
+                        self._fail(i, job, "it left the queue without a result")
+                else:
+                    absent.pop(i, None)
+            running = sum(1 for state in (queued or {}).values() if state == "RUNNING")
+            waiting = sum(1 for state in (queued or {}).values() if state != "RUNNING")
+            line = (
+                f"fusiondiff roundtrip: Slurm job {array}: {len(self.outcomes)}/{len(self.tasks)} task(s) done, "
+                f"{self.replayed}/{fusions} fusion(s) replayed"
+                + (f" ({len(self.failures)} failed)" if self.failures else "")
+                + f", {running} running, {waiting} waiting"
+            )
+            if line != said or self.clock() - said_at >= 60:  # a line a minute while nothing changes
+                self.progress(f"{line}, {_duration(self.clock() - started)} elapsed")
+                said, said_at = line, self.clock()
+            if len(self.outcomes) < len(self.tasks):
+                time.sleep(self.settings.poll_s)
+
+    def stop(self) -> None:
+        """Cancel every task not ended (Ctrl-C); the fusions whose replay landed are counted."""
+        for i, job in enumerate(self.jobs):
+            if i not in self.outcomes:
+                job.cancel(check=False)
+        for i, task in enumerate(self.tasks):
+            if i not in self.outcomes and i < len(self.jobs):
+                self.replayed += len(_kept(task))
+
+    def join(self) -> None:
+        """Nothing runs here: the tasks run on the cluster."""
+
+    def _collect(self, i: int, job: Any) -> None:
+        try:
+            outcome = job.result()
+        except Exception as exc:  # noqa: BLE001 - a failed task: its fusions say why
+            self._fail(i, job, _last_line(str(exc)))
+            return
+        if not isinstance(outcome, TaskOutcome):
+            self._fail(i, job, f"it returned {type(outcome).__name__}, not a TaskOutcome")
+            return
+        self.outcomes[i] = outcome
+        self.replayed += len(outcome.replayed)
+        self.failures.update(outcome.failures)
+        self.processes.extend(outcome.processes)
+
+    def _fail(self, i: int, job: Any, fallback: str) -> None:
+        """Task ``i`` ended without an outcome: each of its fusions not kept fails with the last line
+        of the job's stderr (else ``fallback``)."""
+        task = self.tasks[i]
+        kept = _kept(task)
+        reason = _stderr_reason(job) or fallback
+        self.outcomes[i] = TaskOutcome(
+            tuple(sorted(kept)),
+            {d.index: f"Slurm task {job.job_id} failed: {reason}" for d in task.fusions if d.index not in kept},
+            (),
+        )
+        self.replayed += len(kept)
+        self.failures.update(self.outcomes[i].failures)
+
+
+def _kept(task: SlurmTask) -> set[int]:
+    """The fusions of ``task`` whose replay landed in DIR/replays, tied to this plan."""
+    from fusiondiff.roundtrip.folder import trusted_replay
+
+    return {
+        d.index for d in task.fusions if trusted_replay(task.replays_dir / f"{d.stem}.json", task.ties.get(d.index))
+    }
+
+
+def _queued(array: str) -> dict[str, str] | None:
+    """The array's tasks still in Slurm's queue (``123_4`` -> state); None when squeue fails."""
+    try:
+        done = subprocess.run(
+            ["squeue", "-h", "-r", "-j", array, "-o", "%i %T"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        # a job Slurm no longer knows is "Invalid job id": nothing of it is queued
+        return {} if "Invalid job id" in done.stderr else None
+    queued = {}
+    for line in done.stdout.splitlines():
+        job_id, _, state = line.strip().partition(" ")
+        if job_id:
+            queued[job_id] = state
+    return queued
+
+
+def _stderr_reason(job: Any) -> str:
+    """The last line of the job's stderr that says why: srun's closing line (``task 0: Exited with
+    exit code 1``) and the task's own progress lines only when nothing else is there (a Python
+    exception's last line, a crash's message, slurmstepd's ``CANCELLED ... DUE TO TIME LIMIT``)."""
+    try:
+        text = Path(job.paths.stderr).read_text(errors="replace")
+    except OSError:
+        return ""
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not set(line.strip()) <= {"-"}]
+    telling = [line for line in lines if not line.startswith(("srun: ", "fusiondiff roundtrip: "))]
+    return (telling or lines or [""])[-1]
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not set(line.strip()) <= {"-"}]
+    return lines[-1] if lines else ""
