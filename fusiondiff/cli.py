@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from fusiondiff import termination
-from fusiondiff.cli_parser import add_capture_options, build_parser
+from fusiondiff.cli_options import add_capture_options
+from fusiondiff.cli_parser import build_parser
 from fusiondiff.errors import FusionDiffError, OutputError
 from fusiondiff.escape import printable, printable_lines
 from fusiondiff.stdio import ReportStream, StdoutError, emit, guard_closed_streams, silence_stdout

@@ -8,11 +8,10 @@ Imports stay light: the table of report formats (:mod:`fusiondiff.report`) and n
 from __future__ import annotations
 
 import argparse
-import math
-from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from fusiondiff.blocks.cli_options import add_timeline_options
+from fusiondiff.cli_options import COUNT, SECONDS, add_capture_options, add_protocol_options, add_timer_option, number
 from fusiondiff.replay.stages import DEFAULT_AHEAD, DEFAULT_PREPARE, GATES
 from fusiondiff.version import __version__
 
@@ -49,91 +48,6 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
-
-
-def _number(kind: type[int] | type[float], low: float, high: float | None = None) -> Callable[[str], Any]:
-    """An argparse ``type=`` that takes a number of ``kind`` in ``[low, high)``, so argparse itself
-    refuses what is out of range (one line, exit 2: :class:`OneLineParser`)."""
-
-    def parse(text: str) -> int | float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
-        if value < low or (high is not None and value >= high) or value != value:
-            bound = f"at least {low:g}" + ("" if high is None else f" and below {high:g}")
-            raise argparse.ArgumentTypeError(f"{text} is out of range: {bound}")
-        return value
-
-    parse.__name__ = kind.__name__  # argparse names the type in "invalid int value"
-    return parse
-
-
-COUNT = _number(int, 1)
-"""1 or more (``--top``, ``--samples``, ``--batch``, ``--ahead``)."""
-SECONDS = _number(float, 1e-3, math.inf)
-"""A timeout: a positive, finite number of seconds."""
-
-
-def _add_protocol_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("timing protocol (shared by capture and replay)")
-    g.add_argument(
-        "--samples",
-        type=COUNT,
-        default=30,
-        help="timed samples per fusion (default 30, at least 10 for the statistics)",
-    )
-    g.add_argument("--warmup", type=_number(int, 0), default=5, help="untimed executions before sampling (default 5)")
-    g.add_argument(
-        "--l2",
-        choices=("cold", "warm"),
-        default="cold",
-        help="cold: flush L2 before each sample (default); warm: back to back",
-    )
-    add_timeline_options(g)
-
-
-def _add_timer_option(p: argparse.ArgumentParser, both: bool) -> None:
-    from fusiondiff.options import DEFAULT_TIMER, TIMERS
-
-    if both:
-        p.add_argument(
-            "--timer",
-            choices=(*TIMERS, "both"),
-            default=DEFAULT_TIMER,
-            help="kernel-record source: kineto (torch.profiler, default), nvfuser (nvFuser's PythonProfiler), "
-            "or both (one child process per timer, then `fusiondiff timers`; CUPTI takes one subscriber per "
-            "process)",
-        )
-        return
-    p.add_argument(
-        "--timer",
-        choices=TIMERS,
-        default=DEFAULT_TIMER,
-        help="kernel-record source: kineto (torch.profiler, default) or nvfuser (nvFuser's PythonProfiler). A "
-        "session runs once and CUPTI takes one subscriber per process, so both timers are for the replay: capture, "
-        "then `fusiondiff repro` and `fusiondiff replay --timer both` on the scripts",
-    )
-
-
-def add_capture_options(p: argparse.ArgumentParser) -> None:
-    """The capture's own options: on its subcommand, and again to take them back from after SCRIPT."""
-    p.add_argument(
-        "-o", "--output", help="capture file to write (.json, or .json.gz gzipped): required, before or after SCRIPT"
-    )
-    p.add_argument("--only", nargs="+", metavar="NAME", help="record only these fusions (nvFusion0 ...)")
-    p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
-    p.add_argument("--cuda-source", action="store_true", help="also store the generated CUDA source text")
-    p.add_argument(
-        "--no-communication",
-        dest="communication",
-        action="store_false",
-        help="under torchrun, do not record the session's communication kernels (NCCL's, kept apart from fusion "
-        "time) with torch.profiler across the capture: for a script that starts its own torch profiler inside "
-        "the capture, or a long run whose profiler buffers would grow too large",
-    )
-    _add_protocol_options(p)
-    _add_timer_option(p, both=False)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -179,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--in-process", action="store_true", help="run in this process (a control for process effects)")
     p.add_argument(
         "--device",
-        type=_number(int, 0),
+        type=number(int, 0),
         metavar="N",
         help="replay on CUDA device N (every cuda:K the scripts pin is moved there); by default an ordinal "
         "this machine lacks is moved to the current device, with a warning",
@@ -192,8 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--save-inputs", action="store_true", help="also save the exact input tensors (safetensors)")
     p.add_argument("--cuda-source", action="store_true", help="also store the generated CUDA source text")
-    _add_protocol_options(p)
-    _add_timer_option(p, both=True)
+    add_protocol_options(p)
+    add_timer_option(p, both=True)
 
     p = sub.add_parser(
         "timers",
@@ -208,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("b", metavar="B", help="capture of the same fusions taken with another timer (.json)")
     p.add_argument(
         "--tolerance",
-        type=_number(float, 0, 1000),
+        type=number(float, 0, 1000),
         default=5.0,
         metavar="PCT",
         help="medians further apart than this (percent of A's) disagree (default 5)",
@@ -308,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument(
         "--min-gap",
-        type=_number(float, 0),
+        type=number(float, 0),
         metavar="US",
         help="only fusions whose medians differ by at least US microseconds",
     )
@@ -343,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--device",
-        type=_number(int, 0),
+        type=number(int, 0),
         nargs="+",
         metavar="N",
         help="replay on these GPUs only (indices among the visible ones; default: every visible GPU)",
@@ -401,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--partition", metavar="NAME", help="Slurm partition (default: the cluster's default)")
     g.add_argument(
-        "--gpus-per-task", type=_number(int, 0), default=1, metavar="N", help="GPUs per Slurm array task (default 1)"
+        "--gpus-per-task", type=number(int, 0), default=1, metavar="N", help="GPUs per Slurm array task (default 1)"
     )
     g.add_argument(
         "--batches-per-task",
@@ -420,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--cuda-source", action="store_true", help="also store the generated CUDA source text (the diff compares it)"
     )
-    _add_protocol_options(p)
+    add_protocol_options(p)
     p.set_defaults(save_inputs=False)
 
     p = sub.add_parser(
@@ -445,7 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-o", "--output", required=True, help="capture to write (.json): LIVE's records with their timelines"
     )
-    p.add_argument("--device", type=_number(int, 0), metavar="N", help="replay on CUDA device N")
+    p.add_argument("--device", type=number(int, 0), metavar="N", help="replay on CUDA device N")
     p.add_argument(
         "--timeout",
         type=SECONDS,

@@ -248,7 +248,13 @@ SIDES = (
 )
 """What records, replays or runs a live session."""
 
-FRONTS = ("fusiondiff.cli", "fusiondiff.cli_parser", "fusiondiff.console", "fusiondiff.notebook")
+FRONTS = (
+    "fusiondiff.cli",
+    "fusiondiff.cli_parser",
+    "fusiondiff.cli_options",
+    "fusiondiff.console",
+    "fusiondiff.notebook",
+)
 
 STAGES = ("fusiondiff.diff", "fusiondiff.report")
 
@@ -275,13 +281,15 @@ LAYERS = (
     Layer(
         "only the console script's entry imports the command line",
         ("fusiondiff",),
-        ("fusiondiff.cli", "fusiondiff.console", "fusiondiff.cli_parser"),
+        ("fusiondiff.cli", "fusiondiff.console", "fusiondiff.cli_parser", "fusiondiff.cli_options"),
         allowed=lambda imp: (
             (imp.importer, imp.module)
             in {
                 ("fusiondiff.__main__", "fusiondiff.console"),
                 ("fusiondiff.console", "fusiondiff.cli"),
                 ("fusiondiff.cli", "fusiondiff.cli_parser"),
+                ("fusiondiff.cli", "fusiondiff.cli_options"),
+                ("fusiondiff.cli_parser", "fusiondiff.cli_options"),
             }
         ),
     ),
