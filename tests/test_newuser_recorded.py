@@ -94,3 +94,12 @@ def test_the_clean_control_has_no_finding_and_exits_0():
     assert "recorded properties identical" in done.stdout
     result = diff(load_capture(DATA / "clean" / "live.json"), load_capture(DATA / "clean" / "replay.json"))
     assert result.findings == () and result.comparable
+
+
+def test_a_kernel_name_of_ordinary_length_widens_the_column_instead_of_wrapping():
+    timers = DATA.parent / "timers" / "seed_train_step"
+    done = _cli("diff", str(timers / "kineto.json"), str(timers / "nvfuser.json"))
+    table = _section(done.stdout, "fusions")
+    verdict_column = table[1].index("verdict (B vs A)")
+    rows = [line for line in table if line.strip().startswith("nvfuser_inner_outer_persistent_g1")]
+    assert rows and all(row[verdict_column:].strip() == "SAME" for row in rows)

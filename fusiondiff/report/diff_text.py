@@ -13,6 +13,7 @@ from fusiondiff.escape import printable
 from fusiondiff.model import traced_name
 from fusiondiff.report import wording
 from fusiondiff.report.paths import short_list
+from fusiondiff.report.text import NAME_WIDTH
 from fusiondiff.units import Column, duration, durations, p_value, ratio
 
 MAX_FUSION_ROWS = 20
@@ -119,12 +120,16 @@ def _properties(result: DiffResult) -> str:
     return f"recorded properties differ ({count} finding(s)) but explain no measurable time"
 
 
-def _pair_lines(pair: FusionPair, width: int, column: Column) -> list[str]:
-    lines = _row(pair.label, pair.timing, width, column)
-    show_kernels = pair.unmatched_kernels or (
+def _kernels_shown(pair: FusionPair) -> bool:
+    """A pair's kernels get rows of their own where one is unmatched or, of several, one differs."""
+    return bool(pair.unmatched_kernels) or (
         len(pair.kernels) > 1 and any(k.timing.verdict != "SAME" for k in pair.kernels)
     )
-    if show_kernels:
+
+
+def _pair_lines(pair: FusionPair, width: int, column: Column) -> list[str]:
+    lines = _row(pair.label, pair.timing, width, column)
+    if _kernels_shown(pair):
         for k in pair.kernels:
             lines += _row(f"  {k.normalized_name}", k.timing, width, column)
         lines += [
@@ -161,7 +166,17 @@ def _fusion_section(result: DiffResult) -> list[str]:
     if not result.pairs:
         return []
     listed = listed_pairs(result.pairs)
-    width = min(max(len(p.label) for p in listed) + 4, 60)
+    # the column fits the labels and the kernel names of ordinary length (an ATen kernel's C++
+    # signature, longer than NAME_WIDTH, gets a line of its own instead)
+    kernels = [
+        len(k.normalized_name) + 2  # indented under its fusion
+        for p in listed
+        if _kernels_shown(p)
+        for k in p.kernels
+        if len(k.normalized_name) <= NAME_WIDTH
+    ]
+    width = min(max(len(p.label) + 4 for p in listed), 60)
+    width = max(width, *kernels) if kernels else width
     verdicts = [v for p in listed for v in (p.timing, *(k.timing for k in p.kernels))]
     times = [t for v in verdicts for t in (v.median_a_ns, v.median_b_ns)]
     column = Column.of(times)  # A's and B's medians in one unit, to be read side by side
