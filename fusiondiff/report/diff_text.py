@@ -175,8 +175,7 @@ def _fusion_section(result: DiffResult) -> list[str]:
         for k in p.kernels
         if len(k.normalized_name) <= NAME_WIDTH
     ]
-    width = min(max(len(p.label) + 4 for p in listed), 60)
-    width = max(width, *kernels) if kernels else width
+    width = max([min(max(len(p.label) + 4 for p in listed), 60), *kernels])
     verdicts = [v for p in listed for v in (p.timing, *(k.timing for k in p.kernels))]
     times = [t for v in verdicts for t in (v.median_a_ns, v.median_b_ns)]
     column = Column.of(times)  # A's and B's medians in one unit, to be read side by side

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from fusiondiff.options import RecordingOptions
-from fusiondiff.replay.stages import GATE_GPU, TOKEN_ENV
+from fusiondiff.replay.stages import DEFAULT_PREPARE, TOKEN_ENV
 
 __all__ = ["TOKEN_ENV"]  # re-exported: the round trip stops its replays by it
 
@@ -64,7 +64,7 @@ class ChildReplays:
         options: RecordingOptions | None = None,
         timeout_s: float = 900.0,
         token: str | None = None,
-        gate: str = GATE_GPU,
+        gate: str = DEFAULT_PREPARE,
     ) -> None:
         self.options, self.timeout_s, self.token, self.gate = options, timeout_s, token, gate
 
@@ -106,7 +106,7 @@ def replay_in_child(
     options: RecordingOptions | None = None,
     timeout_s: float = 900.0,
     token: str | None = None,
-    gate: str = GATE_GPU,
+    gate: str = DEFAULT_PREPARE,
 ) -> ReplayFunction:
     """The real replay: :class:`ChildReplays`. Raises
     :class:`~fusiondiff.errors.MissingPackageError` when torch or nvFuser, which its processes

@@ -74,8 +74,9 @@ def roundtrip(
     timing; without it (``--no-prestart``, the reference), each process starts in its turn.
     ``prepare`` says how far a process started ahead goes before its turn (``"imports"``, or
     ``"gpu"``: also its CUDA context, its scripts run and compiled, the profiler opened once, and
-    never while another process samples on its GPU; :mod:`fusiondiff.replay.stages`). On Ctrl-C, the replays running are stopped, what finished is
-    kept, the merged capture and diff are written of it, and the result says ``interrupted``. With
+    never while another process samples on its GPU; :mod:`fusiondiff.replay.stages`). On Ctrl-C,
+    the replays running are stopped, what finished is kept, the merged capture and diff are written
+    of it, and the result says ``interrupted``. With
     ``executor`` (:class:`fusiondiff.roundtrip.slurm.SlurmExecutor`) the replays run as its job
     array instead of local workers, and land in the same places."""
     if batch < 1:

@@ -31,7 +31,7 @@ from fusiondiff.errors import FusionDiffError, MissingPackageError
 from fusiondiff.progress import Progress
 from fusiondiff.roundtrip.records import DistinctFusion, ReplayProcess
 from fusiondiff.roundtrip.replays import ReplayFunction
-from fusiondiff.roundtrip.workers import Workers, _duration
+from fusiondiff.roundtrip.workers import Workers, wall_time
 
 INSTALL = "pip install 'fusiondiff[cluster]'"
 """How to install submitit, the one package the Slurm executor needs."""
@@ -251,7 +251,7 @@ class SlurmWork:
                 + f", {running} running, {waiting} waiting"
             )
             if line != said or self.clock() - said_at >= 60:  # a line a minute while nothing changes
-                self.progress(f"{line}, {_duration(self.clock() - started)} elapsed")
+                self.progress(f"{line}, {wall_time(self.clock() - started)} elapsed")
                 said, said_at = line, self.clock()
             if len(self.outcomes) < len(self.tasks):
                 time.sleep(self.settings.poll_s)

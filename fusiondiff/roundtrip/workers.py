@@ -294,11 +294,11 @@ class Workers:
     def _report(self, done: int) -> None:
         elapsed = self.clock() - self.started
         left = max(self.total - done, 0)
-        eta = "" if done == 0 or left == 0 else f", about {_duration(elapsed / done * left)} left"
+        eta = "" if done == 0 or left == 0 else f", about {wall_time(elapsed / done * left)} left"
         failed = f" ({len(self.failures)} failed)" if self.failures else ""
         self.progress(
             f"fusiondiff roundtrip: {_bar(done, self.total)} {done}/{self.total} done{failed}, "
-            f"{_duration(elapsed)} elapsed{eta}"
+            f"{wall_time(elapsed)} elapsed{eta}"
         )
 
 
@@ -342,7 +342,8 @@ def _bar(done: int, total: int, width: int = 20) -> str:
     return "[" + "#" * filled + "." * (width - filled) + "]"
 
 
-def _duration(seconds: float) -> str:
+def wall_time(seconds: float) -> str:
+    """``seconds`` of waiting as a person reads them: ``42 s``, ``3 min 05 s``, ``1 h 02 min``."""
     seconds = int(round(seconds))
     if seconds < 60:
         return f"{seconds} s"
