@@ -50,6 +50,11 @@ sys.path.insert(0, str(ROOT))
 from fusiondiff import definition  # noqa: E402
 from fusiondiff.definition import definition_hash  # noqa: E402
 
+try:
+    from fusiondiff.definition import tagged_structural_hash  # noqa: E402  since issue #28
+except ImportError:  # a checkout from before captures held their graph hashes
+    tagged_structural_hash = None  # type: ignore[assignment]
+
 sys.path.insert(0, str(ROOT / "tests"))
 try:
     import synthetic as syn  # noqa: E402  the records' builders the tests use
@@ -77,8 +82,9 @@ TARGETED: list[tuple[str, float | None, float]] = []
 """Every figure that has a target, in the order measured: name, seconds (None if stopped), target."""
 
 
-def build_capture_json(count: int, kind: str = "live") -> str:
-    """A capture of ``count`` fusions made of the recorded ones, each with its own name and definition."""
+def build_capture_json(count: int, kind: str = "live", graph_hashes: bool = True) -> str:
+    """A capture of ``count`` fusions made of the recorded ones, each with its own name and definition,
+    and (``graph_hashes``, where the checkout records them) its graph hash, as the recorder writes it."""
     data = json.loads(SOURCE.read_text())
     base = data["fusions"]
     fusions = []
@@ -86,6 +92,8 @@ def build_capture_json(count: int, kind: str = "live") -> str:
         f = dict(base[i % len(base)])
         definition = f["definition"].rstrip("\n") + f"\n    fd.add_output(fd.define_scalar({i}, dtype=DataType.Int))\n"
         f.update(name=f"nvFusion{i}", definition=definition, definition_hash=definition_hash(definition))
+        if graph_hashes and tagged_structural_hash is not None:
+            f["graph_hash"] = tagged_structural_hash(definition)
         fusions.append(f)
     data.update(fusions=fusions, kind=kind, source=f"bench_load: {count} fusions from {SOURCE.name}")
     return json.dumps(data, indent=1) + "\n"  # as store.dumps_capture writes
@@ -217,7 +225,7 @@ def main() -> int:
     print(f"bench_load on {os.cpu_count()} CPU(s), Python {sys.version.split()[0]}, fusiondiff from {ROOT}")
     with tempfile.TemporaryDirectory(prefix="fusiondiff-bench-") as tmp:
         folder = Path(tmp)
-        print("\nload, show, diff (best of 3 below 10,000 fusions, 1 run at 10,000):")
+        print("\nload, show, diff (best of 3 at every size, so the scaling compares like with like):")
         loads: dict[int, float] = {}
         load_cpu: dict[int, float] = {}
         diffs: dict[int, tuple[float, float]] = {}
@@ -226,7 +234,7 @@ def main() -> int:
             a.write_text(build_capture_json(count))
             b.write_text(build_capture_json(count, kind="replay"))
             size = a.stat().st_size
-            repeat = 3 if count < 10_000 else 1
+            repeat = 3
             load_s, capture = timed(lambda a=a: load_capture(a), repeat)
             loads[count] = load_s
             load_cpu[count] = CPU_S[0]
@@ -252,6 +260,14 @@ def main() -> int:
                 f"{len(result.pairs)} pairs",
                 case=f"diff, {count:,} vs {count:,} fusions",
             )
+            if count == SIZES[-1] and tagged_structural_hash is not None:
+                # the same fusions in files written before issue #28, without their graph hashes:
+                # the differ hashes every definition itself (the files users already have)
+                a.write_text(build_capture_json(count, graph_hashes=False))
+                b.write_text(build_capture_json(count, kind="replay", graph_hashes=False))
+                old_s, _ = timed(do_diff, repeat)
+                row("  same, files without graph hashes", old_s, None, "written before issue #28")
+                a.write_text(build_capture_json(count))
             peak = peak_bytes(lambda a=a: load_capture(a))
             print(
                 f"  {'peak memory of a load':<42} {peak / 2**20:9.1f} MiB  {peak / size:6.2f}x of the file "

@@ -130,6 +130,28 @@ def _resolve(statement: _Statement, values: dict[str, str]) -> tuple[str, list[s
     return ("".join(parts) if operands else statement.args), operands
 
 
+GRAPH_HASH_TAG = "graph1:"
+"""Prefix of a graph hash written into a capture (:func:`tagged_structural_hash`): names the
+algorithm of :func:`structural_hash`, so a file written by a fusiondiff that hashed graphs another
+way is hashed again rather than matched on a hash this one would not give. Change it with the
+algorithm."""
+
+
+def tagged_structural_hash(definition: str) -> str:
+    """:func:`structural_hash` as a capture stores it, tagged with its algorithm."""
+    return GRAPH_HASH_TAG + structural_hash(definition)
+
+
+def recorded_structural_hash(definition: str, recorded: str | None) -> str:
+    """The definition's graph hash: the one its capture recorded (``recorded``, from
+    :func:`tagged_structural_hash` at record time) where this algorithm wrote it, else computed.
+    A diff of two 10,000-fusion captures spends most of its matching hashing graphs the recorder
+    already hashed."""
+    if recorded is not None and recorded.startswith(GRAPH_HASH_TAG):
+        return recorded[len(GRAPH_HASH_TAG) :]
+    return structural_hash(definition)
+
+
 @functools.lru_cache(maxsize=_CACHED)
 def structural_hash(definition: str) -> str:
     """Hash of the fusion as a graph: each value is hashed from its operation and the hashes of

@@ -32,7 +32,7 @@ from fusiondiff.constraints import (
     Registers,
     SmemBytes,
 )
-from fusiondiff.definition import structural_hash
+from fusiondiff.definition import recorded_structural_hash
 from fusiondiff.environment import Environment
 from fusiondiff.kernel_names import kernel_history  # noqa: F401 - diff/rules_fusion.py imports it from here
 
@@ -277,6 +277,7 @@ class FusionRecord:
     definition: str
     """The definition as nvFuser prints it (``print(fd)``)."""
     definition_hash: str
+    """sha256 of the canonical definition (value names renamed in order)."""
     inputs: tuple[TensorMeta, ...]
     kernels: tuple[KernelRecord, ...]
     segmentation: Segmentation
@@ -307,6 +308,10 @@ class FusionRecord:
     conditions: TimingConditions | None = None
     """What its timing ran beside (:mod:`fusiondiff.conditions`): other work on the GPU, clocks and
     throttling, the host time of its calls; ``None`` in files written before issue #27."""
+    graph_hash: str | None = None
+    """The definition's graph hash as the recorder computed it, tagged with its algorithm
+    (:func:`fusiondiff.definition.tagged_structural_hash`); ``None`` in files written before issue
+    #28. A memo: :attr:`structure_hash` uses it only where this fusiondiff's algorithm wrote it."""
 
     @property
     def input_signature(self) -> tuple[Any, ...]:
@@ -314,9 +319,10 @@ class FusionRecord:
 
     @functools.cached_property
     def structure_hash(self) -> str:
-        """The definition's graph hash (:func:`fusiondiff.definition.structural_hash`), computed
-        by this fusiondiff whatever version wrote the file: what the differ matches on."""
-        return structural_hash(self.definition)
+        """The definition's graph hash (:func:`fusiondiff.definition.structural_hash`): what the
+        differ matches on. The one recorded with the fusion where this fusiondiff's algorithm wrote
+        it (:attr:`graph_hash`), else computed from the definition, whatever version wrote the file."""
+        return recorded_structural_hash(self.definition, self.graph_hash)
 
     @property
     def key(self) -> str:

@@ -81,3 +81,27 @@ def test_canonical_source_ignores_codegen_local_numbering_but_not_types():
     b = "void k() { nvfuser_index_t i5; i5 = 8 * threadIdx.x; bool b9; b9 = i5 == 0; int64_t x; }"
     c = b.replace("int64_t", "int32_t")
     assert canonical_source(a) == canonical_source(b) != canonical_source(c)
+
+
+def test_a_fusion_matches_on_the_graph_hash_its_capture_recorded_with_this_algorithm(seed_pairs, tmp_path):
+    import dataclasses
+
+    from fusiondiff.definition import GRAPH_HASH_TAG, tagged_structural_hash
+    from fusiondiff.store import dumps_capture
+
+    live, _ = seed_pairs[0]
+    computed = structural_hash(live.definition)
+    assert live.graph_hash is None and live.structure_hash == computed  # a file from before #28
+    recorded = dataclasses.replace(live, graph_hash=tagged_structural_hash(live.definition))
+    assert recorded.graph_hash == GRAPH_HASH_TAG + computed and recorded.structure_hash == computed
+    # the recorded hash is what the differ matches on: it is not computed again
+    planted = dataclasses.replace(live, graph_hash=GRAPH_HASH_TAG + "f" * 32)
+    assert planted.structure_hash == "f" * 32
+    # another algorithm's hash (a later or earlier fusiondiff) is not used: the graph is hashed again
+    foreign = dataclasses.replace(live, graph_hash="graph0:" + "f" * 32)
+    assert foreign.structure_hash == computed
+    # the field survives a write and a read
+    capture = load_capture(DATA / "seed" / "live_forward.json")
+    path = tmp_path / "c.json"
+    path.write_text(dumps_capture(dataclasses.replace(capture, fusions=(recorded,))))
+    assert load_capture(path).fusions[0].graph_hash == recorded.graph_hash

@@ -73,6 +73,10 @@ def test_in_place_fusion_is_recorded_with_the_values_it_read(install):
     assert (meta.min_value, meta.max_value) == (0, 0)
     assert torch.all(pending.copies[0] == 0)
     assert torch.all(recorder.tensors[meta.tensor_key] == 0)
+    # the graph hash the recorder computed is written with the record: the differ matches on it
+    from fusiondiff.definition import GRAPH_HASH_TAG, structural_hash
+
+    assert pending.record.graph_hash == GRAPH_HASH_TAG + structural_hash(str(fd))
 
 
 class FailingFusion(InPlaceFusion):

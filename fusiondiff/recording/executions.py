@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fusiondiff.definition import definition_calls
+from fusiondiff.definition import definition_calls, tagged_structural_hash
 from fusiondiff.model import FusionRecord, Segmentation, Timing
 from fusiondiff.recording import nvfuser_adapter as nvf
 from fusiondiff.recording.environment import current_device_index
@@ -64,7 +64,7 @@ class Pending:
 
 def untimed_record(seen: Seen, text: str, digest: str) -> FusionRecord:
     """The record of a new distinct execution before it is timed: its definition (``text``, its
-    hash ``digest``), inputs, options and device, and what nvFuser says of it (its repro script,
+    hash ``digest`` and its graph hash, which the differ then need not compute again), inputs, options and device, and what nvFuser says of it (its repro script,
     its IR's exact constants), with a warning for each of those it could not give."""
     fd, label, kwargs = seen.fd, seen.label, seen.kwargs
     warnings: list[str] = [text.strip()[2:]] if text.startswith(nvf.UNPRINTABLE) else []
@@ -80,6 +80,7 @@ def untimed_record(seen: Seen, text: str, digest: str) -> FusionRecord:
         name=label.name,
         definition=text,
         definition_hash=digest,
+        graph_hash=tagged_structural_hash(text),  # the recorder hashed it already: a cache hit
         inputs=tuple(seen.metas),
         kernels=(),
         segmentation=Segmentation(segments=()),
