@@ -291,8 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=GATES,
         default=DEFAULT_PREPARE,
         help="how far a process started ahead goes before its turn: 'imports' (default: torch and nvFuser imported, "
-        "nothing on the GPU), or 'gpu' (also its CUDA context, its script run and compiled, the profiler opened "
-        "once; done between other replays' samples, never during them; not yet measured on a GPU)",
+        "nothing on the GPU), 'context' (also its CUDA context and the profiler opened once, no kernel launched), "
+        "or 'gpu' (also its script run and compiled); on the GPU only between other replays' samples, never during them",
     )
     p.add_argument(
         "--timeout",

@@ -51,8 +51,17 @@ def test_a_fusion_in_the_floors_process_costs_its_script_and_its_share_of_the_sa
 
 
 def test_median_worst_and_ratios_to_the_floor():
-    assert spread([3.0, 1.0, 2.0, 10.0]) == {"count": 4, "median_s": 2.5, "worst_s": 10.0}
-    assert spread([]) == {"count": 0, "median_s": None, "worst_s": None}
+    assert spread([3.0, 1.0, 2.0, 10.0]) == {
+        "count": 4,
+        "median_s": 2.5,
+        "worst_s": 10.0,
+        "first_s": 3.0,
+        "worst_after_first_s": 10.0,
+    }
+    # the first fusion also fills the pipeline: its cost is told apart from the rest's worst
+    assert spread([12.0, 2.0, 2.5, 1.5])["worst_after_first_s"] == 2.5
+    assert spread([4.0])["worst_after_first_s"] is None
+    assert spread([]) == {"count": 0, "median_s": None, "worst_s": None, "first_s": None, "worst_after_first_s": None}
     floor = {"median_s": 1.0, "worst_s": 2.0, "wall_s": 20.0}
     assert ratios_to({"median_s": 3.0, "worst_s": 5.0, "wall_s": 50.0}, floor) == {
         "median": 3.0,
@@ -92,8 +101,9 @@ def test_phase_medians_and_each_modes_round_trip_arguments():
     assert mode_arguments("reference", 12, 4) == {"prestart": False}
     assert mode_arguments("ahead", 12, 4) == {"prestart": True, "ahead": 1, "prepare": "imports"}
     assert mode_arguments("pipeline", 12, 3) == {"prestart": True, "ahead": 3, "prepare": "gpu"}
+    assert mode_arguments("context", 12, 3, 6) == {"prestart": True, "ahead": 6, "prepare": "context"}
     assert mode_arguments("floor", 12, 4) == {"prestart": False, "batch": 12}
-    assert set(MODES) == {"reference", "ahead", "pipeline", "floor"}
+    assert set(MODES) == {"reference", "ahead", "pipeline", "context", "floor"}
     with pytest.raises(ValueError):
         mode_arguments("fast", 12, 4)
 

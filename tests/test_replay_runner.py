@@ -251,3 +251,70 @@ def test_the_real_child_gated_at_the_gpu_runs_nothing_before_prepare_and_writes_
     names = [p["name"] for p in phases["phases"]]
     assert names[:2] == ["imports", "wait_to_prepare"] and phases["spawned_at"] <= phases["entered_at"]
     assert "replay child: phases (s): interpreter" in (tmp_path / "replay.log").read_text()
+
+
+class _JournalRecorder:
+    """Stands for the recorder in :func:`run_replay`: notes when it is installed and when the
+    samples would be taken; it records nothing (the replay then says no fusion ran)."""
+
+    journal: list[str] = []
+
+    def __init__(self, *args, **kwargs):
+        self.warnings, self.name_prefix, self.context_lost = [], "", None
+        self.fusion_count, self.errors, self.tensors = 0, [], None
+
+    def install(self):
+        self.journal.append("recorder")
+
+    def uninstall(self):
+        pass
+
+    def finish(self):
+        self.journal.append("samples")
+        from fusiondiff.errors import CaptureError
+
+        raise CaptureError("nothing recorded")
+
+
+@pytest.mark.parametrize(
+    ("scripts_in_turn", "expected"),
+    [
+        # gated at the GPU: the script runs (nvFuser compiles) in the preparation, before the gate
+        (False, ["context", "recorder", "script", "profiler", "gate", "samples"]),
+        # gated at the context: only the context and the profiler before the gate; the script in its turn
+        (True, ["context", "profiler", "gate", "recorder", "script", "samples"]),
+    ],
+)
+def test_a_replay_gated_at_the_context_runs_its_scripts_only_after_its_turn_came(
+    tmp_path, monkeypatch, scripts_in_turn, expected
+):
+    from fusiondiff.replay import child
+
+    journal: list[str] = []
+    _JournalRecorder.journal = journal
+    monkeypatch.setattr(child, "_import_frontends", lambda: None)
+    monkeypatch.setattr(child, "_cuda_devices", lambda device, create_context: (journal.append("context"), (1, 0))[1])
+    monkeypatch.setattr(child, "_open_profiler_once", lambda options: journal.append("profiler"))
+    monkeypatch.setattr(child, "recorder_class", lambda options: _JournalRecorder)
+    monkeypatch.setattr(child, "_run_one", lambda script, code: journal.append("script"))
+    script = tmp_path / "repro.py"
+    script.write_text("x = 1\n")
+    outcome = child.run_replay(
+        [str(script)],
+        str(tmp_path / "replay.json"),
+        wait_to_time=lambda: journal.append("gate"),
+        scripts_in_turn=scripts_in_turn,
+    )
+    assert journal == expected
+    assert outcome.status == "error" and not (tmp_path / "replay.json").exists()
+
+
+def test_a_child_gated_at_the_context_says_so_when_prepared(tmp_path):
+    child, journal = _gated_fake(tmp_path, gate="context")
+    assert _wait_for_stage(child, stages.IMPORTED)
+    child.prepare()
+    assert _wait_for_stage(child, stages.PREPARED)
+    child.go()
+    child.wait(30, lambda m: None)
+    assert _journal(journal) == ["gpu:prepare", "gpu:samples"]
+    assert "waiting for its turn to run its scripts and time" in (tmp_path / "replay.log").read_text()

@@ -442,10 +442,12 @@ def _overlapping(windows, device):
     ]
 
 
-@pytest.mark.parametrize("ahead", [1, 3, 4])
-def test_spares_prepare_on_the_gpu_together_but_never_while_one_samples(live: Path, tmp_path: Path, ahead) -> None:
+@pytest.mark.parametrize(("ahead", "prepare"), [(1, "gpu"), (3, "gpu"), (4, "gpu"), (6, "context")])
+def test_spares_prepare_on_the_gpu_together_but_never_while_one_samples(
+    live: Path, tmp_path: Path, ahead, prepare
+) -> None:
     fake = StagedReplay(load_capture(live))
-    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=ahead, prepare="gpu")
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=ahead, prepare=prepare)
     assert result.replayed_now == 11 and result.exit_code == 0 and result.ahead == ahead
     stems = [d.stem for d in result.distinct]
     assert fake.scripts_run == stems and fake.started == stems and not fake.cancelled
@@ -456,7 +458,8 @@ def test_spares_prepare_on_the_gpu_together_but_never_while_one_samples(live: Pa
     if ahead > 1:  # preparations overlap one another: that is where the time is saved
         prepares = [w for w in fake.windows if w[0] == "prepare"]
         assert any(a[3] < b[4] and b[3] < a[4] for a in prepares for b in prepares if a is not b)
-    assert "prepared (imports, CUDA context, compile, profiler)" in rt.render_summary(result)
+    prepared = "(imports, CUDA context, compile, profiler)" if prepare == "gpu" else "(imports, CUDA context, profiler)"
+    assert f"prepared {prepared}" in rt.render_summary(result)
 
 
 def test_two_gpus_each_keep_their_spares_and_sample_one_at_a_time(live: Path, tmp_path: Path) -> None:

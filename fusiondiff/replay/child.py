@@ -24,7 +24,7 @@ from fusiondiff.model import FusionRecord
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
 from fusiondiff.replay.phases import PhaseLog
-from fusiondiff.replay.stages import GATE_GPU, GATE_IMPORTS, GATES, Gates
+from fusiondiff.replay.stages import GATE_CONTEXT, GATE_IMPORTS, GATES, STAGED_GATES, Gates
 from fusiondiff.store import save_capture
 
 
@@ -103,6 +103,7 @@ def run_replay(
     wait_to_time: Callable[[], None] | None = None,
     on_timed: Callable[[], None] | None = None,
     phases: PhaseLog | None = None,
+    scripts_in_turn: bool = False,
 ) -> ReplayOutcome:
     """Run ``scripts`` one after the other with the recorder installed, time their fusions, write
     ``output``. A fusion that fails is kept with its inputs and the failure; the capture is written
@@ -114,8 +115,9 @@ def run_replay(
     is called once the scripts are read and torch and nvFuser imported, before anything touches the
     GPU; ``wait_to_time`` once the CUDA context is made, the scripts have run (each fusion compiled
     at its first execute, the inputs copied for timing) and the profiler's first window is opened
-    and closed (it costs 1.5-1.9 s once per process on the H200), before the warm-ups and samples.
-    ``on_timed`` is called once the samples are taken, before the capture is written.
+    and closed (it costs 1.5-1.9 s once per process on the H200), before the warm-ups and samples;
+    with ``scripts_in_turn`` (the ``context`` gate), once the context is made and the profiler
+    opened, before the scripts run. ``on_timed`` is called once the samples are taken, before the capture is written.
     ``phases`` gets the wall-clock time of each phase (:mod:`fusiondiff.replay.phases`)."""
     from fusiondiff.replay.legacy import translate_legacy
     from fusiondiff.replay.script_env import script_nvfuser_env
@@ -139,6 +141,12 @@ def run_replay(
             wait_to_prepare()
     with phases.phase("cuda_context"):
         count, current = _cuda_devices(device, create_context=True)
+    if wait_to_time is not None and scripts_in_turn:
+        # prepared ahead with nothing compiled or launched: the scripts run in this replay's turn
+        with phases.phase("profiler_init"):
+            _open_profiler_once(options or RecordingOptions())
+        with phases.phase("wait_to_time"):
+            wait_to_time()
     programs = []
     device_warnings: list[str] = []
     for script, translation in translations:
@@ -188,7 +196,7 @@ def run_replay(
             recorder.warnings.append(f"inputs replaced by {inputs_capture}'s for {sorted(override.used)}")
         else:
             recorder.warnings.append(f"no fusion of the script matched a definition in {inputs_capture}")
-    if wait_to_time is not None:
+    if wait_to_time is not None and not scripts_in_turn:
         if not recorder.context_lost and not failures:
             with phases.phase("profiler_init"):
                 _open_profiler_once(options or RecordingOptions())
@@ -387,9 +395,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             log_file=params.get("log"),
             device=params.get("device"),
             wait_to_prepare=gates.wait_to_prepare if gates else None,
-            wait_to_time=gates.wait_to_time if gates and gates.gate == GATE_GPU else None,
+            wait_to_time=gates.wait_to_time if gates and gates.gate in STAGED_GATES else None,
             on_timed=gates.timed if gates else None,
             phases=phases,
+            scripts_in_turn=gate == GATE_CONTEXT,
         )
     except ReplayTimeout:
         outcome = ReplayOutcome(status="timeout", message="stopped at the timeout while timing")

@@ -32,12 +32,12 @@ from fusiondiff.replay.child import ReplayOutcome, read_script, run_replay
 from fusiondiff.replay.phases import phases_path_for
 from fusiondiff.replay.stages import (
     ENDED,
-    GATE_GPU,
     GATE_IMPORTS,
     GATES,
     IMPORTED,
     PREPARED,
     PREPARING,
+    STAGED_GATES,
     STARTING,
     TIMED,
     TIMING,
@@ -121,9 +121,12 @@ class ChildReplay:
     - ``None``: no gate, it runs at once;
     - ``"imports"``: it reads its scripts, sets their ``NVFUSER_*`` environment and imports torch
       and nvFuser, then waits for :meth:`go` before it touches the GPU;
-    - ``"gpu"``: the same, then it waits for :meth:`prepare` to make its CUDA context, run its
-      scripts (each fusion compiled at its first execute) and open the profiler once, then waits for
-      :meth:`go` to take its warm-ups and samples. Between the two it launches no kernel.
+    - ``"context"``: the same, then it waits for :meth:`prepare` to make its CUDA context and open
+      the profiler once, launching no kernel, then waits for :meth:`go` to run its scripts and take
+      its warm-ups and samples;
+    - ``"gpu"``: the same, but its scripts run (each fusion compiled at its first execute) in the
+      preparation, before it waits for :meth:`go` to take its warm-ups and samples. Between the two
+      it launches no kernel.
 
     :meth:`stage` says where it is, from the lines it prints and from what it was told.
     :meth:`wait` (after :meth:`go` when gated) gives its :class:`ReplayOutcome`; :meth:`cancel`
@@ -213,9 +216,10 @@ class ChildReplay:
             pass
 
     def prepare(self) -> None:
-        """Let a child gated at ``"gpu"`` prepare on the GPU now (returns at once; :meth:`stage`
-        says ``prepared`` when it is done). A child gated at ``"imports"`` has nothing to prepare."""
-        if self.gate == GATE_GPU:
+        """Let a child gated at ``"context"`` or ``"gpu"`` prepare on the GPU now (returns at once;
+        :meth:`stage` says ``prepared`` when it is done). A child gated at ``"imports"`` has nothing
+        to prepare."""
+        if self.gate in STAGED_GATES:
             self._send("prepare")
 
     def go(self) -> None:
@@ -319,7 +323,7 @@ class PendingReplay:
         self._child.cancel()
 
     def prepare(self) -> None:
-        """Let it prepare on the GPU now (gated at ``"gpu"``; see :class:`ChildReplay`)."""
+        """Let it prepare on the GPU now (gated at ``"context"`` or ``"gpu"``; see :class:`ChildReplay`)."""
         self._child.prepare()
 
     def go(self) -> None:
@@ -343,8 +347,9 @@ def start_replay(
 ) -> PendingReplay:
     """Start the fresh process of a replay of ``scripts`` now; it prepares as far as ``gate`` says
     (``"imports"``: imports torch and nvFuser, then waits for :meth:`PendingReplay.run` before it
-    touches the GPU; ``"gpu"``: also, once told :meth:`PendingReplay.prepare`, makes its CUDA
-    context, runs and compiles its scripts and opens the profiler once, then waits to time). The
+    touches the GPU; ``"context"``: also, once told :meth:`PendingReplay.prepare`, makes its CUDA
+    context and opens the profiler once, then waits to run its scripts and time; ``"gpu"``: also runs
+    and compiles its scripts in the preparation, then waits to time). The
     same checks as :func:`replay_scripts` run first and raise :class:`ReplayError`."""
     params = _child_params(scripts, output, options or RecordingOptions(), None, None)
     child = ChildReplay(params, log_path_for(output), child_env=child_env, gate=gate, phases=phases)

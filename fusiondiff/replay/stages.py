@@ -5,9 +5,13 @@ A gated child stops at a gate until its parent writes a word on its stdin:
 
 - ``imports``: it reads its scripts, sets their ``NVFUSER_*`` environment and imports torch and
   nvFuser, then waits for ``go`` before anything touches the GPU;
-- ``gpu``: the same, then it waits for ``prepare`` to make its CUDA context, run its scripts (each
-  fusion compiled at its first execute, its inputs copied for timing) and open the profiler once;
-  then it waits for ``go`` to take its warm-ups and samples. ``go`` alone lets it do both.
+- ``context``: the same, then it waits for ``prepare`` to make its CUDA context and open the
+  profiler once (CUPTI's start-up, 1.5-2.4 s on the H200), launching no kernel; then it waits for
+  ``go`` to run its scripts (each fusion compiled at its first execute) and take its samples;
+- ``gpu``: the same as ``context``, but its scripts run in the preparation too (each fusion compiled
+  at its first execute, its inputs copied for timing): ``go`` only takes its warm-ups and samples.
+
+``go`` alone lets a child do both.
 
 Both sides are here: the stages' names and the line a child prints at each (:func:`stage_line`),
 which the parent reads, and the child's own waiting on stdin (:class:`Gates`).
@@ -22,8 +26,12 @@ TOKEN_ENV = "FUSIONDIFF_ROUNDTRIP_RUN"
 can tell its idle neighbours (started ahead on its GPU) from other processes there."""
 
 GATE_IMPORTS = "imports"
+GATE_CONTEXT = "context"
 GATE_GPU = "gpu"
-GATES = (GATE_IMPORTS, GATE_GPU)
+GATES = (GATE_IMPORTS, GATE_CONTEXT, GATE_GPU)
+STAGED_GATES = (GATE_CONTEXT, GATE_GPU)
+"""The gates whose processes prepare on the GPU when told (``prepare``), between other replays'
+samples on that GPU and never during them."""
 
 STARTING = "starting"
 IMPORTED = "imported"
@@ -51,6 +59,11 @@ has timed, and 5 processes per GPU fit in the H200 machine's 16 cores; each spar
 context (about 0.5 GiB) and its fusion's inputs on the GPU while it waits."""
 PIPELINE_AHEAD = 4
 """K of the pipeline mode that ``bench_roundtrip.py --modes`` measures (see :data:`DEFAULT_AHEAD`)."""
+CONTEXT_AHEAD = 6
+"""K of the ``context`` mode that ``bench_roundtrip.py --modes`` measures: a process needs its
+imports (7.5 s on the H200 machine) and its context and profiler (about 2.7 s) before its turn, and
+a turn (its scripts' compile and its samples) takes about 2 s, so about five turns pass while the
+next spare gets ready; six keep one ready in steady state."""
 DEFAULT_PREPARE = GATE_IMPORTS
 """How far a process started ahead goes by default (``--prepare-ahead``): its imports only."""
 
@@ -86,14 +99,12 @@ class Gates:
         self.going = self._read() == "go"
 
     def wait_to_time(self) -> None:
-        print(
-            stage_line(
-                self.nonce,
-                PREPARED,
-                "CUDA context made, scripts run and compiled, profiler started; waiting for its turn to time",
-            ),
-            flush=True,
+        done = (
+            "CUDA context made, profiler started; waiting for its turn to run its scripts and time"
+            if self.gate == GATE_CONTEXT
+            else "CUDA context made, scripts run and compiled, profiler started; waiting for its turn to time"
         )
+        print(stage_line(self.nonce, PREPARED, done), flush=True)
         if not self.going and self._read() != "go":
             raise SystemExit(3)
         self.going = True

@@ -17,8 +17,8 @@ from fusiondiff.progress import Progress, silent
 from fusiondiff.replay.stages import (
     DEFAULT_AHEAD,
     DEFAULT_PREPARE,
-    GATE_GPU,
     GATES,
+    STAGED_GATES,
 )
 from fusiondiff.roundtrip.folder import (
     check_folder,
@@ -72,9 +72,10 @@ def roundtrip(
     ``replay`` to :func:`replay_in_child`. With ``prestart`` (and a ``replay`` that can start ahead,
     as the real one can), each worker keeps ``ahead`` replay processes started beyond the one
     timing; without it (``--no-prestart``, the reference), each process starts in its turn.
-    ``prepare`` says how far a process started ahead goes before its turn (``"imports"``, or
-    ``"gpu"``: also its CUDA context, its scripts run and compiled, the profiler opened once, and
-    never while another process samples on its GPU; :mod:`fusiondiff.replay.stages`). On Ctrl-C,
+    ``prepare`` says how far a process started ahead goes before its turn (``"imports"``;
+    ``"context"``: also its CUDA context and the profiler opened once; ``"gpu"``: also its scripts
+    run and compiled; on the GPU never while another process samples there;
+    :mod:`fusiondiff.replay.stages`). On Ctrl-C,
     the replays running are stopped, what finished is kept, the merged capture and diff are written
     of it, and the result says ``interrupted``. With
     ``executor`` (:class:`fusiondiff.roundtrip.slurm.SlurmExecutor`) the replays run as its job
@@ -134,7 +135,7 @@ def roundtrip(
             clock,
             start_ahead,
             ahead=ahead,
-            staged=prepare == GATE_GPU,
+            staged=prepare in STAGED_GATES,
             prepare_limit_s=timeout_s,
         )
     )

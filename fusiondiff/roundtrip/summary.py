@@ -32,6 +32,11 @@ def _listed(result: RoundTripResult, top: int | None, limit: int | None) -> list
 def _ahead_words(result: RoundTripResult) -> str:
     if not result.started_ahead:
         return ""
+    if result.prepared_ahead == "context":
+        return (
+            f", up to {result.ahead} process(es) per GPU started ahead and prepared (imports, CUDA context, "
+            "profiler) before their turn, never while another took its samples; each compiles in its own turn"
+        )
     if result.prepared_ahead == "gpu":
         return (
             f", up to {result.ahead} process(es) per GPU started ahead and prepared (imports, CUDA context, "
