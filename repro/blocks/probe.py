@@ -28,7 +28,16 @@ from pathlib import Path
 import torch
 from nvfuser_direct import DataType, FusionDefinition
 
-from fusiondiff.blocks.instrument import HEADER_WORDS, RECORD_WORDS, Buffer, instrument, kernel_names
+try:
+    from fusiondiff.blocks.instrument import HEADER_WORDS, RECORD_WORDS, Buffer, instrument, kernel_names
+except ImportError:
+    # the probe ran (2026-12-01) against the first record layout, four words per CTA, which was
+    # never committed: fusiondiff's probe now writes per-warp words (instrument.record_words)
+    raise SystemExit(
+        "probe.py: this is the record of the probe run on 2026-12-01 against a first record layout that "
+        "fusiondiff no longer has (its output is tests/data/blocks/probe/); it does not run against this "
+        "fusiondiff: record block timelines with `fusiondiff capture --sm-timeline`"
+    ) from None
 from fusiondiff.model import TimingProtocol
 from fusiondiff.recording.kineto import KinetoSource
 from fusiondiff.recording.nvfuser_adapter import ir_constants
