@@ -196,3 +196,35 @@ def test_a_partition_slurm_refuses_is_one_error(on_slurm: None, tmp_path: Path) 
     with pytest.raises(FusionDiffError, match="Slurm refused the job array: .*partition"):
         roundtrip(live, tmp_path / "rt", replay=RecordedReplay(live), executor=_executor(partition="nope"))
     assert not list((tmp_path / "rt" / "replays").glob("*.json"))
+
+
+def test_each_array_task_takes_turns_as_the_local_workers_do(monkeypatch, tmp_path: Path) -> None:
+    """``--ahead`` and ``--prepare-ahead`` reach the workers each task runs on its node (no Slurm
+    needed: the tasks are built and one is run here, its workers stood in for)."""
+    pytest.importorskip("submitit")
+    from fusiondiff.roundtrip import slurm
+    from fusiondiff.roundtrip.plan import distinct_fusions
+
+    pending = distinct_fusions(load_capture(LLAMA3 / "live.json"))[:4]
+    scripts = {d.index: tmp_path / f"{d.stem}.py" for d in pending}
+    ties = {d.index: "" for d in pending}
+    executor = _executor(batches_per_task=2)
+    work = executor.work(
+        pending, 1, RecordedReplay(LLAMA3 / "live.json"), scripts, ties, tmp_path, tmp_path, print, time.monotonic,
+        True, ahead=6, staged=True, prepare_limit_s=120.0,
+    )  # fmt: skip
+    assert [len(t.fusions) for t in work.tasks] == [2, 2]
+    assert all((t.ahead, t.staged, t.prepare_limit_s) == (6, True, 120.0) for t in work.tasks)
+    seen: dict[str, object] = {}
+
+    class StandIn:
+        def __init__(self, *args, **kwargs):
+            seen.update(kwargs, start_ahead=args[10])
+            self.failures, self.processes = {}, []
+
+        def run(self) -> None:
+            pass
+
+    monkeypatch.setattr(slurm, "Workers", StandIn)
+    slurm.run_task(work.tasks[0])
+    assert (seen["ahead"], seen["staged"], seen["prepare_limit_s"]) == (6, True, 120.0)

@@ -120,7 +120,21 @@ def roundtrip(
 
     start_ahead: StartAhead | None = getattr(replay, "start", None) if prestart else None
     work: Workers | SlurmWork = (
-        executor.work(pending, batch, replay, scripts, ties, replays_dir, logs_dir, progress, clock, prestart)
+        executor.work(
+            pending,
+            batch,
+            replay,
+            scripts,
+            ties,
+            replays_dir,
+            logs_dir,
+            progress,
+            clock,
+            prestart,
+            ahead=ahead,
+            staged=prepare in STAGED_GATES,
+            prepare_limit_s=timeout_s,
+        )
         if executor is not None
         else Workers(
             pending,

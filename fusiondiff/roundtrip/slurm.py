@@ -29,6 +29,7 @@ from typing import Any
 
 from fusiondiff.errors import FusionDiffError, MissingPackageError
 from fusiondiff.progress import Progress
+from fusiondiff.replay.stages import DEFAULT_AHEAD
 from fusiondiff.roundtrip.records import DistinctFusion, ReplayProcess
 from fusiondiff.roundtrip.replays import ReplayFunction
 from fusiondiff.roundtrip.workers import Workers, wall_time
@@ -67,6 +68,12 @@ class SlurmTask:
     replays_dir: Path
     logs_dir: Path
     prestart: bool
+    ahead: int = DEFAULT_AHEAD
+    """Replay processes started ahead per GPU of the node (``--ahead``)."""
+    staged: bool = False
+    """They prepare on the GPU before their turn (``--prepare-ahead context`` or ``gpu``)."""
+    prepare_limit_s: float = 900.0
+    """How long a turn waits for a preparation (the replays' timeout)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,6 +115,9 @@ def run_task(task: SlurmTask) -> TaskOutcome:
         progress,
         time.monotonic,
         start_ahead,
+        ahead=task.ahead,
+        staged=task.staged,
+        prepare_limit_s=task.prepare_limit_s,
     )
     try:
         work.run()
@@ -152,7 +162,13 @@ class SlurmExecutor:
         progress: Progress,
         clock: Callable[[], float],
         prestart: bool,
+        *,
+        ahead: int = DEFAULT_AHEAD,
+        staged: bool = False,
+        prepare_limit_s: float = 900.0,
     ) -> SlurmWork:
+        """The job array's tasks over ``pending``; each task's node runs the local workers with the
+        same turn-taking as on this machine (``prestart``, ``ahead``, ``staged``)."""
         size = batch * self.settings.batches_per_task
         tasks = []
         for k in range(0, len(pending), size):
@@ -169,6 +185,9 @@ class SlurmExecutor:
                     replays_dir,
                     logs_dir,
                     prestart,
+                    ahead,
+                    staged,
+                    prepare_limit_s,
                 )
             )
         return SlurmWork(self.settings, tasks, replays_dir.parent / "slurm", progress, clock)
