@@ -21,6 +21,7 @@ side's samples converted to arrays once, and the verdicts read plain numbers fro
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -82,7 +83,10 @@ class _Samples:
     themselves, one matrix per sample count, which the U test reads again."""
 
     def __init__(self, timings: Sequence[Timing]) -> None:
-        self.counts = np.fromiter((len(t.samples_ns) for t in timings), dtype=np.int64, count=len(timings))
+        # Loops in C where they can be (map, chain, fromiter): tens of thousands of timings of
+        # tens of samples each, as Python floats, are the bulk of a large diff's memory reads.
+        samples_ns = [t.samples_ns for t in timings]
+        self.counts = np.fromiter(map(len, samples_ns), dtype=np.int64, count=len(timings))
         self.medians = np.full(len(timings), math.nan)
         self.iqrs = np.zeros(len(timings))
         self.rows = np.zeros(len(timings), dtype=np.intp)
@@ -92,7 +96,9 @@ class _Samples:
             if count == 0:
                 continue
             indices = np.flatnonzero(self.counts == count)
-            samples = np.asarray([timings[i].samples_ns for i in indices.tolist()], dtype=float)
+            group = samples_ns if len(indices) == len(timings) else [samples_ns[i] for i in indices.tolist()]
+            flat = np.fromiter(itertools.chain.from_iterable(group), dtype=float, count=len(group) * count)
+            samples = flat.reshape(len(group), count)
             self.matrices[count] = samples
             self.rows[indices] = np.arange(len(indices))
             self.medians[indices] = np.median(samples, axis=1)
