@@ -99,7 +99,7 @@ def kernel_variant(ctx: RuleContext) -> Iterator[Finding]:
     for pair in ctx.pairs:
         kernels, data = [], []
         for k in pair.kernels:
-            launch = [c for c in k.changes if c.category == "launch"]
+            launch = [c for c in k.changes if c.category == "launch"] if k.changes else []
             if not launch:
                 continue
             kernels.append(k)
@@ -115,7 +115,7 @@ def cuda_source(ctx: RuleContext) -> Iterator[Finding]:
     """Same kernel slot, other generated CUDA source (``source_hash``); ``printer_casts`` when the
     two printed definitions are one fusion but differ in the casts nvFuser's printer adds."""
     for pair in ctx.pairs:
-        kernels = [k for k in pair.kernels if any(c.category == "source" for c in k.changes)]
+        kernels = [k for k in pair.kernels if k.changes and any(c.category == "source" for c in k.changes)]
         if kernels:
             data = [
                 Evidence("source_hash", c.a, c.b, "text", subject=k.normalized_name)
