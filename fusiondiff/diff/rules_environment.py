@@ -53,7 +53,7 @@ KEPT_APART = frozenset({"host_bound"})
 _UNRECORDED = TimingConditions()
 """The conditions of a record written before they were recorded: nothing known."""
 
-T = TypeVar("T")
+_V = TypeVar("_V")
 
 
 def _records(ctx: RuleContext, pair: FusionPair) -> tuple[FusionRecord, FusionRecord]:
@@ -65,7 +65,7 @@ def _conditions(record: FusionRecord) -> TimingConditions:
 
 
 def _affected(
-    ctx: RuleContext, value: Callable[[FusionRecord], T], concerns: Callable[[T, T], bool]
+    ctx: RuleContext, value: Callable[[FusionRecord], _V], concerns: Callable[[_V, _V], bool]
 ) -> tuple[list[FusionPair], list[FusionPair]]:
     """The timed pairs (neither execution failed) where ``concerns(A's value, B's)``, and those
     where ``concerns(B's value, A's)``: the pairs a rule's finding about side A, and about side B,
