@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 UNITS: tuple[tuple[str, float], ...] = (("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9))
 """Every time unit, with its size in nanoseconds."""
+_UNIT_AT = {name: i for i, (name, _) in enumerate(UNITS)}
 
 
 def _known(ns: float | None) -> bool:
@@ -29,10 +30,14 @@ def _known(ns: float | None) -> bool:
 
 def select_unit(ns: float, smallest: str = "ns") -> tuple[str, float]:
     """The largest unit (from ``smallest`` up) in which ``ns`` is at least 1: its name and size."""
-    chosen = next((u for u in UNITS if u[0] == smallest), UNITS[0])
-    for unit in UNITS:
-        if unit[1] >= chosen[1] and abs(ns) >= unit[1]:
-            chosen = unit
+    # a diff's verdicts call this once per kernel pair (tens of thousands): no search for the start
+    magnitude = abs(ns)
+    start = _UNIT_AT.get(smallest, 0)
+    chosen = UNITS[start]
+    for unit in UNITS[start + 1 :]:
+        if not magnitude >= unit[1]:  # not ``<``: a NaN stays in the smallest unit
+            break  # the units grow: no larger one fits either
+        chosen = unit
     return chosen
 
 
@@ -67,8 +72,10 @@ def durations(*values_ns: float, signed: Sequence[bool] = ()) -> list[str]:
     largest = max(known)
     unit, scale = select_unit(largest, smallest="us")
     decimals = _decimals(largest / scale, unit)
-    flags = list(signed) + [False] * (len(values_ns) - len(signed))
-    return [f"{_format(v, scale, decimals, s)} {unit}" if _known(v) else "-" for v, s in zip(values_ns, flags)]
+    return [
+        f"{_format(v, scale, decimals, i < len(signed) and signed[i])} {unit}" if _known(v) else "-"
+        for i, v in enumerate(values_ns)
+    ]
 
 
 @dataclass(frozen=True)

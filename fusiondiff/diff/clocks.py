@@ -11,6 +11,7 @@ a capture whose readings are all idle has no known clock while timing, rather th
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -26,7 +27,13 @@ even held back by power or heat, stays above it."""
 
 def is_idle(reading_mhz: float, max_mhz: float | None) -> bool:
     """A reading at the idle clock of a GPU whose highest SM clock is ``max_mhz`` (unknown: no)."""
-    return max_mhz is not None and max_mhz > 0 and reading_mhz < IDLE_FRACTION * max_mhz
+    return reading_mhz < _idle_below(max_mhz)
+
+
+def _idle_below(max_mhz: float | None) -> float:
+    """The reading below which a clock is idle (:func:`is_idle`): -inf where ``max_mhz`` is unknown.
+    Computed once for a whole list of readings: a capture holds tens of thousands."""
+    return IDLE_FRACTION * max_mhz if max_mhz is not None and max_mhz > 0 else -math.inf
 
 
 def max_clock_mhz(*captures: Capture) -> float | None:
@@ -59,11 +66,13 @@ def timed_clock(capture: Capture, max_mhz: float | None = None) -> TimedClock:
             return TimedClock(None)  # nothing was timed: no clock ran any samples
         start = capture.environment.sm_clock_mhz
         readings = [start] if start is not None else []
-    busy = [r for r in readings if not is_idle(r, limit)]
-    idle = tuple(r for r, _ in Counter(r for r in readings if is_idle(r, limit)).most_common())
+    below = _idle_below(limit)
+    busy = [r for r in readings if not r < below]
+    idle = tuple(r for r, _ in Counter(r for r in readings if r < below).most_common())
     return TimedClock(statistics.median(busy) if busy else None, idle)
 
 
 def running(readings: Sequence[int], max_mhz: float | None) -> list[int]:
     """The readings of one fusion's samples that are not idle."""
-    return [r for r in readings if not is_idle(r, max_mhz)]
+    below = _idle_below(max_mhz)
+    return [r for r in readings if not r < below]

@@ -5,6 +5,7 @@ are chosen here: :mod:`fusiondiff.report.wording` writes them."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,12 @@ class RuleContext:
     pairs: tuple[FusionPair, ...]
     changes: tuple[PropertyChange, ...]
     """Capture-level changes (environment, NVFUSER_* variables, clocks, protocol)."""
+
+    @functools.cached_property
+    def records(self) -> tuple[tuple[FusionRecord, FusionRecord], ...]:
+        """Each pair's records, A's and B's, in the order of :attr:`pairs`: looked up once, since
+        many rules walk every pair's records."""
+        return tuple((self.a.fusions[p.index_a], self.b.fusions[p.index_b]) for p in self.pairs)
 
     def fusion_a(self, pair: FusionPair) -> FusionRecord:
         return self.a.fusions[pair.index_a]

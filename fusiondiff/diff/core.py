@@ -109,18 +109,27 @@ def _replays_subset(b: Capture, pairs: Sequence[FusionPair], unmatched: Sequence
 def _timing_verdicts(
     records: Sequence[tuple[FusionRecord, FusionRecord]], kernel_matches: Sequence[KernelMatch]
 ) -> tuple[list[TimingVerdict], list[list[TimingVerdict]]]:
-    """Every fusion's and matched kernel's verdict, computed in one batch (it is vectorised)."""
+    """Every fusion's and matched kernel's verdict, computed in one batch (it is vectorised).
+
+    A verdict depends on the two sides' samples only, so a kernel pair whose samples are its
+    fusions' on both sides shares the fusions' verdict instead of joining the batch: a fusion's
+    samples are its kernels' sums, so every fusion of one kernel has such a kernel (half the
+    fusions of a recorded Llama step). Left out, a twin changes nothing else either: the U test of
+    a batch chooses its method from whether any row has ties, and the fusions' row stays in."""
     timings = [(fa.timing, fb.timing) for fa, fb in records]
-    for (fa, fb), km in zip(records, kernel_matches):
-        timings += [(fa.kernels[i].timing, fb.kernels[j].timing) for i, j in km.pairs]
+    places: list[list[int]] = []  # each kernel pair's verdict, as a place in the batch
+    for index, ((fa, fb), km) in enumerate(zip(records, kernel_matches)):
+        kernel_places = []
+        for i, j in km.pairs:
+            ta, tb = fa.kernels[i].timing, fb.kernels[j].timing
+            if ta.samples_ns == fa.timing.samples_ns and tb.samples_ns == fb.timing.samples_ns:
+                kernel_places.append(index)
+            else:
+                kernel_places.append(len(timings))
+                timings.append((ta, tb))
+        places.append(kernel_places)
     verdicts = compare_timings(timings)
-    fusion_verdicts = verdicts[: len(records)]
-    kernel_verdicts = []
-    start = len(records)
-    for km in kernel_matches:
-        kernel_verdicts.append(verdicts[start : start + len(km.pairs)])
-        start += len(km.pairs)
-    return fusion_verdicts, kernel_verdicts
+    return verdicts[: len(records)], [[verdicts[k] for k in kernel_places] for kernel_places in places]
 
 
 def _name(f: FusionRecord) -> str:

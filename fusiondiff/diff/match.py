@@ -37,7 +37,7 @@ from __future__ import annotations
 import bisect
 import difflib
 from collections import Counter, defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from fusiondiff.definition import canonical_definition
@@ -124,6 +124,8 @@ def _pair_group(
 ) -> list[tuple[int, int, bool]]:
     """Pair equally good candidates: same name and trace first, then a replay with the record its
     script was written for, then in capture order. Each pair says whether order alone made it."""
+    if len(ia) == 1 and len(ib) == 1:
+        return [(ia[0], ib[0], False)]  # the usual group (distinct fusions): one candidate, no choice
     pairs = []
     rest_a, rest_b = list(ia), list(ib)
     for same in (
@@ -241,8 +243,10 @@ class _Lines:
 
 
 def _unmatched_reasons(
-    side: Side, left: Iterable[int], fusions: Sequence[FusionRecord], other: Sequence[FusionRecord]
+    side: Side, left: Collection[int], fusions: Sequence[FusionRecord], other: Sequence[FusionRecord]
 ) -> list[FusionLeftOver]:
+    if not left:
+        return []  # every fusion paired: no need to index the other side
     other_side = "B" if side == "A" else "A"
     definitions = Counter(g.structure_hash for g in other)
     names = {(g.name, g.trace) for g in other}

@@ -93,8 +93,8 @@ class _Kernel:
 
 def measured_kernels(ctx: RuleContext) -> Iterator[_Kernel]:
     """Every matched kernel measured on both sides, with its slower side."""
-    for pair in ctx.pairs:
-        ta, tb = ctx.fusion_a(pair).sm_timeline, ctx.fusion_b(pair).sm_timeline
+    for pair, (fa, fb) in zip(ctx.pairs, ctx.records):
+        ta, tb = fa.sm_timeline, fb.sm_timeline
         if ta is None or tb is None or pair.failed:
             continue
         for kernel in pair.kernels:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import statistics
 from collections.abc import Callable, Iterator, Sequence
+from typing import TypeVar
 
 from fusiondiff.conditions import DeviceActivity, OtherWork, TimingConditions
 from fusiondiff.diff.clocks import max_clock_mhz, running
@@ -49,13 +50,36 @@ HOST_SHARE = 0.10
 KEPT_APART = frozenset({"host_bound"})
 """Rules whose time is host time: it explains no kernel-time gap and claims no fusion's gap."""
 
+_UNRECORDED = TimingConditions()
+"""The conditions of a record written before they were recorded: nothing known."""
+
+_V = TypeVar("_V")
+
 
 def _records(ctx: RuleContext, pair: FusionPair) -> tuple[FusionRecord, FusionRecord]:
     return ctx.fusion_a(pair), ctx.fusion_b(pair)
 
 
 def _conditions(record: FusionRecord) -> TimingConditions:
-    return record.conditions or TimingConditions()
+    return record.conditions or _UNRECORDED
+
+
+def _affected(
+    ctx: RuleContext, value: Callable[[FusionRecord], _V], concerns: Callable[[_V, _V], bool]
+) -> tuple[list[FusionPair], list[FusionPair]]:
+    """The timed pairs (neither execution failed) where ``concerns(A's value, B's)``, and those
+    where ``concerns(B's value, A's)``: the pairs a rule's finding about side A, and about side B,
+    is given. One walk over the pairs serves both sides, each record's ``value`` read once."""
+    affected: tuple[list[FusionPair], list[FusionPair]] = ([], [])
+    for pair, (a, b) in zip(ctx.pairs, ctx.records):
+        if pair.failed:
+            continue
+        va, vb = value(a), value(b)
+        if concerns(va, vb):
+            affected[0].append(pair)
+        if concerns(vb, va):
+            affected[1].append(pair)
+    return affected
 
 
 def _median(values: Sequence[float]) -> float | None:
@@ -115,18 +139,22 @@ def _other(record: FusionRecord) -> OtherWork | None:
     return _conditions(record).other_work
 
 
+def _overlap(record: FusionRecord) -> float | None:
+    """The mean fraction of the sample windows other work overlapped; ``None`` where not seen."""
+    other = _other(record)
+    return None if other is None else other.mean_fraction
+
+
+def _overlapped_more(mine: float | None, theirs: float | None) -> bool:
+    """Other work overlapped at least :data:`OVERLAP_MIN` of my windows, and that much more than theirs."""
+    if mine is None or mine < OVERLAP_MIN:
+        return False
+    return theirs is None or mine - theirs >= OVERLAP_MIN
+
+
 def other_work(ctx: RuleContext) -> Iterator[Finding]:
     """Other threads of a side's process ran kernels on the GPU during its sample windows."""
-    for index in (0, 1):
-        affected = []
-        for pair in ctx.pairs:
-            if pair.failed:
-                continue
-            mine, theirs = (_other(r) for r in _oriented(ctx, pair, index))
-            if mine is None or mine.mean_fraction < OVERLAP_MIN:
-                continue
-            if theirs is None or mine.mean_fraction - theirs.mean_fraction >= OVERLAP_MIN:
-                affected.append(pair)
+    for index, affected in enumerate(_affected(ctx, _overlap, _overlapped_more)):
         if affected:
             data = _other_work_evidence(ctx, affected, index) + _common(ctx, affected) + _block_delays(ctx, affected)
             yield _finding("other_work", "setup", affected, data, ctx.total_gap_ns(affected))
@@ -206,22 +234,21 @@ def _device(record: FusionRecord) -> DeviceActivity | None:
     return _conditions(record).device
 
 
-def _oriented(ctx: RuleContext, pair: FusionPair, index: int) -> tuple[FusionRecord, FusionRecord]:
-    """The pair's records, the side ``index`` (0: A, 1: B) first."""
-    a, b = _records(ctx, pair)
-    return (a, b) if index == 0 else (b, a)
+def _process_count(record: FusionRecord) -> int | None:
+    d = _device(record)
+    return None if d is None else d.other_process_count
+
+
+def _more_processes(mine: int | None, theirs: int | None) -> bool:
+    """Other processes had a context on my GPU, more of them than on theirs (or theirs unknown)."""
+    if mine is None or mine == 0:
+        return False
+    return theirs is None or theirs < mine
 
 
 def other_processes(ctx: RuleContext) -> Iterator[Finding]:
     """Other processes had a compute context on a side's GPU while it was timed (NVML)."""
-    for index in (0, 1):
-        affected = []
-        for pair in ctx.pairs:
-            mine, theirs = (_device(r) for r in _oriented(ctx, pair, index))
-            if pair.failed or mine is None or mine.other_process_count == 0:
-                continue
-            if theirs is None or theirs.other_process_count < mine.other_process_count:
-                affected.append(pair)
+    for affected in _affected(ctx, _process_count, _more_processes):
         if affected:
             data = [_evidence(ctx, affected, name, unit, value) for name, unit, value in _PROCESS_EVIDENCE]
             yield _finding(
@@ -274,21 +301,21 @@ def _limit_fractions(d: DeviceActivity) -> dict[str, float]:
     return {name: min(d.violation_ns[name] / d.window_ns, 1.0) for name in LIMITS if name in d.violation_ns}
 
 
-def _throttled(d: DeviceActivity | None) -> bool:
+def _throttled(record: FusionRecord) -> bool:
+    d = _device(record)
     if d is None:
         return False
     reasons = d.reasons_while_running or 0
     return any(f >= THROTTLE_SHARE for f in _limit_fractions(d).values()) or any(reasons & b for b in THROTTLE_BITS)
 
 
+def _only_mine(mine: bool, theirs: bool) -> bool:
+    return mine and not theirs
+
+
 def gpu_throttled(ctx: RuleContext) -> Iterator[Finding]:
     """A side's GPU held its clocks back on a power, thermal or hardware limit while it was timed."""
-    for index in (0, 1):
-        affected = []
-        for pair in ctx.pairs:
-            mine, theirs = (_device(r) for r in _oriented(ctx, pair, index))
-            if not pair.failed and _throttled(mine) and not _throttled(theirs):
-                affected.append(pair)
+    for affected in _affected(ctx, _throttled, _only_mine):
         if not affected:
             continue
         data = []
@@ -317,9 +344,11 @@ def _reasons_evidence(ctx: RuleContext, pairs: Sequence[FusionPair]) -> Evidence
     return Evidence("clock_event_reasons", masks[0], masks[1], "flags")
 
 
-def _held(d: DeviceActivity | None) -> bool:
+def _held(record: FusionRecord) -> bool | None:
+    """Whether the record's clocks were held by a setting; ``None`` where NVML did not say."""
+    d = _device(record)
     if d is None:
-        return False
+        return None
     reasons = d.reasons_while_running or 0
     set_apart = (
         d.applications_clock_mhz is not None
@@ -329,14 +358,14 @@ def _held(d: DeviceActivity | None) -> bool:
     return bool(reasons & APPLICATIONS_CLOCKS) or set_apart
 
 
+def _held_only_mine(mine: bool | None, theirs: bool | None) -> bool:
+    """My clocks were held, and theirs, known, were not."""
+    return bool(mine) and theirs is not None and not theirs
+
+
 def clocks_locked(ctx: RuleContext) -> Iterator[Finding]:
     """A side's clocks were held by the applications-clock setting or a locked clock."""
-    for index in (0, 1):
-        affected = []
-        for pair in ctx.pairs:
-            mine, theirs = (_device(r) for r in _oriented(ctx, pair, index))
-            if not pair.failed and _held(mine) and theirs is not None and not _held(theirs):
-                affected.append(pair)
+    for affected in _affected(ctx, _held, _held_only_mine):
         if affected:
 
             def clock(r: FusionRecord) -> float | None:
@@ -364,20 +393,20 @@ def _wait(host_ns: float, kernel_ns: float) -> float:
 def host_bound(ctx: RuleContext) -> Iterator[Finding]:
     """A side's calls take longer on the host than their kernels on the GPU, and the GPU waits
     longer for them than on the other side."""
-    for index in (0, 1):
-        affected, waits = [], 0.0
-        for pair in ctx.pairs:
-            ra, rb = _records(ctx, pair)
-            ha, hb = _host(ra), _host(rb)
-            if pair.failed or ha is None or hb is None:
-                continue
-            wa, wb = _wait(ha, pair.timing.median_a_ns), _wait(hb, pair.timing.median_b_ns)
-            mine, theirs, their_host = (wa, wb, hb) if index == 0 else (wb, wa, ha)
+    affected: tuple[list[FusionPair], list[FusionPair]] = ([], [])
+    waits = [0.0, 0.0]
+    for pair, (ra, rb) in zip(ctx.pairs, ctx.records):  # both sides in one walk, as _affected does
+        ha, hb = _host(ra), _host(rb)
+        if pair.failed or ha is None or hb is None:
+            continue
+        wa, wb = _wait(ha, pair.timing.median_a_ns), _wait(hb, pair.timing.median_b_ns)
+        for index, (mine, theirs, their_host) in enumerate(((wa, wb, hb), (wb, wa, ha))):
             if mine > 0 and mine - theirs >= max(HOST_MARGIN_NS, HOST_SHARE * their_host):
-                affected.append(pair)
-                waits += mine - theirs
-        if affected:
-            yield _finding("host_bound", "cause", affected, _host_evidence(ctx, affected), waits)
+                affected[index].append(pair)
+                waits[index] += mine - theirs
+    for index in (0, 1):
+        if affected[index]:
+            yield _finding("host_bound", "cause", affected[index], _host_evidence(ctx, affected[index]), waits[index])
 
 
 def _host_evidence(ctx: RuleContext, pairs: Sequence[FusionPair]) -> list[Evidence]:

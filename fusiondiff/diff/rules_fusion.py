@@ -34,8 +34,9 @@ def constant_precision(ctx: RuleContext) -> Iterator[Finding]:
     """A constant printed with 6 significant digits where the other side knows more digits:
     ``rounded_in_b`` (A's exact value, B's printed literal), ``rounded_in_a`` (A's printed literal,
     B's exact value), and both sides' ``exact_constants``."""
-    for pair in ctx.pairs:
-        fa, fb = ctx.fusion_a(pair), ctx.fusion_b(pair)
+    for pair, (fa, fb) in zip(ctx.pairs, ctx.records):
+        if fa.exact_constants == fb.exact_constants:
+            continue  # each side ran with every exact value the other knows: nothing was rounded
         data = [
             Evidence("rounded_in_b", value, literal, "text")
             for literal, value in lossy_constants(fb.definition, fa.exact_constants, fb.exact_constants)
@@ -61,11 +62,11 @@ def options(ctx: RuleContext) -> Iterator[Finding]:
 def segmentation(ctx: RuleContext) -> Iterator[Finding]:
     """nvFuser split the fusion differently: other schedulers, or other kernels launched (each
     kernel of one side only with its median: ``kernel_only_in_a``, ``kernel_only_in_b``)."""
-    for pair in ctx.pairs:
+    for pair, (fa, fb) in zip(ctx.pairs, ctx.records):
         if pair.failed:
             continue  # a failed execution has no segments: the failure rules say why
-        fa, fb = ctx.fusion_a(pair), ctx.fusion_b(pair)
-        schedulers_changed = fa.segmentation.schedulers != fb.segmentation.schedulers
+        # the comparer's segmentation change is exactly this: other schedulers, in group order
+        schedulers_changed = any(c.category == "segmentation" for c in pair.changes)
         if not schedulers_changed and not pair.unmatched_kernels:
             continue
         data = [
@@ -98,7 +99,7 @@ def kernel_variant(ctx: RuleContext) -> Iterator[Finding]:
     for pair in ctx.pairs:
         kernels, data = [], []
         for k in pair.kernels:
-            launch = [c for c in k.changes if c.category == "launch"]
+            launch = [c for c in k.changes if c.category == "launch"] if k.changes else []
             if not launch:
                 continue
             kernels.append(k)
@@ -114,7 +115,7 @@ def cuda_source(ctx: RuleContext) -> Iterator[Finding]:
     """Same kernel slot, other generated CUDA source (``source_hash``); ``printer_casts`` when the
     two printed definitions are one fusion but differ in the casts nvFuser's printer adds."""
     for pair in ctx.pairs:
-        kernels = [k for k in pair.kernels if any(c.category == "source" for c in k.changes)]
+        kernels = [k for k in pair.kernels if k.changes and any(c.category == "source" for c in k.changes)]
         if kernels:
             data = [
                 Evidence("source_hash", c.a, c.b, "text", subject=k.normalized_name)
@@ -139,6 +140,8 @@ def runtime_reuse(ctx: RuleContext) -> Iterator[Finding]:
     for pair in ctx.pairs:
         kernels, data = [], []
         for k in pair.kernels:
+            if k.name_a == k.name_b:
+                continue  # one name, one history
             ha, hb = kernel_history(k.name_a), kernel_history(k.name_b)
             if not ha or not hb or ha[1:] == hb[1:]:
                 continue

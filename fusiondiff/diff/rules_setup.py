@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from fusiondiff.diff.clocks import max_clock_mhz, running, timed_clock
+from fusiondiff.diff.clocks import TimedClock, max_clock_mhz, running, timed_clock
 from fusiondiff.diff.compare import input_bytes
 from fusiondiff.diff.context import RuleContext, fusion_gap_ns, make_finding
 from fusiondiff.diff.records import Evidence, EvidenceValue, Finding, FusionPair, PropertyChange
@@ -70,23 +70,30 @@ def timed_sm_clock_mhz(capture: Capture) -> float | None:
     return timed_clock(capture).mhz
 
 
-def _clock_lines(a: Capture, b: Capture, changes: Sequence[PropertyChange]) -> list[str]:
+def _clock_lines(clocks: tuple[TimedClock, TimedClock], changes: Sequence[PropertyChange]) -> list[str]:
     """:func:`_clock_evidence` as lines, for ``DiffResult.warnings`` (still text)."""
     return [
         f"SM clock while timing: {e.a:.0f} MHz in A, {e.b:.0f} MHz in B"
         if e.field == "timed_sm_clock_mhz"
         else f"{e.field}: {number(e.a)} MHz in A, {number(e.b)} MHz in B"
-        for e in _clock_evidence(a, b, changes)
+        for e in _clock_evidence(clocks, changes)
     ]
 
 
-def _clock_evidence(a: Capture, b: Capture, changes: Sequence[PropertyChange]) -> list[Evidence]:
-    """Clocks that differ between the captures: the SM clock while timing (read around the
-    samples, idle readings left out: ``timed_sm_clock_mhz``), and among the recorded ``clocks``
-    changes the boost limit and the memory clock (``max_sm_clock_mhz``, ``memory_clock_mhz``)."""
-    data = []
+def _timed_clocks(a: Capture, b: Capture) -> tuple[TimedClock, TimedClock]:
+    """The SM clock each capture's samples ran at (:func:`~fusiondiff.diff.clocks.timed_clock`),
+    idle readings told apart by the two GPUs' highest clock."""
     limit = max_clock_mhz(a, b)
-    va, vb = timed_clock(a, limit).mhz, timed_clock(b, limit).mhz
+    return timed_clock(a, limit), timed_clock(b, limit)
+
+
+def _clock_evidence(timed: tuple[TimedClock, TimedClock], changes: Sequence[PropertyChange]) -> list[Evidence]:
+    """Clocks that differ between the captures: the SM clock while timing (read around the
+    samples, idle readings left out: ``timed_sm_clock_mhz``, of :func:`_timed_clocks`), and among
+    the recorded ``clocks`` changes the boost limit and the memory clock (``max_sm_clock_mhz``,
+    ``memory_clock_mhz``)."""
+    data = []
+    va, vb = timed[0].mhz, timed[1].mhz
     if _clocks_apart(va, vb):
         data.append(Evidence("timed_sm_clock_mhz", va, vb, "mhz"))
     clocks = {c.path: c for c in changes if c.category == "clocks"}
@@ -97,13 +104,12 @@ def _clock_evidence(a: Capture, b: Capture, changes: Sequence[PropertyChange]) -
     return data
 
 
-def idle_clock_notes(a: Capture, b: Capture) -> list[str]:
+def idle_clock_notes(clocks: tuple[TimedClock, TimedClock]) -> list[str]:
     """A side whose every SM-clock reading is the idle clock: its clock while timing is not known,
-    so the clocks are not compared (a note, not a difference)."""
-    limit = max_clock_mhz(a, b)
+    so the clocks are not compared (a note, not a difference). ``clocks``: A's and B's
+    :func:`_timed_clocks`."""
     notes = []
-    for side, capture in (("A", a), ("B", b)):
-        clock = timed_clock(capture, limit)
+    for side, clock in zip(("A", "B"), clocks):
         if clock.mhz is None and clock.idle:
             idle = ", ".join(f"{r}" for r in clock.idle[:3])
             notes.append(
@@ -128,7 +134,7 @@ def _capture_issues(ctx: RuleContext) -> list[Evidence]:
         for name in ("warmup", "flush_bytes", "on_copies")
         if name in protocol
     ]
-    data += _clock_evidence(ctx.a, ctx.b, ctx.changes)
+    data += _clock_evidence(_timed_clocks(ctx.a, ctx.b), ctx.changes)
     # a warning both captures carry describes both the same way: it does not make them unlike
     shared = set(ctx.a.warnings) & set(ctx.b.warnings)
     for side, capture in (("A", ctx.a), ("B", ctx.b)):
@@ -152,19 +158,22 @@ def _fusion_issues(side: str, f: FusionRecord, max_mhz: float | None, label: str
     data: list[Evidence] = []
     if f.failure is not None:
         return data  # no samples because it failed: the failure rules say so
-    if f.timing.count < MIN_SAMPLES:
-        data.append(Evidence("samples", *_on(side, f.timing.count), "count", subject=label))
-    if f.timing.count and not any(f.timing.samples_ns):
-        data.append(Evidence("zero_samples", *_on(side, f.timing.count), "count", subject=label))
+    count = f.timing.count
+    if count < MIN_SAMPLES:
+        data.append(Evidence("samples", *_on(side, count), "count", subject=label))
+    if count and not any(f.timing.samples_ns):
+        data.append(Evidence("zero_samples", *_on(side, count), "count", subject=label))
     clocks = running(f.sm_clock_mhz, max_mhz)  # an idle reading was taken while nothing ran
-    if len(clocks) >= 2 and _clocks_apart(min(clocks), max(clocks)):
+    if len(clocks) >= 2:
         moved = (min(clocks), max(clocks))
-        data.append(Evidence("sm_clock_moved_mhz", *_on(side, moved), "mhz", subject=label))
-    data += [
-        Evidence("fusion_warning", *_on(side, n.text), "text", subject=label)
-        for n in coded(f.warnings)
-        if n.code == "profiler_trouble"
-    ]
+        if _clocks_apart(*moved):
+            data.append(Evidence("sm_clock_moved_mhz", *_on(side, moved), "mhz", subject=label))
+    if f.warnings:
+        data += [
+            Evidence("fusion_warning", *_on(side, n.text), "text", subject=label)
+            for n in coded(f.warnings)
+            if n.code == "profiler_trouble"
+        ]
     return data
 
 
@@ -176,9 +185,9 @@ def measurement(ctx: RuleContext) -> Iterator[Finding]:
     fusion_data: list[Evidence] = []
     affected: list[FusionPair] = []
     limit = max_clock_mhz(ctx.a, ctx.b)
-    for pair in ctx.pairs:
-        issues = _fusion_issues("A", ctx.fusion_a(pair), limit, pair.label)
-        issues += _fusion_issues("B", ctx.fusion_b(pair), limit, pair.label)
+    for pair, (fa, fb) in zip(ctx.pairs, ctx.records):
+        issues = _fusion_issues("A", fa, limit, pair.label)
+        issues += _fusion_issues("B", fb, limit, pair.label)
         if issues:
             affected.append(pair)
             fusion_data += issues
@@ -220,5 +229,6 @@ def capture_warnings(a: Capture, b: Capture, changes: Sequence[PropertyChange]) 
     ea, eb = a.environment, b.environment
     if ea.gpu_name and eb.gpu_name and ea.gpu_name != eb.gpu_name:
         warnings.append(f"recorded on different GPUs: {ea.gpu_name} vs {eb.gpu_name}")
-    warnings += [f"clocks differ: {line}" for line in _clock_lines(a, b, changes)]
-    return warnings + idle_clock_notes(a, b)
+    clocks = _timed_clocks(a, b)  # a walk over every fusion's readings: once for both kinds of line
+    warnings += [f"clocks differ: {line}" for line in _clock_lines(clocks, changes)]
+    return warnings + idle_clock_notes(clocks)

@@ -15,11 +15,13 @@ The rule, in order:
 5. Otherwise (a gap above the floor the test does not confirm): ``AMBIGUOUS``; take more samples.
 
 Verdicts are computed in batches (:func:`compare_timings`) because a capture can hold thousands of
-kernels: medians and the U test run vectorised over all pairs with the same sample counts.
+kernels: medians and the U test run vectorised over all pairs with the same sample counts, each
+side's samples converted to arrays once, and the verdicts read plain numbers from them.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -51,77 +53,108 @@ def compare_timing(a: Timing, b: Timing) -> TimingVerdict:
 
 def compare_timings(pairs: Sequence[tuple[Timing, Timing]]) -> list[TimingVerdict]:
     """Verdicts for many pairs of timings at once, in the order given."""
-    med_a, iqr_a = _medians_and_iqrs([a for a, _ in pairs])
-    med_b, iqr_b = _medians_and_iqrs([b for _, b in pairs])
-    needs_test = [
-        i
-        for i, (a, b) in enumerate(pairs)
-        if a.count >= 2 and b.count >= 2 and abs(med_b[i] - med_a[i]) >= _noise_floor(med_a[i])
+    a = _Samples([a for a, _ in pairs])
+    b = _Samples([b for _, b in pairs])
+    gaps = b.medians - a.medians
+    # NaN medians (no samples) compare False, as the count test already leaves them out
+    tested = (a.counts >= 2) & (b.counts >= 2) & (np.abs(gaps) >= _noise_floors(a.medians))
+    p_values = _mann_whitney(a, b, np.flatnonzero(tested))
+    # one conversion to Python numbers for all pairs: the verdicts' fields hold floats and ints
+    counts_a, counts_b = a.counts.tolist(), b.counts.tolist()
+    med_a, med_b, iqr_a, iqr_b = a.medians.tolist(), b.medians.tolist(), a.iqrs.tolist(), b.iqrs.tolist()
+    return [
+        _verdict(ta, tb, counts_a[i], counts_b[i], med_a[i], med_b[i], iqr_a[i], iqr_b[i], p_values.get(i))
+        for i, (ta, tb) in enumerate(pairs)
     ]
-    p_values = _mann_whitney(pairs, needs_test)
-    return [_verdict(a, b, med_a[i], med_b[i], iqr_a[i], iqr_b[i], p_values.get(i)) for i, (a, b) in enumerate(pairs)]
 
 
 def _noise_floor(median_a_ns: float) -> float:
     return max(RELATIVE_FLOOR * median_a_ns, ABSOLUTE_FLOOR_NS)
 
 
-def _medians_and_iqrs(timings: Sequence[Timing]) -> tuple[list[float], list[float]]:
-    """Median and IQR of each timing (same definitions as :class:`Timing`), vectorised per count."""
-    medians = [math.nan] * len(timings)
-    iqrs = [0.0] * len(timings)
-    by_count: dict[int, list[int]] = defaultdict(list)
-    for i, t in enumerate(timings):
-        by_count[t.count].append(i)
-    for count, indices in by_count.items():
-        if count == 0:
-            continue
-        samples = np.asarray([timings[i].samples_ns for i in indices], dtype=float)
-        group_medians = np.median(samples, axis=1)
-        # numpy's default (linear) percentile is the "inclusive" quantile Timing.iqr_ns uses.
-        group_iqrs = np.subtract(*np.percentile(samples, [75, 25], axis=1)) if count >= 2 else None
-        for row, i in enumerate(indices):
-            medians[i] = float(group_medians[row])
-            iqrs[i] = float(group_iqrs[row]) if group_iqrs is not None else 0.0
-    return medians, iqrs
+def _noise_floors(medians_a_ns: np.ndarray) -> np.ndarray:
+    """:func:`_noise_floor` of every median (the same float arithmetic, elementwise)."""
+    return np.maximum(RELATIVE_FLOOR * medians_a_ns, ABSOLUTE_FLOOR_NS)
 
 
-def _mann_whitney(pairs: Sequence[tuple[Timing, Timing]], indices: Sequence[int]) -> dict[int, float]:
-    """Two-sided U-test p-values for the given pairs, one scipy call per (count A, count B)."""
-    if not indices:
+class _Samples:
+    """One side's timings as arrays: sample counts, medians (NaN without samples) and IQRs (0 with
+    fewer than two samples), with the same definitions as :class:`Timing`; and the samples
+    themselves, one matrix per sample count, which the U test reads again."""
+
+    def __init__(self, timings: Sequence[Timing]) -> None:
+        # Loops in C where they can be (map, chain, fromiter): tens of thousands of timings of
+        # tens of samples each, as Python floats, are the bulk of a large diff's memory reads.
+        samples_ns = [t.samples_ns for t in timings]
+        self.counts = np.fromiter(map(len, samples_ns), dtype=np.int64, count=len(timings))
+        self.medians = np.full(len(timings), math.nan)
+        self.iqrs = np.zeros(len(timings))
+        self.rows = np.zeros(len(timings), dtype=np.intp)
+        """Each timing's row in its count's matrix."""
+        self.matrices: dict[int, np.ndarray] = {}
+        for count in np.unique(self.counts).tolist():
+            if count == 0:
+                continue
+            indices = np.flatnonzero(self.counts == count)
+            group = samples_ns if len(indices) == len(timings) else [samples_ns[i] for i in indices.tolist()]
+            flat = np.fromiter(itertools.chain.from_iterable(group), dtype=float, count=len(group) * count)
+            samples = flat.reshape(len(group), count)
+            self.matrices[count] = samples
+            self.rows[indices] = np.arange(len(indices))
+            self.medians[indices] = np.median(samples, axis=1)
+            if count >= 2:
+                # numpy's default (linear) percentile is the "inclusive" quantile Timing.iqr_ns uses.
+                self.iqrs[indices] = np.subtract(*np.percentile(samples, [75, 25], axis=1))
+
+    def samples(self, count: int, indices: np.ndarray) -> np.ndarray:
+        """The samples of the timings at ``indices``, all of ``count`` samples, one row each."""
+        return self.matrices[count][self.rows[indices]]
+
+
+def _mann_whitney(a: _Samples, b: _Samples, indices: np.ndarray) -> dict[int, float]:
+    """Two-sided U-test p-values for the pairs at ``indices``, one scipy call per (count A, count B)."""
+    if not len(indices):
         return {}
     # imported here: scipy.stats costs about half a second to import, and a diff whose medians all
     # agree within noise asks for no test
     from scipy.stats import mannwhitneyu
 
+    # The groups are the pairs of each (count A, count B), whole: scipy chooses its method (exact or
+    # asymptotic) for a call from whether any row of it has ties.
     by_counts: dict[tuple[int, int], list[int]] = defaultdict(list)
-    for i in indices:
-        by_counts[(pairs[i][0].count, pairs[i][1].count)].append(i)
+    for i, count_a, count_b in zip(indices.tolist(), a.counts[indices].tolist(), b.counts[indices].tolist()):
+        by_counts[(count_a, count_b)].append(i)
     p_values: dict[int, float] = {}
-    for group in by_counts.values():
-        x = np.asarray([pairs[i][0].samples_ns for i in group], dtype=float)
-        y = np.asarray([pairs[i][1].samples_ns for i in group], dtype=float)
-        result = mannwhitneyu(x, y, alternative="two-sided", axis=1)
-        for row, i in enumerate(group):
-            p = float(np.atleast_1d(result.pvalue)[row])
+    for (count_a, count_b), group in by_counts.items():
+        rows = np.asarray(group)
+        result = mannwhitneyu(a.samples(count_a, rows), b.samples(count_b, rows), alternative="two-sided", axis=1)
+        for i, p in zip(group, np.atleast_1d(result.pvalue).tolist()):
             # Every sample tied (identical constant samples): no evidence of a difference.
             p_values[i] = 1.0 if math.isnan(p) else p
     return p_values
 
 
 def _verdict(
-    a: Timing, b: Timing, med_a: float, med_b: float, iqr_a: float, iqr_b: float, p: float | None
+    a: Timing,
+    b: Timing,
+    count_a: int,
+    count_b: int,
+    med_a: float,
+    med_b: float,
+    iqr_a: float,
+    iqr_b: float,
+    p: float | None,
 ) -> TimingVerdict:
-    warnings = _sample_warnings("A", a.count, med_a, iqr_a) + _sample_warnings("B", b.count, med_b, iqr_b)
-    verdict, reason = _decide(a, b, med_a, med_b, p)
+    warnings = _sample_warnings("A", count_a, med_a, iqr_a) + _sample_warnings("B", count_b, med_b, iqr_b)
+    verdict, reason = _decide(a, b, count_a, count_b, med_a, med_b, p)
     ratio = med_b / med_a if med_a > 0 and not math.isnan(med_b) else math.nan
     return TimingVerdict(
         median_a_ns=med_a,
         median_b_ns=med_b,
         iqr_a_ns=iqr_a,
         iqr_b_ns=iqr_b,
-        count_a=a.count,
-        count_b=b.count,
+        count_a=count_a,
+        count_b=count_b,
         ratio=ratio,
         p_value=p,
         verdict=verdict,
@@ -130,9 +163,11 @@ def _verdict(
     )
 
 
-def _decide(a: Timing, b: Timing, med_a: float, med_b: float, p: float | None) -> tuple[Verdict, str]:
-    if a.count == 0 or b.count == 0:
-        side = "A" if a.count == 0 else "B"
+def _decide(
+    a: Timing, b: Timing, count_a: int, count_b: int, med_a: float, med_b: float, p: float | None
+) -> tuple[Verdict, str]:
+    if count_a == 0 or count_b == 0:
+        side = "A" if count_a == 0 else "B"
         return "AMBIGUOUS", f"no samples on side {side}"
     gap = med_b - med_a
     if math.isnan(gap):
@@ -144,16 +179,16 @@ def _decide(a: Timing, b: Timing, med_a: float, med_b: float, p: float | None) -
     direction: Verdict = "SLOWER" if gap > 0 else "FASTER"
     if p is not None and p < ALPHA:
         return direction, f"median gap {duration(gap, signed=True)}, Mann-Whitney p={p:.2g} < {ALPHA}"
-    if min(a.count, b.count) < MIN_SAMPLES:
+    if min(count_a, count_b) < MIN_SAMPLES:
         low, high = sorted((med_a, med_b))
         separated = max(a.samples_ns) < min(b.samples_ns) or max(b.samples_ns) < min(a.samples_ns)
         if low > 0 and high / low >= LARGE_GAP_RATIO and separated:
             return direction, (
-                f"only {a.count} vs {b.count} samples, but the gap is {high / low:.2f}x "
+                f"only {count_a} vs {count_b} samples, but the gap is {high / low:.2f}x "
                 f"(>= {LARGE_GAP_RATIO}x) and the samples do not overlap"
             )
         return "AMBIGUOUS", (
-            f"only {a.count} vs {b.count} samples: a gap of {duration(gap, signed=True)} needs >= {LARGE_GAP_RATIO}x "
+            f"only {count_a} vs {count_b} samples: a gap of {duration(gap, signed=True)} needs >= {LARGE_GAP_RATIO}x "
             f"with non-overlapping samples, or >= {MIN_SAMPLES} samples a side"
         )
     return "AMBIGUOUS", (
