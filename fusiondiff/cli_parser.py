@@ -291,8 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
         choices=GATES,
         default=DEFAULT_PREPARE,
         help="how far a process started ahead goes before its turn: 'imports' (default: torch and nvFuser imported, "
-        "nothing on the GPU), 'context' (also its CUDA context and the profiler opened once, no kernel launched), "
-        "or 'gpu' (also its script run and compiled); on the GPU only between other replays' samples, never during them",
+        "nothing on the GPU), 'context' (also its CUDA context and the profiler opened once, no kernel launched; "
+        "with --ahead 6, a third of the reference's time on the H200), or 'gpu' (also its script run and compiled; "
+        "it moved verdicts on the H200); on the GPU only between other replays' samples, never during them",
     )
     p.add_argument(
         "--timeout",

@@ -47,9 +47,11 @@ capture); its process gone. A child prints ``imported``, ``prepared`` and ``time
 
 DEFAULT_AHEAD = 1
 """Replay processes each worker keeps started beyond the one timing (``--ahead``): one, stopped after
-its imports (:data:`DEFAULT_PREPARE`), the way measured on the H200 (issue #13). The pipeline
-(``--ahead 4 --prepare-ahead gpu``, :data:`PIPELINE_AHEAD`) is not the default until
-``benchmarks/bench_roundtrip.py --modes`` has measured it there against the reference.
+its imports (:data:`DEFAULT_PREPARE`), the way measured on the H200 (issue #13). Measured there in
+#28 (``benchmarks/RESULTS.md``): the pipeline (``--ahead 4 --prepare-ahead gpu``,
+:data:`PIPELINE_AHEAD`) moved two fusions' verdicts against the reference; the context mode
+(``--ahead 6 --prepare-ahead context``, :data:`CONTEXT_AHEAD`) cost a third of the reference and
+gave its verdicts on two sessions, one short of what the default needs.
 :data:`PIPELINE_AHEAD`'s reasoning: a process costs
 about 8-9 s of mostly one-core work before its samples on the H200 (imports 4.4 s, CUDA context
 0.55 s, compile about 1 s, the profiler's first window 1.5-1.9 s); what must wait for the GPU is its
