@@ -204,22 +204,24 @@ def test_each_array_task_takes_turns_as_the_local_workers_do(monkeypatch, tmp_pa
     pytest.importorskip("submitit")
     from fusiondiff.roundtrip import slurm
     from fusiondiff.roundtrip.plan import distinct_fusions
+    from fusiondiff.roundtrip.workers import TurnTaking
 
     pending = distinct_fusions(load_capture(LLAMA3 / "live.json"))[:4]
     scripts = {d.index: tmp_path / f"{d.stem}.py" for d in pending}
     ties = {d.index: "" for d in pending}
     executor = _executor(batches_per_task=2)
+    turns = TurnTaking(ahead=6, staged=True, prepare_limit_s=120.0)
     work = executor.work(
         pending, 1, RecordedReplay(LLAMA3 / "live.json"), scripts, ties, tmp_path, tmp_path, print, time.monotonic,
-        True, ahead=6, staged=True, prepare_limit_s=120.0,
+        True, turns,
     )  # fmt: skip
     assert [len(t.fusions) for t in work.tasks] == [2, 2]
-    assert all((t.ahead, t.staged, t.prepare_limit_s) == (6, True, 120.0) for t in work.tasks)
+    assert all(t.turns == turns for t in work.tasks)
     seen: dict[str, object] = {}
 
     class StandIn:
-        def __init__(self, *args, **kwargs):
-            seen.update(kwargs, start_ahead=args[10])
+        def __init__(self, *args):
+            seen.update(start_ahead=args[10], turns=args[11])
             self.failures, self.processes = {}, []
 
         def run(self) -> None:
@@ -227,4 +229,4 @@ def test_each_array_task_takes_turns_as_the_local_workers_do(monkeypatch, tmp_pa
 
     monkeypatch.setattr(slurm, "Workers", StandIn)
     slurm.run_task(work.tasks[0])
-    assert (seen["ahead"], seen["staged"], seen["prepare_limit_s"]) == (6, True, 120.0)
+    assert seen["turns"] == turns

@@ -44,7 +44,7 @@ from fusiondiff.roundtrip.replays import (
     replay_in_child,
 )
 from fusiondiff.roundtrip.results import finish
-from fusiondiff.roundtrip.workers import Workers
+from fusiondiff.roundtrip.workers import TurnTaking, Workers
 
 if TYPE_CHECKING:
     from fusiondiff.roundtrip.slurm import SlurmExecutor, SlurmWork
@@ -119,38 +119,13 @@ def roundtrip(
     )
 
     start_ahead: StartAhead | None = getattr(replay, "start", None) if prestart else None
+    # the turn-taking, the same on this machine's workers and on each Slurm task's node
+    turns = TurnTaking(ahead, prepare in STAGED_GATES, timeout_s)
     work: Workers | SlurmWork = (
-        executor.work(
-            pending,
-            batch,
-            replay,
-            scripts,
-            ties,
-            replays_dir,
-            logs_dir,
-            progress,
-            clock,
-            prestart,
-            ahead=ahead,
-            staged=prepare in STAGED_GATES,
-            prepare_limit_s=timeout_s,
-        )
+        executor.work(pending, batch, replay, scripts, ties, replays_dir, logs_dir, progress, clock, prestart, turns)
         if executor is not None
         else Workers(
-            pending,
-            batch,
-            devices,
-            replay,
-            scripts,
-            ties,
-            replays_dir,
-            logs_dir,
-            progress,
-            clock,
-            start_ahead,
-            ahead=ahead,
-            staged=prepare in STAGED_GATES,
-            prepare_limit_s=timeout_s,
+            pending, batch, devices, replay, scripts, ties, replays_dir, logs_dir, progress, clock, start_ahead, turns
         )
     )
     interrupted = False

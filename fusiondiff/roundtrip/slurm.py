@@ -29,10 +29,9 @@ from typing import Any
 
 from fusiondiff.errors import FusionDiffError, MissingPackageError
 from fusiondiff.progress import Progress
-from fusiondiff.replay.stages import DEFAULT_AHEAD
 from fusiondiff.roundtrip.records import DistinctFusion, ReplayProcess
 from fusiondiff.roundtrip.replays import ReplayFunction
-from fusiondiff.roundtrip.workers import Workers, wall_time
+from fusiondiff.roundtrip.workers import DEFAULT_TURNS, TurnTaking, Workers, wall_time
 
 INSTALL = "pip install 'fusiondiff[cluster]'"
 """How to install submitit, the one package the Slurm executor needs."""
@@ -68,12 +67,8 @@ class SlurmTask:
     replays_dir: Path
     logs_dir: Path
     prestart: bool
-    ahead: int = DEFAULT_AHEAD
-    """Replay processes started ahead per GPU of the node (``--ahead``)."""
-    staged: bool = False
-    """They prepare on the GPU before their turn (``--prepare-ahead context`` or ``gpu``)."""
-    prepare_limit_s: float = 900.0
-    """How long a turn waits for a preparation (the replays' timeout)."""
+    turns: TurnTaking = DEFAULT_TURNS
+    """How the replay processes take their turns on each GPU of the node, as on the submitting machine."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,9 +110,7 @@ def run_task(task: SlurmTask) -> TaskOutcome:
         progress,
         time.monotonic,
         start_ahead,
-        ahead=task.ahead,
-        staged=task.staged,
-        prepare_limit_s=task.prepare_limit_s,
+        task.turns,
     )
     try:
         work.run()
@@ -162,13 +155,10 @@ class SlurmExecutor:
         progress: Progress,
         clock: Callable[[], float],
         prestart: bool,
-        *,
-        ahead: int = DEFAULT_AHEAD,
-        staged: bool = False,
-        prepare_limit_s: float = 900.0,
+        turns: TurnTaking = DEFAULT_TURNS,
     ) -> SlurmWork:
         """The job array's tasks over ``pending``; each task's node runs the local workers with the
-        same turn-taking as on this machine (``prestart``, ``ahead``, ``staged``)."""
+        same turn-taking as on this machine (``prestart``, ``turns``)."""
         size = batch * self.settings.batches_per_task
         tasks = []
         for k in range(0, len(pending), size):
@@ -185,9 +175,7 @@ class SlurmExecutor:
                     replays_dir,
                     logs_dir,
                     prestart,
-                    ahead,
-                    staged,
-                    prepare_limit_s,
+                    turns,
                 )
             )
         return SlurmWork(self.settings, tasks, replays_dir.parent / "slurm", progress, clock)

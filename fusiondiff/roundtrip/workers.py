@@ -17,6 +17,7 @@ from fusiondiff.errors import CaptureFormatError, FusionDiffError, ReplayError
 from fusiondiff.model import FusionRecord
 from fusiondiff.progress import Progress
 from fusiondiff.replay.stages import (
+    DEFAULT_AHEAD,
     ENDED,
     IMPORTED,
     PREPARED,
@@ -42,6 +43,23 @@ POLL_S = 0.01
 """How often a worker looks at its spares' stages while it waits for one."""
 
 
+@dataclasses.dataclass(frozen=True)
+class TurnTaking:
+    """How a worker's replay processes take their turns on its GPU: the same on this machine and on
+    each node of a Slurm job array (``--ahead``, ``--prepare-ahead``, ``--timeout``)."""
+
+    ahead: int = DEFAULT_AHEAD
+    """Processes a worker keeps started beyond the one timing."""
+    staged: bool = False
+    """The processes started ahead are :class:`StagedReplay`: they prepare on the GPU when told."""
+    prepare_limit_s: float = 900.0
+    """A spare still preparing after this long is stopped and its batch runs in its turn."""
+
+
+DEFAULT_TURNS = TurnTaking()
+"""One process started ahead, gated at its imports (:mod:`fusiondiff.replay.stages`' defaults)."""
+
+
 class Workers:
     """The queue of batches and the workers that empty it, one thread per device; each thread runs
     one replay process at a time (the process is what is fresh, not the thread)."""
@@ -59,18 +77,11 @@ class Workers:
         progress: Progress,
         clock: Callable[[], float],
         start_ahead: StartAhead | None = None,
-        ahead: int = 1,
-        staged: bool = False,
-        prepare_limit_s: float = 900.0,
+        turns: TurnTaking = DEFAULT_TURNS,
     ) -> None:
         self.start_ahead = start_ahead
         """Starts a replay process ahead of its turn; None: each starts in its turn."""
-        self.ahead = ahead
-        """Processes a worker keeps started beyond the one timing."""
-        self.staged = staged
-        """The processes started ahead are :class:`StagedReplay`: they prepare on the GPU when told."""
-        self.prepare_limit_s = prepare_limit_s
-        """A spare still preparing after this long is stopped and its batch runs in its turn."""
+        self.ahead, self.staged, self.prepare_limit_s = turns.ahead, turns.staged, turns.prepare_limit_s
         self.queue: queue.Queue[list[DistinctFusion]] = queue.Queue()
         for group in batches(pending, batch):
             self.queue.put(group)
