@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fusiondiff.errors import ReplayError
-from fusiondiff.replay import runner, stages
+from fusiondiff.replay import child_process, runner, stages
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")
 
@@ -59,20 +59,20 @@ def _run_fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str, *arg
     fake.write_text(textwrap.dedent(script))
     started: list[int] = []
     messages: list[str] = []
-    monkeypatch.setattr(runner, "GRACE_S", 5.0)
+    monkeypatch.setattr(child_process, "GRACE_S", 5.0)
 
     def command(params: dict) -> list[str]:
         assert "status" in params and params["log"] == "replay.log"
         return [sys.executable, str(fake), *args]
 
-    real_popen = runner.subprocess.Popen
+    real_popen = child_process.subprocess.Popen
 
     def popen(*a, **k):  # noqa: ANN002, ANN003
         proc = real_popen(*a, **k)
         started.append(proc.pid)
         return proc
 
-    monkeypatch.setattr(runner.subprocess, "Popen", popen)
+    monkeypatch.setattr(child_process.subprocess, "Popen", popen)
     t0 = time.monotonic()
     outcome = runner._run_child({"scripts": []}, 1.0, messages.append, tmp_path / "replay.log", command=command)
     return outcome, started, messages, time.monotonic() - t0
@@ -148,7 +148,7 @@ def test_a_replay_started_ahead_and_cancelled_runs_nothing_and_leaves_no_process
 
 def test_a_bad_script_is_refused_before_any_process_starts_ahead(tmp_path, monkeypatch):
     started = []
-    monkeypatch.setattr(runner.subprocess, "Popen", lambda *a, **k: started.append(a))
+    monkeypatch.setattr(child_process.subprocess, "Popen", lambda *a, **k: started.append(a))
     with pytest.raises(ReplayError, match="no such file"):
         runner.start_replay([str(tmp_path / "missing.py")], output=str(tmp_path / "replay.json"))
     assert not started
@@ -163,6 +163,9 @@ gates = Gates(params["gate"], params["nonce"])
 gates.wait_to_prepare()
 journal.write("gpu:prepare\\n"); journal.flush()  # stands for the context, the scripts, the profiler
 gates.wait_to_time()
+if params["gate"] == "context":
+    journal.write("gpu:compile\\n"); journal.flush()  # stands for the scripts run in its turn
+    gates.wait_to_sample()
 journal.write("gpu:samples\\n"); journal.flush()
 gates.timed()
 open(params["status"], "w").write(json.dumps({"status": "error", "message": "a fake child"}))
@@ -281,8 +284,9 @@ class _JournalRecorder:
     [
         # gated at the GPU: the script runs (nvFuser compiles) in the preparation, before the gate
         (False, ["context", "recorder", "script", "profiler", "gate", "samples"]),
-        # gated at the context: only the context and the profiler before the gate; the script in its turn
-        (True, ["context", "profiler", "gate", "recorder", "script", "samples"]),
+        # gated at the context: only the context and the profiler before the gate; the script in its
+        # turn, then its samples held until let sample
+        (True, ["context", "profiler", "gate", "recorder", "script", "hold", "samples"]),
     ],
 )
 def test_a_replay_gated_at_the_context_runs_its_scripts_only_after_its_turn_came(
@@ -304,17 +308,44 @@ def test_a_replay_gated_at_the_context_runs_its_scripts_only_after_its_turn_came
         str(tmp_path / "replay.json"),
         wait_to_time=lambda: journal.append("gate"),
         scripts_in_turn=scripts_in_turn,
+        wait_to_sample=(lambda: journal.append("hold")) if scripts_in_turn else None,
     )
     assert journal == expected
     assert outcome.status == "error" and not (tmp_path / "replay.json").exists()
 
 
-def test_a_child_gated_at_the_context_says_so_when_prepared(tmp_path):
+def test_a_child_gated_at_the_context_compiles_in_its_turn_and_samples_only_when_told(tmp_path):
     child, journal = _gated_fake(tmp_path, gate="context")
     assert _wait_for_stage(child, stages.IMPORTED)
     child.prepare()
     assert _wait_for_stage(child, stages.PREPARED)
-    child.go()
+    child.start_turn()
+    assert _wait_for_stage(child, stages.COMPILED)
+    time.sleep(0.3)
+    assert _journal(journal) == ["gpu:prepare", "gpu:compile"]  # compiled: no sample before sample()
+    child.sample()
+    child.wait(30, lambda m: None)
+    assert _journal(journal) == ["gpu:prepare", "gpu:compile", "gpu:samples"]
+    log = (tmp_path / "replay.log").read_text()
+    assert "waiting for its turn to run its scripts and time" in log and "waiting for its turn to sample" in log
+
+
+def test_go_alone_lets_a_child_gated_at_the_context_do_everything(tmp_path):
+    child, journal = _gated_fake(tmp_path, gate="context")
+    assert _wait_for_stage(child, stages.IMPORTED)
+    child.go()  # PendingReplay.run() on a replay nobody prepared
+    child.wait(30, lambda m: None)
+    assert _journal(journal) == ["gpu:prepare", "gpu:compile", "gpu:samples"]
+
+
+def test_start_turn_lets_a_child_gated_at_the_gpu_wait_for_sample(tmp_path):
+    child, journal = _gated_fake(tmp_path, gate="gpu")
+    assert _wait_for_stage(child, stages.IMPORTED)
+    child.prepare()
+    assert _wait_for_stage(child, stages.PREPARED)
+    child.start_turn()  # its samples would follow its go at once: nothing is sent yet
+    time.sleep(0.3)
+    assert child.stage() == stages.PREPARED and _journal(journal) == ["gpu:prepare"]
+    child.sample()
     child.wait(30, lambda m: None)
     assert _journal(journal) == ["gpu:prepare", "gpu:samples"]
-    assert "waiting for its turn to run its scripts and time" in (tmp_path / "replay.log").read_text()

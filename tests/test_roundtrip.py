@@ -331,9 +331,12 @@ class StagedReplay(FakeReplay):
     ``prepare_s`` once told, samples for ``sample_s`` on go, then writes. Every phase that touches
     the GPU is logged with its device and wall-clock ends: (what, stem, device, start, end)."""
 
-    def __init__(self, live: Capture, import_s=0.05, prepare_s=0.05, sample_s=0.02, **kwargs):
+    def __init__(self, live: Capture, import_s=0.05, prepare_s=0.05, sample_s=0.02, compile_s=None, **kwargs):
         super().__init__(live, **kwargs)
         self.import_s, self.prepare_s, self.sample_s = import_s, prepare_s, sample_s
+        self.compile_s = compile_s
+        """Set: gated at the context, each compiles for this long on go, then holds its samples
+        until sample (``--prepare-ahead context``)."""
         self.windows: list[tuple[str, str, str | None, float, float]] = []
         self.started: list[str] = []
         self.cancelled: list[str] = []
@@ -381,6 +384,11 @@ class StagedReplay(FakeReplay):
                 self._set(stages.PREPARED)
                 if not self._wait({"go"}):
                     return
+                if replay.compile_s is not None:
+                    replay._window("compile", stem, device, replay.compile_s)
+                    self._set(stages.COMPILED)
+                    if not self._wait({"sample"}):
+                        return
                 replay._window("samples", stem, device, replay.sample_s)
                 self._set(stages.TIMED)
                 try:
@@ -402,13 +410,26 @@ class StagedReplay(FakeReplay):
 
             def go(self):
                 self._send("go")
+                if replay.compile_s is not None:
+                    self._send("sample")
+
+            def start_turn(self):
+                if replay.compile_s is not None:
+                    self._send("go")
+
+            def sample(self):
+                self.go()
 
             def stage(self):
                 with self.cond:
                     if self.state in (stages.TIMED, stages.ENDED):
                         return self.state
-                    if "go" in self.sent:
+                    if "go" in self.sent and (replay.compile_s is None or "sample" in self.sent):
                         return stages.TIMING
+                    if self.state == stages.COMPILED:
+                        return stages.COMPILED
+                    if "go" in self.sent:
+                        return stages.COMPILING
                     if self.state == stages.PREPARED:
                         return stages.PREPARED
                     if "prepare" in self.sent:
@@ -468,6 +489,28 @@ def test_two_gpus_each_keep_their_spares_and_sample_one_at_a_time(live: Path, tm
     assert result.replayed_now == 11 and sorted(fake.scripts_run) == sorted(d.stem for d in result.distinct)
     for device in ("0", "1"):
         assert not _overlapping(fake.windows, device) and fake.most_alive[device] <= 3
+
+
+def test_gated_at_the_context_a_turn_compiles_beside_the_others_preparations_and_samples_alone(
+    live: Path, tmp_path: Path
+) -> None:
+    fake = StagedReplay(load_capture(live), prepare_s=0.2, compile_s=0.2)
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=3, prepare="context")
+    assert result.replayed_now == 11 and result.exit_code == 0
+    stems = [d.stem for d in result.distinct]
+    assert fake.scripts_run == stems and not fake.cancelled
+    # no other process compiles or prepares while one samples
+    assert not _overlapping(fake.windows, None)
+    assert [w[1] for w in fake.windows if w[0] == "samples"] == stems
+    # a turn's compile runs while spares started since prepare: the time this gate saves
+    compiles = [w for w in fake.windows if w[0] == "compile"]
+    prepares = [w for w in fake.windows if w[0] == "prepare"]
+    assert len(compiles) == 11
+    assert any(c[1] != p[1] and p[3] < c[4] and c[3] < p[4] for c in compiles for p in prepares)
+    # and each sample starts after every preparation that overlapped its compile has ended
+    for c in compiles:
+        sample = next(w for w in fake.windows if w[0] == "samples" and w[1] == c[1])
+        assert all(p[4] <= sample[3] for p in prepares if p[3] < c[4] and c[3] < p[4])
 
 
 def test_a_spare_prepares_only_once_imported_and_the_head_waits_for_preparations_under_way(

@@ -104,6 +104,7 @@ def run_replay(
     on_timed: Callable[[], None] | None = None,
     phases: PhaseLog | None = None,
     scripts_in_turn: bool = False,
+    wait_to_sample: Callable[[], None] | None = None,
 ) -> ReplayOutcome:
     """Run ``scripts`` one after the other with the recorder installed, time their fusions, write
     ``output``. A fusion that fails is kept with its inputs and the failure; the capture is written
@@ -117,7 +118,8 @@ def run_replay(
     at its first execute, the inputs copied for timing) and the profiler's first window is opened
     and closed (it costs 1.5-1.9 s once per process on the H200), before the warm-ups and samples;
     with ``scripts_in_turn`` (the ``context`` gate), once the context is made and the profiler
-    opened, before the scripts run. ``on_timed`` is called once the samples are taken, before the capture is written.
+    opened, before the scripts run; then ``wait_to_sample``, when given, once they have run, before
+    the warm-ups and samples. ``on_timed`` is called once the samples are taken, before the capture is written.
     ``phases`` gets the wall-clock time of each phase (:mod:`fusiondiff.replay.phases`)."""
     from fusiondiff.replay.legacy import translate_legacy
     from fusiondiff.replay.script_env import script_nvfuser_env
@@ -202,6 +204,9 @@ def run_replay(
                 _open_profiler_once(options or RecordingOptions())
         with phases.phase("wait_to_time"):
             wait_to_time()
+    if wait_to_sample is not None:
+        with phases.phase("wait_to_sample"):
+            wait_to_sample()
     try:
         with phases.phase("samples"):
             capture = recorder.finish()
@@ -399,6 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             on_timed=gates.timed if gates else None,
             phases=phases,
             scripts_in_turn=gate == GATE_CONTEXT,
+            wait_to_sample=gates.wait_to_sample if gates and gate == GATE_CONTEXT else None,
         )
     except ReplayTimeout:
         outcome = ReplayOutcome(status="timeout", message="stopped at the timeout while timing")

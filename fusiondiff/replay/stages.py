@@ -7,11 +7,12 @@ A gated child stops at a gate until its parent writes a word on its stdin:
   nvFuser, then waits for ``go`` before anything touches the GPU;
 - ``context``: the same, then it waits for ``prepare`` to make its CUDA context and open the
   profiler once (CUPTI's start-up, 1.5-2.4 s on the H200), launching no kernel; then it waits for
-  ``go`` to run its scripts (each fusion compiled at its first execute) and take its samples;
+  ``go`` to run its scripts (each fusion compiled at its first execute), and then for ``sample`` to
+  take its warm-ups and samples (so its compile may run while others prepare, its samples not);
 - ``gpu``: the same as ``context``, but its scripts run in the preparation too (each fusion compiled
   at its first execute, its inputs copied for timing): ``go`` only takes its warm-ups and samples.
 
-``go`` alone lets a child do both.
+``go`` alone lets a child do both (``go`` then ``sample``, at once, for ``context``).
 
 Both sides are here: the stages' names and the line a child prints at each (:func:`stage_line`),
 which the parent reads, and the child's own waiting on stdin (:class:`Gates`).
@@ -37,13 +38,17 @@ STARTING = "starting"
 IMPORTED = "imported"
 PREPARING = "preparing"
 PREPARED = "prepared"
+COMPILING = "compiling"
+COMPILED = "compiled"
 TIMING = "timing"
 TIMED = "timed"
 ENDED = "ended"
-STAGES = (STARTING, IMPORTED, PREPARING, PREPARED, TIMING, TIMED, ENDED)
+STAGES = (STARTING, IMPORTED, PREPARING, PREPARED, COMPILING, COMPILED, TIMING, TIMED, ENDED)
 """Where a replay child started ahead is, as its parent sees it: importing; imported and waiting to
-prepare; told to prepare on the GPU; prepared and waiting to time; told to go; timed (writing its
-capture); its process gone. A child prints ``imported``, ``prepared`` and ``timed`` itself."""
+prepare; told to prepare on the GPU; prepared and waiting to time; (gated at ``context`` and told
+to go with its samples held) running its scripts, then compiled and waiting to sample; told to go
+(or to sample); timed (writing its capture); its process gone. A child prints ``imported``,
+``prepared``, ``compiled`` and ``timed`` itself."""
 
 DEFAULT_AHEAD = 1
 """Replay processes each worker keeps started beyond the one timing (``--ahead``): one, stopped after
@@ -87,7 +92,7 @@ class Gates:
 
     def _read(self) -> str:
         word = sys.stdin.readline().strip()
-        if word not in ("prepare", "go"):
+        if word not in ("prepare", "go", "sample"):
             raise SystemExit(3)
         return word
 
@@ -110,6 +115,16 @@ class Gates:
         if not self.going and self._read() != "go":
             raise SystemExit(3)
         self.going = True
+
+    def wait_to_sample(self) -> None:
+        """(``context``) After its scripts ran: its samples wait for ``sample``, which its parent
+        sends once no other process prepares on this GPU."""
+        print(
+            stage_line(self.nonce, COMPILED, "scripts run and compiled; waiting for its turn to sample"),
+            flush=True,
+        )
+        if self._read() != "sample":
+            raise SystemExit(3)
 
     def timed(self) -> None:
         print(stage_line(self.nonce, TIMED, "timing done; writing"), flush=True)

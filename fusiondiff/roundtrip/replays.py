@@ -32,8 +32,8 @@ class StartedReplay(Protocol):
 
 class StagedReplay(StartedReplay, Protocol):
     """A replay process started ahead that prepares on the GPU only when told, and times only on
-    ``go`` (as :class:`fusiondiff.replay.runner.PendingReplay` gated at ``"gpu"``): the round trip
-    lets several prepare at once, never while one of them takes its samples."""
+    ``go`` (as :class:`fusiondiff.replay.runner.PendingReplay` gated at ``"context"`` or ``"gpu"``):
+    the round trip lets several prepare at once, never while one of them takes its samples."""
 
     def prepare(self) -> None:
         """Let it prepare on the GPU now (CUDA context, scripts run and compiled, profiler opened
@@ -41,6 +41,13 @@ class StagedReplay(StartedReplay, Protocol):
 
     def go(self) -> None:
         """Let it take its warm-ups and samples now; returns at once (:meth:`run` waits)."""
+
+    def start_turn(self) -> None:
+        """Its turn has come: one gated at ``"context"`` runs its scripts now (its compile), its
+        samples held until :meth:`sample`; for any other, nothing yet. Returns at once."""
+
+    def sample(self) -> None:
+        """Let it take its warm-ups and samples now (:meth:`go`); returns at once."""
 
     def stage(self) -> str:
         """Where it is: one of :data:`fusiondiff.replay.stages.STAGES`."""

@@ -17,6 +17,7 @@ from fusiondiff.errors import CaptureFormatError, FusionDiffError, ReplayError
 from fusiondiff.model import FusionRecord
 from fusiondiff.progress import Progress
 from fusiondiff.replay.stages import (
+    COMPILING,
     DEFAULT_AHEAD,
     ENDED,
     IMPORTED,
@@ -187,7 +188,9 @@ class Workers:
         this GPU while it takes them: while nothing samples here, every spare that has imported is
         let prepare (context, scripts, compile, the profiler's first window: all at once, each on
         its own cores); before ``spare`` samples, the preparations under way end and no other
-        starts; once it has timed (it writes its capture and exits), the others prepare again.
+        starts; once it has timed (it writes its capture and exits), the others prepare again. One
+        gated at the context (``--prepare-ahead context``) runs its scripts at the start of its turn
+        while the others may still prepare, and holds its samples until they are done.
         Creating a context, loading modules and launching a script's kernels all reach the GPU,
         so none of it may overlap a neighbour's samples; a prepared spare waits idle (its context
         holds memory, not SMs)."""
@@ -196,13 +199,19 @@ class Workers:
             replay.prepare()  # read at its gate when its imports are done
             self._let_prepare(held)
             time.sleep(POLL_S)
+        # gated at the context, it compiles first (its scripts), beside the others' preparations
+        replay.start_turn()
+        deadline = self.clock() + self.prepare_limit_s
+        while replay.stage() == COMPILING and not self.stopping.is_set() and self.clock() < deadline:
+            self._let_prepare(held)
+            time.sleep(POLL_S)
         while any(_stage(s) == PREPARING and self._waiting(s) for s in held):
             time.sleep(POLL_S)
         for s in [s for s in held if _stage(s) == PREPARING]:  # past the limit, or the run stops
             held.remove(s)
             s.replay.cancel()
             self.queue.put(s.group)  # it runs in its turn, under its timeout
-        replay.go()
+        replay.sample()
         # its samples; past the limit (a hung child) the turn's own timeout takes over in run()
         deadline = self.clock() + self.prepare_limit_s
         while replay.stage() == TIMING and not self.stopping.is_set() and self.clock() < deadline:

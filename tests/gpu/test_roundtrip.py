@@ -16,16 +16,20 @@ from fusiondiff.store import load_capture
 pytestmark = pytest.mark.gpu
 
 LIVE = Path(__file__).parent.parent / "data" / "fidelity" / "llama3" / "live.json"
-PREPARED = "waiting for its turn to time"
+PREPARED = {"gpu": "waiting for its turn to time", "context": "waiting for its turn to run its scripts and time"}
+"""What a replay's log says once it is prepared ahead, per ``--prepare-ahead``."""
 ON_THE_GPU = ("cuda_context", "scripts", "profiler_init", "samples")
 """The phases of a replay process that reach the GPU (replay/phases.py)."""
 
 
-def test_every_distinct_fusion_is_replayed_in_its_own_process_prepared_ahead_never_beside_samples(tmp_path):
+@pytest.mark.parametrize(("ahead", "prepare"), [(4, "gpu"), (6, "context")])
+def test_every_distinct_fusion_is_replayed_in_its_own_process_prepared_ahead_never_beside_samples(
+    tmp_path, ahead, prepare
+):
     from fusiondiff import roundtrip as rt
 
     options = RecordingOptions(protocol=TimingProtocol(warmup=3, samples=10))
-    result = rt.roundtrip(LIVE, tmp_path / "rt", devices=[None], options=options, ahead=4, prepare="gpu")
+    result = rt.roundtrip(LIVE, tmp_path / "rt", devices=[None], options=options, ahead=ahead, prepare=prepare)
     assert not result.interrupted and result.not_replayed == {}
     distinct = len(rt.distinct_fusions(load_capture(LIVE)))
     assert len(result.distinct) == distinct == 12 and result.replayed_now == distinct and result.started_ahead
@@ -34,7 +38,7 @@ def test_every_distinct_fusion_is_replayed_in_its_own_process_prepared_ahead_nev
     merged = load_capture(tmp_path / "rt" / "replay.json")
     assert len(merged.fusions) == distinct and all(f.failure is None and f.kernels for f in merged.fusions)
     logs = sorted((tmp_path / "rt" / "logs").glob("*.log"))
-    prepared = [log.name for log in logs if PREPARED in log.read_text()]
+    prepared = [log.name for log in logs if PREPARED[prepare] in log.read_text()]
     # every replay was started ahead and prepared on the GPU before its turn to time
     assert len(logs) == distinct and len(prepared) == distinct, prepared
     _no_samples_beside_other_gpu_work(tmp_path / "rt" / "logs", distinct)
@@ -56,6 +60,8 @@ def _no_samples_beside_other_gpu_work(logs: Path, distinct: int) -> None:
     for d in docs:
         names = [p["name"] for p in d["phases"]]
         assert names.index("profiler_init") < names.index("wait_to_time") < names.index("samples"), names
+        if "wait_to_sample" in names:  # gated at the context: its scripts ran in its turn, then it waited
+            assert names.index("wait_to_time") < names.index("scripts") < names.index("wait_to_sample"), names
 
 
 def test_the_reference_mode_starts_each_process_in_its_turn(tmp_path):
