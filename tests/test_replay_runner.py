@@ -307,7 +307,6 @@ def test_a_replay_gated_at_the_context_runs_its_scripts_only_after_its_turn_came
         [str(script)],
         str(tmp_path / "replay.json"),
         wait_to_time=lambda: journal.append("gate"),
-        scripts_in_turn=scripts_in_turn,
         wait_to_sample=(lambda: journal.append("hold")) if scripts_in_turn else None,
     )
     assert journal == expected

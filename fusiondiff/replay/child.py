@@ -103,7 +103,6 @@ def run_replay(
     wait_to_time: Callable[[], None] | None = None,
     on_timed: Callable[[], None] | None = None,
     phases: PhaseLog | None = None,
-    scripts_in_turn: bool = False,
     wait_to_sample: Callable[[], None] | None = None,
 ) -> ReplayOutcome:
     """Run ``scripts`` one after the other with the recorder installed, time their fusions, write
@@ -117,9 +116,9 @@ def run_replay(
     GPU; ``wait_to_time`` once the CUDA context is made, the scripts have run (each fusion compiled
     at its first execute, the inputs copied for timing) and the profiler's first window is opened
     and closed (it costs 1.5-1.9 s once per process on the H200), before the warm-ups and samples;
-    with ``scripts_in_turn`` (the ``context`` gate), once the context is made and the profiler
-    opened, before the scripts run; then ``wait_to_sample``, when given, once they have run, before
-    the warm-ups and samples. ``on_timed`` is called once the samples are taken, before the capture is written.
+    with ``wait_to_sample`` too (the ``context`` gate), once the context is made and the profiler
+    opened, before the scripts run, and ``wait_to_sample`` once they have run, before the warm-ups
+    and samples. ``on_timed`` is called once the samples are taken, before the capture is written.
     ``phases`` gets the wall-clock time of each phase (:mod:`fusiondiff.replay.phases`)."""
     from fusiondiff.replay.legacy import translate_legacy
     from fusiondiff.replay.script_env import script_nvfuser_env
@@ -143,6 +142,7 @@ def run_replay(
             wait_to_prepare()
     with phases.phase("cuda_context"):
         count, current = _cuda_devices(device, create_context=True)
+    scripts_in_turn = wait_to_sample is not None
     if wait_to_time is not None and scripts_in_turn:
         # prepared ahead with nothing compiled or launched: the scripts run in this replay's turn
         with phases.phase("profiler_init"):
@@ -403,7 +403,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             wait_to_time=gates.wait_to_time if gates and gates.gate in STAGED_GATES else None,
             on_timed=gates.timed if gates else None,
             phases=phases,
-            scripts_in_turn=gate == GATE_CONTEXT,
             wait_to_sample=gates.wait_to_sample if gates and gate == GATE_CONTEXT else None,
         )
     except ReplayTimeout:
