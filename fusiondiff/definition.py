@@ -137,6 +137,11 @@ way is hashed again rather than matched on a hash this one would not give. Chang
 algorithm."""
 
 
+_RECORDED_HASH = re.compile(re.escape(GRAPH_HASH_TAG) + "[0-9a-f]{32}")
+"""A graph hash as this algorithm writes it: anything else in a file (another algorithm's, or text
+a crafted file put there, which reports would show) is not used."""
+
+
 def tagged_structural_hash(definition: str) -> str:
     """:func:`structural_hash` as a capture stores it, tagged with its algorithm."""
     return GRAPH_HASH_TAG + structural_hash(definition)
@@ -147,7 +152,7 @@ def recorded_structural_hash(definition: str, recorded: str | None) -> str:
     :func:`tagged_structural_hash` at record time) where this algorithm wrote it, else computed.
     A diff of two 10,000-fusion captures spends most of its matching hashing graphs the recorder
     already hashed."""
-    if recorded is not None and recorded.startswith(GRAPH_HASH_TAG):
+    if recorded is not None and _RECORDED_HASH.fullmatch(recorded):
         return recorded[len(GRAPH_HASH_TAG) :]
     return structural_hash(definition)
 

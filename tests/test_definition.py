@@ -100,6 +100,10 @@ def test_a_fusion_matches_on_the_graph_hash_its_capture_recorded_with_this_algor
     # another algorithm's hash (a later or earlier fusiondiff) is not used: the graph is hashed again
     foreign = dataclasses.replace(live, graph_hash="graph0:" + "f" * 32)
     assert foreign.structure_hash == computed
+    # nor text that is not such a hash (reports show the structure hash)
+    for text in ("\x1b[31m<script>alert(1)</script>", "f" * 31, "F" * 32, "f" * 32 + "\n"):
+        hostile = dataclasses.replace(live, graph_hash=GRAPH_HASH_TAG + text)
+        assert hostile.structure_hash == computed, text
     # the field survives a write and a read
     capture = load_capture(DATA / "seed" / "live_forward.json")
     path = tmp_path / "c.json"
