@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -162,6 +163,7 @@ journal = open(params["journal"], "a")
 gates = Gates(params["gate"], params["nonce"])
 gates.wait_to_prepare()
 journal.write("gpu:prepare\\n"); journal.flush()  # stands for the context, the scripts, the profiler
+gates.prepared()
 gates.wait_to_time()
 if params["gate"] == "context":
     journal.write("gpu:compile\\n"); journal.flush()  # stands for the scripts run in its turn
@@ -283,24 +285,37 @@ class _JournalRecorder:
     ("scripts_in_turn", "expected"),
     [
         # gated at the GPU: the script runs (nvFuser compiles) in the preparation, before the gate
-        (False, ["context", "recorder", "script", "profiler", "gate", "samples"]),
-        # gated at the context: only the context and the profiler before the gate; the script in its
-        # turn, then its samples held until let sample
-        (True, ["context", "profiler", "gate", "recorder", "script", "hold", "samples"]),
+        (False, ["context", "recorder", "script", "profiler", "prepared", "gate", "samples"]),
+        # gated at the context: only the context before the gate, the profiler's start-up in a thread
+        # (here it ends only once the script ran: the script does not wait for it); its samples wait
+        # for it and then for their turn
+        (True, ["context", "gate", "recorder", "script", "profiler", "prepared", "hold", "samples"]),
     ],
 )
 def test_a_replay_gated_at_the_context_runs_its_scripts_only_after_its_turn_came(
     tmp_path, monkeypatch, scripts_in_turn, expected
 ):
-    from fusiondiff.replay import child
+    from fusiondiff.replay import child, process_setup
 
     journal: list[str] = []
     _JournalRecorder.journal = journal
-    monkeypatch.setattr(child, "_import_frontends", lambda: None)
-    monkeypatch.setattr(child, "_cuda_devices", lambda device, create_context: (journal.append("context"), (1, 0))[1])
-    monkeypatch.setattr(child, "_open_profiler_once", lambda options: journal.append("profiler"))
+    monkeypatch.setattr(process_setup, "import_frontends", lambda: None)
+    monkeypatch.setattr(
+        process_setup, "cuda_devices", lambda device, create_context: (journal.append("context"), (1, 0))[1]
+    )
+    script_ran = threading.Event()
+
+    def profiler(options):
+        assert script_ran.wait(timeout=10)
+        journal.append("profiler")
+
+    def script(script, code):
+        journal.append("script")
+        script_ran.set()
+
+    monkeypatch.setattr(process_setup, "open_profiler_once", profiler)
     monkeypatch.setattr(child, "recorder_class", lambda options: _JournalRecorder)
-    monkeypatch.setattr(child, "_run_one", lambda script, code: journal.append("script"))
+    monkeypatch.setattr(child, "_run_one", script)
     script = tmp_path / "repro.py"
     script.write_text("x = 1\n")
     outcome = child.run_replay(
@@ -308,6 +323,7 @@ def test_a_replay_gated_at_the_context_runs_its_scripts_only_after_its_turn_came
         str(tmp_path / "replay.json"),
         wait_to_time=lambda: journal.append("gate"),
         wait_to_sample=(lambda: journal.append("hold")) if scripts_in_turn else None,
+        on_prepared=lambda: journal.append("prepared"),
     )
     assert journal == expected
     assert outcome.status == "error" and not (tmp_path / "replay.json").exists()

@@ -331,12 +331,15 @@ class StagedReplay(FakeReplay):
     ``prepare_s`` once told, samples for ``sample_s`` on go, then writes. Every phase that touches
     the GPU is logged with its device and wall-clock ends: (what, stem, device, start, end)."""
 
-    def __init__(self, live: Capture, import_s=0.05, prepare_s=0.05, sample_s=0.02, compile_s=None, **kwargs):
+    def __init__(
+        self, live: Capture, import_s=0.05, prepare_s=0.05, sample_s=0.02, compile_s=None, exit_s=0.0, **kwargs
+    ):
         super().__init__(live, **kwargs)
-        self.import_s, self.prepare_s, self.sample_s = import_s, prepare_s, sample_s
+        self.import_s, self.prepare_s, self.sample_s, self.exit_s = import_s, prepare_s, sample_s, exit_s
         self.compile_s = compile_s
-        """Set: gated at the context, each compiles for this long on go, then holds its samples
-        until sample (``--prepare-ahead context``)."""
+        """Set: gated at the context, each prepares in a thread (the profiler's start-up), compiles
+        for this long on go beside it, then holds its samples until both are done and it is told
+        sample (``--prepare-ahead context``)."""
         self.windows: list[tuple[str, str, str | None, float, float]] = []
         self.started: list[str] = []
         self.cancelled: list[str] = []
@@ -380,12 +383,18 @@ class StagedReplay(FakeReplay):
                 self._set(stages.IMPORTED)
                 if not self._wait({"prepare", "go"}):
                     return
-                replay._window("prepare", stem, device, replay.prepare_s)
-                self._set(stages.PREPARED)
-                if not self._wait({"go"}):
-                    return
-                if replay.compile_s is not None:
+                if replay.compile_s is None:
+                    replay._window("prepare", stem, device, replay.prepare_s)
+                    self._set(stages.PREPARED)
+                    if not self._wait({"go"}):
+                        return
+                else:  # gated at the context: its compile may run beside its profiler's start-up
+                    preparing = threading.Thread(target=self.prepare_in_thread, daemon=True)
+                    preparing.start()
+                    if not self._wait({"go"}):
+                        return
                     replay._window("compile", stem, device, replay.compile_s)
+                    preparing.join()
                     self._set(stages.COMPILED)
                     if not self._wait({"sample"}):
                         return
@@ -395,10 +404,15 @@ class StagedReplay(FakeReplay):
                     replay(scripts, output, device)
                 except ReplayError:
                     pass
+                replay._window("exit", stem, device, replay.exit_s)  # its CUDA context goes with it
                 self._set(stages.ENDED)
                 with replay.lock:
                     replay._alive_on[device] -= 1
                 self.done.set()
+
+            def prepare_in_thread(self):
+                replay._window("prepare", stem, device, replay.prepare_s)
+                self._set(stages.PREPARED)
 
             def _send(self, word):
                 with self.cond:
@@ -511,6 +525,26 @@ def test_gated_at_the_context_a_turn_compiles_beside_the_others_preparations_and
     for c in compiles:
         sample = next(w for w in fake.windows if w[0] == "samples" and w[1] == c[1])
         assert all(p[4] <= sample[3] for p in prepares if p[3] < c[4] and c[3] < p[4])
+
+
+def test_gated_at_the_context_the_next_turn_compiles_while_the_last_process_exits_and_samples_after_it(
+    live: Path, tmp_path: Path
+) -> None:
+    fake = StagedReplay(load_capture(live), prepare_s=0.2, compile_s=0.1, exit_s=0.15)
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=3, prepare="context")
+    assert result.replayed_now == 11 and result.exit_code == 0
+    stems = [d.stem for d in result.distinct]
+    assert [w[1] for w in fake.windows if w[0] == "samples"] == stems
+    # nothing of another process (its exit included) overlaps a replay's samples
+    assert not _overlapping(fake.windows, None)
+    window = {(w[0], w[1]): w for w in fake.windows}
+    # each turn's compile began while the process before it was still exiting
+    for before, after in zip(stems, stems[1:]):
+        compile_, exit_ = window["compile", after], window["exit", before]
+        assert compile_[3] < exit_[4], (before, after)
+    # the first turn did not wait for its own profiler's start-up before compiling
+    first_compile, first_prepare = window["compile", stems[0]], window["prepare", stems[0]]
+    assert first_compile[3] < first_prepare[4]
 
 
 def test_a_spare_prepares_only_once_imported_and_the_head_waits_for_preparations_under_way(

@@ -23,6 +23,7 @@ from fusiondiff.errors import CaptureError, FusionDiffError, ReplayError, except
 from fusiondiff.model import FusionRecord
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
+from fusiondiff.replay import process_setup
 from fusiondiff.replay.phases import PhaseLog
 from fusiondiff.replay.stages import GATE_CONTEXT, GATE_IMPORTS, GATES, STAGED_GATES, Gates
 from fusiondiff.store import save_capture
@@ -104,6 +105,7 @@ def run_replay(
     on_timed: Callable[[], None] | None = None,
     phases: PhaseLog | None = None,
     wait_to_sample: Callable[[], None] | None = None,
+    on_prepared: Callable[[], None] | None = None,
 ) -> ReplayOutcome:
     """Run ``scripts`` one after the other with the recorder installed, time their fusions, write
     ``output``. A fusion that fails is kept with its inputs and the failure; the capture is written
@@ -116,9 +118,12 @@ def run_replay(
     GPU; ``wait_to_time`` once the CUDA context is made, the scripts have run (each fusion compiled
     at its first execute, the inputs copied for timing) and the profiler's first window is opened
     and closed (it costs 1.5-1.9 s once per process on the H200), before the warm-ups and samples;
-    with ``wait_to_sample`` too (the ``context`` gate), once the context is made and the profiler
-    opened, before the scripts run, and ``wait_to_sample`` once they have run, before the warm-ups
-    and samples. ``on_timed`` is called once the samples are taken, before the capture is written.
+    with ``wait_to_sample`` too (the ``context`` gate), ``wait_to_time`` once the context is made
+    and the profiler's start-up begun (in a thread: the scripts may run beside it), before the
+    scripts run, and ``wait_to_sample`` once they have run and the profiler has started, before the
+    warm-ups and samples. ``on_prepared`` is called once the preparation is done (for the
+    ``context`` gate, from the profiler's thread, whenever it ends), ``on_timed`` once the samples
+    are taken, before the capture is written.
     ``phases`` gets the wall-clock time of each phase (:mod:`fusiondiff.replay.phases`)."""
     from fusiondiff.replay.legacy import translate_legacy
     from fusiondiff.replay.script_env import script_nvfuser_env
@@ -136,17 +141,19 @@ def run_replay(
     os.environ.update({name: value for name, (value, _) in environment.items()})
     phases = phases or PhaseLog()
     with phases.phase("imports"):
-        _import_frontends()
+        process_setup.import_frontends()
     if wait_to_prepare is not None:
         with phases.phase("wait_to_prepare"):
             wait_to_prepare()
     with phases.phase("cuda_context"):
-        count, current = _cuda_devices(device, create_context=True)
+        count, current = process_setup.cuda_devices(device, create_context=True)
     scripts_in_turn = wait_to_sample is not None
+    profiler_start = None
     if wait_to_time is not None and scripts_in_turn:
-        # prepared ahead with nothing compiled or launched: the scripts run in this replay's turn
-        with phases.phase("profiler_init"):
-            _open_profiler_once(options or RecordingOptions())
+        # prepared ahead with nothing compiled or launched: the scripts run in this replay's turn. The
+        # profiler's start-up runs in a thread, so a turn that comes before it ends compiles beside it
+        # (on the H200 a compile overlapped it whole, and the samples after it saw every kernel)
+        profiler_start = process_setup.ProfilerStart(options or RecordingOptions(), phases, on_prepared)
         with phases.phase("wait_to_time"):
             wait_to_time()
     programs = []
@@ -201,9 +208,14 @@ def run_replay(
     if wait_to_time is not None and not scripts_in_turn:
         if not recorder.context_lost and not failures:
             with phases.phase("profiler_init"):
-                _open_profiler_once(options or RecordingOptions())
+                process_setup.open_profiler_once(options or RecordingOptions())
+        if on_prepared is not None:
+            on_prepared()
         with phases.phase("wait_to_time"):
             wait_to_time()
+    if profiler_start is not None:
+        with phases.phase("profiler_wait"):
+            profiler_start.join()
     if wait_to_sample is not None:
         with phases.phase("wait_to_sample"):
             wait_to_sample()
@@ -273,57 +285,6 @@ def _traceback_in(log_file: str | None, status: str) -> str:
     if status != "script_error" or not log_file:
         return ""
     return f" (its traceback is in {log_file} beside the capture)"
-
-
-def _import_frontends() -> None:
-    """Import torch and nvFuser's frontend now: about half of a fresh process's start, and neither
-    creates a CUDA context (on the H200: tests/data/roundtrip_deep/same_machine/import_probe.log). A missing
-    one is left for the script's own import to report."""
-    import importlib
-
-    for module in ("torch", "nvfuser_direct"):
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            pass
-
-
-def _open_profiler_once(options: RecordingOptions) -> None:
-    """Open and close a torch.profiler window with no work in it, so CUPTI's start-up (1.5-1.9 s
-    once per process on the H200) is paid before this replay's turn rather than inside its first
-    timed window. Only where the samples are timed through torch.profiler (CUPTI takes one
-    subscriber per process: under ``--timer nvfuser`` torch.profiler must never run), and only where
-    :func:`~fusiondiff.recording.cupti_owner.claim` allows it; it launches no kernel."""
-    from fusiondiff.errors import ProfilerError
-    from fusiondiff.recording import cupti_owner
-
-    method = options.protocol.method
-    if cupti_owner.SUBSCRIBER_OF_SOURCE.get(method) != cupti_owner.TORCH_PROFILER:
-        return
-    try:
-        cupti_owner.claim(method)
-    except ProfilerError:
-        return  # the timing itself says why it cannot run
-    import torch
-
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
-        pass
-
-
-def _cuda_devices(chosen: int | None, create_context: bool = False) -> tuple[int, int]:
-    """(visible CUDA devices, the device the replay runs on); with ``chosen``, that one is made
-    current first, so a script's unpinned ``"cuda"`` lands there too. With ``create_context`` the
-    current device's CUDA context is made now (an allocation, no kernel), so its cost is a phase
-    of its own."""
-    import torch
-
-    count = torch.cuda.device_count()
-    if chosen is not None and 0 <= chosen < count:
-        torch.cuda.set_device(chosen)
-    current = torch.cuda.current_device() if count else 0
-    if create_context and count:
-        torch.empty(1, device=f"cuda:{current}")
-    return count, current
 
 
 def _on_existing_device(
@@ -404,6 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             on_timed=gates.timed if gates else None,
             phases=phases,
             wait_to_sample=gates.wait_to_sample if gates and gate == GATE_CONTEXT else None,
+            on_prepared=gates.prepared if gates and gates.gate in STAGED_GATES else None,
         )
     except ReplayTimeout:
         outcome = ReplayOutcome(status="timeout", message="stopped at the timeout while timing")
@@ -430,4 +392,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    code = main()
+    # Leave without the interpreter's teardown (torch's, nvFuser's and CUPTI's: 0.9-1.0 s of every
+    # replay process on the H200, 0.1 s with this): what the replay wrote is closed and its status
+    # written; the driver frees the CUDA context as the process ends either way.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -89,9 +89,10 @@ class ChildReplay:
     - ``"imports"``: it reads its scripts, sets their ``NVFUSER_*`` environment and imports torch
       and nvFuser, then waits for :meth:`go` before it touches the GPU;
     - ``"context"``: the same, then it waits for :meth:`prepare` to make its CUDA context and open
-      the profiler once, launching no kernel, then waits for :meth:`go` to run its scripts and take
-      its warm-ups and samples (or for :meth:`start_turn` to run its scripts, then for
-      :meth:`sample` to take its samples);
+      the profiler once (in a thread), launching no kernel, then waits for :meth:`go` to run its
+      scripts and take its warm-ups and samples (or for :meth:`start_turn` to run its scripts, then
+      for :meth:`sample` to take its samples); its scripts may start before its profiler has, and
+      its samples wait for it;
     - ``"gpu"``: the same, but its scripts run (each fusion compiled at its first execute) in the
       preparation, before it waits for :meth:`go` to take its warm-ups and samples. Between the two
       it launches no kernel.

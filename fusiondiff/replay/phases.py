@@ -46,6 +46,10 @@ class PhaseLog:
         finally:
             self.phases.append({"name": name, "start": start, "end": self.clock()})
 
+    def add(self, name: str, start: float, end: float) -> None:
+        """A phase timed elsewhere (in another thread), from ``start`` to ``end`` on :attr:`clock`."""
+        self.phases.append({"name": name, "start": start, "end": end})
+
     def event(self, name: str) -> None:
         self.events.append({"name": name, "at": self.clock()})
 

@@ -6,9 +6,11 @@ A gated child stops at a gate until its parent writes a word on its stdin:
 - ``imports``: it reads its scripts, sets their ``NVFUSER_*`` environment and imports torch and
   nvFuser, then waits for ``go`` before anything touches the GPU;
 - ``context``: the same, then it waits for ``prepare`` to make its CUDA context and open the
-  profiler once (CUPTI's start-up, 1.5-2.4 s on the H200), launching no kernel; then it waits for
-  ``go`` to run its scripts (each fusion compiled at its first execute), and then for ``sample`` to
-  take its warm-ups and samples (so its compile may run while others prepare, its samples not);
+  profiler once (CUPTI's start-up, 1.5-2.6 s on the H200, in a thread), launching no kernel; then it
+  waits for ``go`` to run its scripts (each fusion compiled at its first execute; ``go`` may come
+  before the profiler has started, the compile then runs beside it), and then for the profiler and
+  for ``sample`` to take its warm-ups and samples (so its compile may run while others prepare, its
+  samples not);
 - ``gpu``: the same as ``context``, but its scripts run in the preparation too (each fusion compiled
   at its first execute, its inputs copied for timing): ``go`` only takes its warm-ups and samples.
 
@@ -105,13 +107,19 @@ class Gates:
         print(stage_line(self.nonce, IMPORTED, words), flush=True)
         self.going = self._read() == "go"
 
-    def wait_to_time(self) -> None:
+    def prepared(self) -> None:
+        """Say that its preparation is done (called from the profiler's thread for ``context``: a
+        whole line in one write, so the scripts' output cannot split it)."""
         done = (
             "CUDA context made, profiler started; waiting for its turn to run its scripts and time"
             if self.gate == GATE_CONTEXT
             else "CUDA context made, scripts run and compiled, profiler started; waiting for its turn to time"
         )
-        print(stage_line(self.nonce, PREPARED, done), flush=True)
+        sys.stdout.write(stage_line(self.nonce, PREPARED, done) + "\n")
+        sys.stdout.flush()
+
+    def wait_to_time(self) -> None:
+        """Wait for ``go`` (unless it came at the first gate)."""
         if not self.going and self._read() != "go":
             raise SystemExit(3)
         self.going = True

@@ -21,8 +21,9 @@ from fusiondiff.replay.stages import (
     DEFAULT_AHEAD,
     ENDED,
     IMPORTED,
-    PREPARED,
     PREPARING,
+    STARTING,
+    TIMED,
     TIMING,
 )
 from fusiondiff.roundtrip.folder import (
@@ -195,12 +196,13 @@ class Workers:
         so none of it may overlap a neighbour's samples; a prepared spare waits idle (its context
         holds memory, not SMs)."""
         replay = _staged(spare.replay)
-        while replay.stage() not in (PREPARED, ENDED) and self._waiting(spare):
+        # gated at the context, its turn starts with its scripts (the compile), beside its own
+        # profiler's start-up and the others' preparations; one gated at the GPU prepares first
+        _start_turn(replay)
+        while replay.stage() in (STARTING, IMPORTED, PREPARING) and self._waiting(spare):
             replay.prepare()  # read at its gate when its imports are done
             self._let_prepare(held)
             time.sleep(POLL_S)
-        # gated at the context, it compiles first (its scripts), beside the others' preparations
-        replay.start_turn()
         deadline = self.clock() + self.prepare_limit_s
         while replay.stage() == COMPILING and not self.stopping.is_set() and self.clock() < deadline:
             self._let_prepare(held)
@@ -217,6 +219,10 @@ class Workers:
         while replay.stage() == TIMING and not self.stopping.is_set() and self.clock() < deadline:
             time.sleep(POLL_S)
         self._let_prepare(held)
+        if replay.stage() in (TIMED, ENDED) and held and _is_staged(held[0].replay):
+            # its samples are taken: the next turn's compile may run while this process writes and
+            # exits; the next samples still wait for its exit (the worker's turns are in order)
+            _start_turn(_staged(held[0].replay))
 
     def _let_prepare(self, held: list[_Spare]) -> None:
         for s in held:
@@ -340,6 +346,13 @@ def _is_staged(replay: StartedReplay | None) -> bool:
 
 def _staged(replay: StartedReplay) -> StagedReplay:
     return replay  # type: ignore[return-value]  # checked by _is_staged
+
+
+def _start_turn(replay: StagedReplay) -> None:
+    """Tell a spare its turn has come: one gated at the context runs its scripts as soon as its
+    context is made (its samples held); one gated at the GPU goes on preparing."""
+    replay.prepare()
+    replay.start_turn()
 
 
 def _stage(spare: _Spare) -> str | None:

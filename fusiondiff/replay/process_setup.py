@@ -1,0 +1,93 @@
+"""The setup of a replay process before its scripts run: torch's and nvFuser's imports, the CUDA
+context, and the profiler's first window (CUPTI's start-up), each a phase of its own
+(:mod:`fusiondiff.replay.phases`) that :mod:`fusiondiff.replay.child` orders around its gates."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from fusiondiff.options import RecordingOptions
+from fusiondiff.replay.phases import PhaseLog
+
+
+def import_frontends() -> None:
+    """Import torch and nvFuser's frontend now: about half of a fresh process's start, and neither
+    creates a CUDA context (on the H200: tests/data/roundtrip_deep/same_machine/import_probe.log). A missing
+    one is left for the script's own import to report."""
+    import importlib
+
+    for module in ("torch", "nvfuser_direct"):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
+
+
+def open_profiler_once(options: RecordingOptions) -> None:
+    """Open and close a torch.profiler window with no work in it, so CUPTI's start-up (1.5-1.9 s
+    once per process on the H200) is paid before this replay's turn rather than inside its first
+    timed window. Only where the samples are timed through torch.profiler (CUPTI takes one
+    subscriber per process: under ``--timer nvfuser`` torch.profiler must never run), and only where
+    :func:`~fusiondiff.recording.cupti_owner.claim` allows it; it launches no kernel."""
+    from fusiondiff.errors import ProfilerError
+    from fusiondiff.recording import cupti_owner
+
+    method = options.protocol.method
+    if cupti_owner.SUBSCRIBER_OF_SOURCE.get(method) != cupti_owner.TORCH_PROFILER:
+        return
+    try:
+        cupti_owner.claim(method)
+    except ProfilerError:
+        return  # the timing itself says why it cannot run
+    import torch
+
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
+        pass
+
+
+class ProfilerStart:
+    """:func:`open_profiler_once` in a thread of its own, started at construction; ``on_done`` is
+    called from that thread when it ends. :meth:`join` waits for it, enters its span in ``phases``
+    as ``profiler_init`` and raises what it raised."""
+
+    def __init__(self, options: RecordingOptions, phases: PhaseLog, on_done: Callable[[], None] | None) -> None:
+        self._options, self._phases, self._on_done = options, phases, on_done
+        self._span: tuple[float, float] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="fusiondiff-profiler-start", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        start = self._phases.clock()
+        try:
+            open_profiler_once(self._options)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the main thread by join()
+            self._error = exc
+        finally:
+            self._span = (start, self._phases.clock())
+            if self._on_done is not None:
+                self._on_done()
+
+    def join(self) -> None:
+        self._thread.join()
+        if self._span is not None:
+            self._phases.add("profiler_init", *self._span)
+        if self._error is not None:
+            raise self._error
+
+
+def cuda_devices(chosen: int | None, create_context: bool = False) -> tuple[int, int]:
+    """(visible CUDA devices, the device the replay runs on); with ``chosen``, that one is made
+    current first, so a script's unpinned ``"cuda"`` lands there too. With ``create_context`` the
+    current device's CUDA context is made now (an allocation, no kernel), so its cost is a phase
+    of its own."""
+    import torch
+
+    count = torch.cuda.device_count()
+    if chosen is not None and 0 <= chosen < count:
+        torch.cuda.set_device(chosen)
+    current = torch.cuda.current_device() if count else 0
+    if create_context and count:
+        torch.empty(1, device=f"cuda:{current}")
+    return count, current
