@@ -342,6 +342,7 @@ class StagedReplay(FakeReplay):
         sample (``--prepare-ahead context``)."""
         self.windows: list[tuple[str, str, str | None, float, float]] = []
         self.started: list[str] = []
+        self.start_times: dict[str, float] = {}
         self.cancelled: list[str] = []
         self.alive = 0
         self.most_alive: dict[str | None, int] = {}
@@ -357,6 +358,7 @@ class StagedReplay(FakeReplay):
         replay, stem = self, Path(scripts[0]).stem
         with self.lock:
             self.started.append(stem)
+            self.start_times[stem] = time.monotonic()
             self._alive_on[device] = self._alive_on.get(device, 0) + 1
             self.most_alive[device] = max(self.most_alive.get(device, 0), self._alive_on[device])
 
@@ -545,6 +547,22 @@ def test_gated_at_the_context_the_next_turn_compiles_while_the_last_process_exit
     # the first turn did not wait for its own profiler's start-up before compiling
     first_compile, first_prepare = window["compile", stems[0]], window["prepare", stems[0]]
     assert first_compile[3] < first_prepare[4]
+
+
+@pytest.mark.parametrize(
+    "prepare", [pytest.param("gpu", id="prepare-gpu"), pytest.param("context", id="prepare-context")]
+)
+def test_a_worker_keeps_k_spares_importing_while_one_takes_its_turn(live: Path, tmp_path: Path, prepare) -> None:
+    """The process that replaces a spare taking its turn starts when that turn starts, not after its
+    samples: on the H200 a spare needs 9-11 s to be ready and turns took 0.4-4 s, so starting it one
+    turn late left the pipeline empty (llama3's context run, 2026-12-03)."""
+    fake = StagedReplay(load_capture(live), sample_s=0.1, compile_s=0.05 if prepare == "context" else None)
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=3, prepare=prepare)
+    stems = [d.stem for d in result.distinct]
+    first_samples = next(w for w in fake.windows if w[0] == "samples")
+    assert first_samples[1] == stems[0]
+    assert fake.start_times[stems[3]] < first_samples[3]  # the fourth process began before the first's samples
+    assert fake.most_alive[None] == 4 and not _overlapping(fake.windows, None)
 
 
 def test_a_spare_prepares_only_once_imported_and_the_head_waits_for_preparations_under_way(

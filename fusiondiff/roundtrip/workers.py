@@ -142,12 +142,14 @@ class Workers:
                     spare = held.pop(0)
                     group, pending = spare.group, spare.replay
                     turn = self.clock()
+                    # the next ones import while this one takes its turn: K spares beside it, not K - 1
+                    # (on the H200 a spare takes 9-11 s to be ready and a turn 0.4-4 s)
+                    self._top_up(held, device)
                     if self.staged and _is_staged(pending):
                         self._take_turn(spare, held)
                     if self.stopping.is_set():  # stopped before its turn: not replayed, a rerun does it
                         pending.cancel()
                         return
-                    self._top_up(held, device)  # the next ones import while this one runs
                 else:
                     try:
                         group = self.queue.get_nowait()
