@@ -176,10 +176,16 @@ def test_repro_with_exact_inputs_runs_without_fusiondiff_and_replays_like_live(l
     _assert_same_tensors(_inputs_of(work / "live.json"), _inputs_of(work / "replay_ours.json"))
     assert _kernels(ours) == _kernels(live)
     diff = fusiondiff("diff", str(work / "live.json"), str(work / "replay_ours.json"))
-    assert (
-        diff.returncode == 0
-        and "same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical" in diff.stdout
-    )
+    assert "same speed: the 1 matched fusion(s) SAME within noise" in diff.stdout
+    # The one difference left is where each side's call goes on the host (#27): live, through Thunder's
+    # region call (wrapper, input descriptors, fd.execute; 109 us per call for this 3.7 us kernel on the
+    # H200), against the repro's bare fd.execute. It is a cause (exit 1) on its own axis, claiming no
+    # kernel time; every recorded property of the fusion and its kernels is the same.
+    from fusiondiff.api import diff_files
+
+    result = diff_files(work / "live.json", work / "replay_ours.json")
+    assert [f.rule for f in result.findings] in ([], ["host_bound"]), result.findings
+    assert diff.returncode == (1 if result.findings else 0)
 
 
 def test_fusion_writing_into_its_input_is_timed_on_copies_and_saved_as_it_was_read(tmp_path):

@@ -58,10 +58,14 @@ def _no_samples_beside_other_gpu_work(logs: Path, distinct: int) -> None:
             (j, other) for j, other, s, e in windows if j != i and other in ON_THE_GPU and s < end and start < e
         ], (i, start, end)
     for d in docs:
-        names = [p["name"] for p in d["phases"]]
-        assert names.index("profiler_init") < names.index("wait_to_time") < names.index("samples"), names
-        if "wait_to_sample" in names:  # gated at the context: its scripts ran in its turn, then it waited
-            assert names.index("wait_to_time") < names.index("scripts") < names.index("wait_to_sample"), names
+        span = {p["name"]: (p["start"], p["end"]) for p in d["phases"]}
+        # its preparation (the profiler's start-up) and its wait for its turn end before its samples
+        assert span["profiler_init"][1] <= span["samples"][0] and span["wait_to_time"][1] <= span["samples"][0], span
+        if "wait_to_sample" in span:
+            # gated at the context: its scripts ran in its turn (beside its profiler's start-up, when the turn
+            # came first), then it waited for the profiler and for its turn to sample
+            assert span["wait_to_time"][1] <= span["scripts"][0] <= span["scripts"][1] <= span["wait_to_sample"][0]
+            assert span["profiler_init"][1] <= span["wait_to_sample"][1], span
 
 
 def test_the_reference_mode_starts_each_process_in_its_turn(tmp_path):
