@@ -393,8 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     code = main()
-    # Leave without the interpreter's teardown (torch's, nvFuser's and CUPTI's: 0.9-1.0 s of every
-    # replay process on the H200, 0.1 s with this): what the replay wrote is closed and its status
+    # Leave without the interpreter's teardown (torch's, nvFuser's and CUPTI's: 0.8-1.1 s of every
+    # replay process on the H200, 0.1-0.15 s with this): what the replay wrote is closed and its status
     # written; the driver frees the CUDA context as the process ends either way.
     sys.stdout.flush()
     sys.stderr.flush()

@@ -57,8 +57,9 @@ DEFAULT_AHEAD = 1
 its imports (:data:`DEFAULT_PREPARE`), the way measured on the H200 (issue #13). Measured there in
 #28 (``benchmarks/RESULTS.md``): the pipeline (``--ahead 4 --prepare-ahead gpu``,
 :data:`PIPELINE_AHEAD`) moved two fusions' verdicts against the reference; the context mode
-(``--ahead 6 --prepare-ahead context``, :data:`CONTEXT_AHEAD`) cost a third of the reference and
-gave its verdicts on two sessions, one short of what the default needs.
+(``--ahead 6 --prepare-ahead context``, :data:`CONTEXT_AHEAD`) cost 2.7 to 3.2 s per distinct
+fusion (about a quarter of the reference) and moved one borderline fusion's verdict on each of three
+sessions (medians within 2 % of the reference's, both signs), so it is not the default yet.
 :data:`PIPELINE_AHEAD`'s reasoning: a process costs
 about 8-9 s of mostly one-core work before its samples on the H200 (imports 4.4 s, CUDA context
 0.55 s, compile about 1 s, the profiler's first window 1.5-1.9 s); what must wait for the GPU is its
@@ -70,9 +71,10 @@ PIPELINE_AHEAD = 4
 """K of the pipeline mode that ``bench_roundtrip.py --modes`` measures (see :data:`DEFAULT_AHEAD`)."""
 CONTEXT_AHEAD = 6
 """K of the ``context`` mode that ``bench_roundtrip.py --modes`` measures: a process needs its
-imports (7.5 s on the H200 machine) and its context and profiler (about 2.7 s) before its turn, and
-a turn (its scripts' compile and its samples) takes about 2 s, so about five turns pass while the
-next spare gets ready; six keep one ready in steady state."""
+imports (6 to 8 s on the H200 machine, more when several import at once) and its context and
+profiler (about 2.3 s) before its turn, and a turn (its scripts' compile and its samples) takes 0.3
+to 5 s, about 2 s in the median, so about five turns pass while the next spare gets ready; six keep
+one ready in steady state, when the replacement of each starts with its turn."""
 DEFAULT_PREPARE = GATE_IMPORTS
 """How far a process started ahead goes by default (``--prepare-ahead``): its imports only."""
 
