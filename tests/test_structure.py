@@ -326,6 +326,7 @@ reports run without them."""
 GPU_SIDE = {
     "fusiondiff.recording": "the recorder, its timers and input copies",
     "fusiondiff.replay.child": "the replay's child process, which runs the repro scripts",
+    "fusiondiff.replay.process_setup": "a replay process's imports, CUDA context and profiler start",
     "fusiondiff.blocks.recording": "the per-CTA probe's compile and run",
     "fusiondiff.live": "capture in a Thunder session",
     "fusiondiff.seed": "the seed model the demo runs live",
