@@ -24,6 +24,8 @@ each of several modes, one after the other, each into its own fresh directory an
 - ``context``: ``--context-ahead K`` processes started ahead, each with its CUDA context made and
   the profiler opened between other replays' samples, its scripts run in its own turn
   (``--prepare-ahead context``);
+- ``forked``: the context mode with ``--processes forked`` and ``FORKED_AHEAD`` spares: each forked
+  from one server that imported torch and nvFuser once;
 - ``floor``: every distinct fusion in one long-lived process (``--batch`` of them all): what the
   compiles and samples cost without a process per fusion;
 
@@ -56,7 +58,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fusiondiff.replay.stages import CONTEXT_AHEAD, PIPELINE_AHEAD  # noqa: E402
+from fusiondiff.replay.stages import CONTEXT_AHEAD, FORKED_AHEAD, PIPELINE_AHEAD  # noqa: E402
 from fusiondiff.roundtrip import RoundTripResult, roundtrip  # noqa: E402
 
 TARGET_ONE_S = 600.0
@@ -124,7 +126,7 @@ def load_half(directory: Path) -> dict[str, Any]:
     return figures
 
 
-MODES = ("reference", "ahead", "pipeline", "context", "floor")
+MODES = ("reference", "ahead", "pipeline", "context", "forked", "floor")
 """The ways ``--modes`` can run the round trip (see the module docstring)."""
 
 
@@ -138,6 +140,8 @@ def mode_arguments(mode: str, distinct: int, ahead: int, context_ahead: int = CO
         return {"prestart": True, "ahead": ahead, "prepare": "gpu"}
     if mode == "context":
         return {"prestart": True, "ahead": context_ahead, "prepare": "context"}
+    if mode == "forked":
+        return {"prestart": True, "ahead": FORKED_AHEAD, "prepare": "context", "forked": True}
     if mode == "floor":
         return {"prestart": False, "batch": max(distinct, 1)}
     raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")

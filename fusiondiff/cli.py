@@ -307,6 +307,7 @@ def _cmd_roundtrip(args: argparse.Namespace) -> int:
         ahead=args.ahead,
         prepare=args.prepare_ahead,
         executor=executor,
+        forked=args.processes == "forked",
     )
     emit(render_summary(result, top=args.top))
     return EXIT_INTERRUPTED if result.interrupted else result.exit_code

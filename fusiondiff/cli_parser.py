@@ -15,6 +15,9 @@ from fusiondiff.cli_options import COUNT, SECONDS, add_capture_options, add_prot
 from fusiondiff.replay.stages import DEFAULT_AHEAD, DEFAULT_PREPARE, GATES
 from fusiondiff.version import __version__
 
+PROCESS_STARTS = ("fresh", "forked")
+"""``roundtrip --processes``: how a replay process started ahead begins."""
+
 DESCRIPTION = """\
 Explain why the same nvFuser fusion runs at different speeds in two places: live, inside a
 Thunder session, and reconstructed, from its repro script in a fresh process.
@@ -296,6 +299,15 @@ def build_parser() -> argparse.ArgumentParser:
         "about a quarter of the reference's time on the H200, with one borderline verdict of three sessions "
         "each moved), or 'gpu' (also its script run and compiled; "
         "it moved verdicts on the H200); on the GPU only between other replays' samples, never during them",
+    )
+    p.add_argument(
+        "--processes",
+        choices=PROCESS_STARTS,
+        default="fresh",
+        help="how a process started ahead begins: 'fresh' (default: a new interpreter, which imports torch and "
+        "nvFuser itself, 6 to 8 s on the H200) or 'forked' (forked from one process per run that imported them "
+        "once and never touched CUDA; scripts that set NVFUSER_* variables of their own still start fresh); "
+        "not measured on a GPU yet",
     )
     p.add_argument(
         "--timeout",

@@ -565,6 +565,17 @@ def test_a_worker_keeps_k_spares_importing_while_one_takes_its_turn(live: Path, 
     assert fake.most_alive[None] == 4 and not _overlapping(fake.windows, None)
 
 
+def test_the_summary_says_the_processes_were_forked_from_one_server(live: Path, tmp_path: Path) -> None:
+    fake = StagedReplay(load_capture(live), compile_s=0.01)
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=3, prepare="context", forked=True)
+    assert result.forked and result.exit_code == 0
+    words = rt.render_summary(result)
+    assert "prepared (imports, CUDA context, profiler)" in words
+    assert "(forked from one process that imported torch and nvFuser once)" in words
+    fresh = rt.roundtrip(live, tmp_path / "again", replay=StagedReplay(load_capture(live)), devices=[None])
+    assert not fresh.forked and "forked" not in rt.render_summary(fresh)
+
+
 def test_a_spare_prepares_only_once_imported_and_the_head_waits_for_preparations_under_way(
     live: Path, tmp_path: Path
 ) -> None:
@@ -630,3 +641,9 @@ def test_isolation_fusion_is_the_reference_every_process_started_in_its_turn(
     with pytest.raises(SystemExit):
         cli.main(["roundtrip", str(live), "-o", str(tmp_path / "rt")])
     assert seen["ahead"] == stages.DEFAULT_AHEAD == 1 and seen["prepare"] == "imports"
+    assert seen["forked"] is False  # fresh interpreters unless asked
+    with pytest.raises(SystemExit):
+        cli.main(
+            ["roundtrip", str(live), "-o", str(tmp_path / "rt"), "--prepare-ahead", "context", "--processes", "forked"]
+        )
+    assert seen["forked"] is True and seen["prepare"] == "context"

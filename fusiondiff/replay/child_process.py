@@ -22,6 +22,7 @@ from typing import IO, Any
 
 from fusiondiff.progress import Progress
 from fusiondiff.replay.child import ReplayOutcome
+from fusiondiff.replay.fork_server import ForkedProcess, ForkServer
 from fusiondiff.replay.phases import phases_path_for
 from fusiondiff.replay.stages import (
     COMPILED,
@@ -97,6 +98,9 @@ class ChildReplay:
       preparation, before it waits for :meth:`go` to take its warm-ups and samples. Between the two
       it launches no kernel.
 
+    With ``fork_server``, the process is forked from that server (torch and nvFuser already
+    imported, no CUDA touched) instead of started as a fresh interpreter.
+
     :meth:`stage` says where it is, from the lines it prints and from what it was told.
     :meth:`wait` (after :meth:`go` when gated) gives its :class:`ReplayOutcome`; :meth:`cancel`
     stops a child that will not be used. With ``phases``, the child writes its phases' wall-clock
@@ -112,6 +116,7 @@ class ChildReplay:
         gated: bool = False,
         gate: str | None = None,
         phases: bool = False,
+        fork_server: ForkServer | None = None,
     ) -> None:
         gate = gate or (GATE_IMPORTS if gated else None)
         if gate is not None and gate not in GATES:
@@ -135,14 +140,22 @@ class ChildReplay:
             "phases": str(phases_path_for(log_file)) if phases else None,
         }
         try:
-            self._proc = subprocess.Popen(
-                command(params),
-                start_new_session=True,
-                env={**os.environ, **child_env} if child_env else None,
-                stdin=subprocess.PIPE if gate else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-            )
+            if fork_server is not None:
+                self._proc: subprocess.Popen[bytes] | ForkedProcess = fork_server.spawn(
+                    json.dumps(params), dict(child_env or {})
+                )
+                if not gate:  # as a fresh child's stdin, it has nothing to read
+                    self._proc.stdin.close()
+                    self._proc.stdin = None  # type: ignore[assignment]
+            else:
+                self._proc = subprocess.Popen(
+                    command(params),
+                    start_new_session=True,
+                    env={**os.environ, **child_env} if child_env else None,
+                    stdin=subprocess.PIPE if gate else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                )
         except BaseException:
             self._close()
             raise

@@ -21,6 +21,7 @@ from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress, silent
 from fusiondiff.replay.child import ReplayOutcome, read_script, run_replay
 from fusiondiff.replay.child_process import ChildReplay, child_command
+from fusiondiff.replay.fork_server import ForkServer
 
 
 def _check_script(script: str) -> None:
@@ -29,6 +30,18 @@ def _check_script(script: str) -> None:
 
     source = read_script(script)
     translate_legacy(source, filename=script)
+
+
+def scripts_nvfuser_env(scripts: Sequence[str]) -> dict[str, str]:
+    """The ``NVFUSER_*`` settings the scripts make at their top level (:mod:`script_env`), together."""
+    from fusiondiff.replay.legacy import translate_legacy
+    from fusiondiff.replay.script_env import script_nvfuser_env
+
+    found: dict[str, str] = {}
+    for script in scripts:
+        source = translate_legacy(read_script(script), filename=script).source
+        found.update(script_nvfuser_env(source, filename=script))
+    return found
 
 
 def expand_scripts(paths: Sequence[str]) -> list[str]:
@@ -111,15 +124,22 @@ def start_replay(
     child_env: Mapping[str, str] | None = None,
     gate: str = "imports",
     phases: bool = False,
+    fork_server: ForkServer | None = None,
 ) -> PendingReplay:
     """Start the fresh process of a replay of ``scripts`` now; it prepares as far as ``gate`` says
     (``"imports"``: imports torch and nvFuser, then waits for :meth:`PendingReplay.run` before it
     touches the GPU; ``"context"``: also, once told :meth:`PendingReplay.prepare`, makes its CUDA
     context and opens the profiler once, then waits to run its scripts and time; ``"gpu"``: also runs
     and compiles its scripts in the preparation, then waits to time). The
-    same checks as :func:`replay_scripts` run first and raise :class:`ReplayError`."""
+    same checks as :func:`replay_scripts` run first and raise :class:`ReplayError`. With
+    ``fork_server``, the process is forked from it where the scripts' ``NVFUSER_*`` settings allow
+    (:meth:`ForkServer.can_serve`), else started fresh."""
     params = _child_params(scripts, output, options or RecordingOptions(), None, None)
-    child = ChildReplay(params, log_path_for(output), child_env=child_env, gate=gate, phases=phases)
+    if fork_server is not None and not fork_server.can_serve(scripts_nvfuser_env(params["scripts"])):
+        fork_server = None
+    child = ChildReplay(
+        params, log_path_for(output), child_env=child_env, gate=gate, phases=phases, fork_server=fork_server
+    )
     return PendingReplay(child, timeout_s, progress or silent)
 
 

@@ -75,6 +75,11 @@ imports (6 to 8 s on the H200 machine, more when several import at once) and its
 profiler (about 2.3 s) before its turn, and a turn (its scripts' compile and its samples) takes 0.3
 to 5 s, about 2 s in the median, so about five turns pass while the next spare gets ready; six keep
 one ready in steady state, when the replacement of each starts with its turn."""
+FORKED_AHEAD = 3
+"""K of the ``forked`` mode that ``bench_roundtrip.py --modes`` measures (``--prepare-ahead context
+--processes forked``): a forked spare has no imports to do, only its context and profiler (about
+2.3 s on the H200, 2.7 to 3.7 s when several start at once) against turns of about 2 s; three keep
+one ready, with half the context mode's idle contexts on the GPU. Not measured yet."""
 DEFAULT_PREPARE = GATE_IMPORTS
 """How far a process started ahead goes by default (``--prepare-ahead``): its imports only."""
 

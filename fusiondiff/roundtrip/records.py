@@ -106,8 +106,10 @@ class RoundTripResult:
     ahead: int = 0
     """How many processes each worker kept started ahead (0: each started in its turn)."""
     prepared_ahead: str = ""
-    """How far a process started ahead went before its turn: ``imports``, or ``gpu`` (context,
-    compile, profiler); empty when none was started ahead."""
+    """How far a process started ahead went before its turn: ``imports``, ``context`` (context,
+    profiler) or ``gpu`` (context, compile, profiler); empty when none was started ahead."""
+    forked: bool = False
+    """The processes started ahead were forked from one server that imported torch and nvFuser once."""
 
     @property
     def rank_rows(self) -> tuple[RankRow, ...]:

@@ -4,14 +4,22 @@ any replay given to :func:`fusiondiff.roundtrip.run.roundtrip` has (tests give r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fusiondiff.options import RecordingOptions
 from fusiondiff.replay.stages import DEFAULT_PREPARE, TOKEN_ENV
 
+if TYPE_CHECKING:
+    from fusiondiff.replay.fork_server import ForkServer
+
 __all__ = ["TOKEN_ENV"]  # re-exported: the round trip stops its replays by it
+
+FORK_SERVER_LOG = "fork_server.log"
+"""The fork server's own output, beside the replays' logs."""
 
 ReplayFunction = Callable[[Sequence[str], Path, "str | None"], None]
 """``replay(scripts, output, device)``: replay ``scripts`` in one fresh process that sees only GPU
@@ -72,8 +80,43 @@ class ChildReplays:
         timeout_s: float = 900.0,
         token: str | None = None,
         gate: str = DEFAULT_PREPARE,
+        forked: bool = False,
     ) -> None:
         self.options, self.timeout_s, self.token, self.gate = options, timeout_s, token, gate
+        self.forked = forked
+        """Processes started ahead are forked from one server that imported torch and nvFuser once
+        (:mod:`fusiondiff.replay.fork_server`), made at the first :meth:`start`."""
+        self._server: ForkServer | None = None
+        self._server_lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # sent to a Slurm task without this machine's server: the task's node makes its own
+        state = dict(self.__dict__)
+        state["_server"], state["_server_lock"] = None, None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._server_lock = threading.Lock()
+
+    def _fork_server(self, logs: Path) -> ForkServer | None:
+        if not self.forked:
+            return None
+        from fusiondiff.replay.fork_server import ForkServer
+
+        with self._server_lock:
+            if self._server is None:
+                logs.mkdir(parents=True, exist_ok=True)
+                self._server = ForkServer(self._env(None), log_file=logs / FORK_SERVER_LOG)
+            return self._server
+
+    def close(self) -> None:
+        """Stop the fork server, if one was made (the replays it forked are each stopped by their
+        owner)."""
+        with self._server_lock:
+            server, self._server = self._server, None
+        if server is not None:
+            server.close()
 
     def _env(self, device: str | None) -> dict[str, str]:
         env = {}
@@ -106,6 +149,7 @@ class ChildReplays:
             child_env=self._env(device),
             gate=self.gate,
             phases=True,
+            fork_server=self._fork_server(output.parent),
         )
 
 
@@ -114,6 +158,7 @@ def replay_in_child(
     timeout_s: float = 900.0,
     token: str | None = None,
     gate: str = DEFAULT_PREPARE,
+    forked: bool = False,
 ) -> ReplayFunction:
     """The real replay: :class:`ChildReplays`. Raises
     :class:`~fusiondiff.errors.MissingPackageError` when torch or nvFuser, which its processes
@@ -121,7 +166,18 @@ def replay_in_child(
     from fusiondiff import live_side
 
     live_side.require("the round trip's replay")
-    return ChildReplays(options, timeout_s, token, gate)
+    return ChildReplays(options, timeout_s, token, gate, forked)
+
+
+@contextlib.contextmanager
+def replays_open(replay: ReplayFunction) -> Iterator[None]:
+    """While the workers run: afterwards the replay's fork server, if it made one, is stopped."""
+    try:
+        yield
+    finally:
+        close = getattr(replay, "close", None)
+        if callable(close):
+            close()
 
 
 def nothing_to_replay(scripts: Sequence[str], output: Path, device: str | None) -> None:

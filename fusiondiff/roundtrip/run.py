@@ -42,6 +42,7 @@ from fusiondiff.roundtrip.replays import (
     StartAhead,
     nothing_to_replay,
     replay_in_child,
+    replays_open,
 )
 from fusiondiff.roundtrip.results import finish
 from fusiondiff.roundtrip.workers import TurnTaking, Workers
@@ -65,6 +66,7 @@ def roundtrip(
     ahead: int = DEFAULT_AHEAD,
     prepare: str = DEFAULT_PREPARE,
     executor: SlurmExecutor | None = None,
+    forked: bool = False,
 ) -> RoundTripResult:
     """Round trip of every distinct fusion of the live capture ``live`` (or of the per-rank captures
     of one torchrun session: several files, or a folder of ``NAME.rank<N>.json``) into
@@ -75,7 +77,9 @@ def roundtrip(
     ``prepare`` says how far a process started ahead goes before its turn (``"imports"``;
     ``"context"``: also its CUDA context and the profiler opened once; ``"gpu"``: also its scripts
     run and compiled; on the GPU never while another process samples there;
-    :mod:`fusiondiff.replay.stages`). On Ctrl-C,
+    :mod:`fusiondiff.replay.stages`). With ``forked`` (``--processes forked``), the processes
+    started ahead are forked from one server that imported torch and nvFuser once
+    (:mod:`fusiondiff.replay.fork_server`) instead of started as fresh interpreters. On Ctrl-C,
     the replays running are stopped, what finished is kept, the merged capture and diff are written
     of it, and the result says ``interrupted``. With
     ``executor`` (:class:`fusiondiff.roundtrip.slurm.SlurmExecutor`) the replays run as its job
@@ -107,7 +111,9 @@ def roundtrip(
     ]
     # the real replay checks for torch and nvFuser before a script is written; a round trip whose
     # replays are all kept from an earlier run needs neither (it only merges and diffs)
-    replay = replay or (replay_in_child(options, timeout_s, token, gate=prepare) if pending else nothing_to_replay)
+    replay = replay or (
+        replay_in_child(options, timeout_s, token, gate=prepare, forked=forked) if pending else nothing_to_replay
+    )
     scripts = write_scripts(planned)
     resumed = sum(1 for d in distinct if d.index not in not_replayed) - len(pending)
     across = f" across {len(sources)} ranks" if several else ""
@@ -129,18 +135,19 @@ def roundtrip(
         )
     )
     interrupted = False
-    try:
-        work.run()
-    except KeyboardInterrupt:
-        interrupted = True
-        work.stop()
-        _stop_replays(token)
-        work.join()
-        progress("fusiondiff roundtrip: interrupted; the replays that finished are kept, a rerun resumes")
-    except BaseException:  # SIGTERM (the command line's Terminated), an internal error: no orphans
-        work.stop()
-        _stop_replays(token)
-        raise
+    with replays_open(replay):  # a fork server, if the replays made one, outlives the workers' stop
+        try:
+            work.run()
+        except KeyboardInterrupt:
+            interrupted = True
+            work.stop()
+            _stop_replays(token)
+            work.join()
+            progress("fusiondiff roundtrip: interrupted; the replays that finished are kept, a rerun resumes")
+        except BaseException:  # SIGTERM (the command line's Terminated), an internal error: no orphans
+            work.stop()
+            _stop_replays(token)
+            raise
     not_replayed.update(work.failures)
     result = finish(
         capture,
@@ -161,6 +168,7 @@ def roundtrip(
         started_ahead=start_ahead is not None,
         ahead=ahead if start_ahead is not None else 0,
         prepared_ahead=prepare if start_ahead is not None else "",
+        forked=forked and start_ahead is not None,
     )
     from fusiondiff.files import write_text
     from fusiondiff.roundtrip.summary import SUMMARY_FILE, render_summary

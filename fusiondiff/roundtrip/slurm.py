@@ -30,7 +30,7 @@ from typing import Any
 from fusiondiff.errors import FusionDiffError, MissingPackageError
 from fusiondiff.progress import Progress
 from fusiondiff.roundtrip.records import DistinctFusion, ReplayProcess
-from fusiondiff.roundtrip.replays import ReplayFunction
+from fusiondiff.roundtrip.replays import ReplayFunction, replays_open
 from fusiondiff.roundtrip.workers import DEFAULT_TURNS, TurnTaking, Workers, wall_time
 
 INSTALL = "pip install 'fusiondiff[cluster]'"
@@ -113,7 +113,8 @@ def run_task(task: SlurmTask) -> TaskOutcome:
         task.turns,
     )
     try:
-        work.run()
+        with replays_open(task.replay):
+            work.run()
     except BaseException:
         work.stop()
         work.join()

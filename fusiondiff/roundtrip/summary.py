@@ -32,6 +32,12 @@ def _listed(result: RoundTripResult, top: int | None, limit: int | None) -> list
 def _ahead_words(result: RoundTripResult) -> str:
     if not result.started_ahead:
         return ""
+    if result.forked:
+        return _prepared_words(result) + " (forked from one process that imported torch and nvFuser once)"
+    return _prepared_words(result)
+
+
+def _prepared_words(result: RoundTripResult) -> str:
     if result.prepared_ahead == "context":
         return (
             f", up to {result.ahead} process(es) per GPU started ahead and prepared (imports, CUDA context, "
