@@ -29,11 +29,15 @@ each of several modes, one after the other, each into its own fresh directory an
 - ``floor``: every distinct fusion in one long-lived process (``--batch`` of them all): what the
   compiles and samples cost without a process per fusion;
 
-and prints per mode the median and worst cost per distinct fusion (on one GPU, the time from the end
+A mode may be run twice in one command as ``MODE:2`` (into ``WORKDIR/MODE_2``): two runs of
+``reference`` show how far verdicts and medians move between runs that isolate alike.
+
+It prints per mode the median and worst cost per distinct fusion (on one GPU, the time from the end
 of the replay before to the end of this one; in the floor's one process, a fusion's script run with
 its compile plus its share of the samples, from the process's phases), the ratios to the floor, the
-wall time, the median of each phase over the mode's processes, and whether every record's verdict is
-the reference's; ``--json`` gets all of it.
+wall time, the median of each phase over the mode's processes, whether every record's verdict is
+the reference's, and how each distinct fusion's samples sit against the reference's (the range of
+the medians' ratios, and the fusions a Mann-Whitney U test finds shifted); ``--json`` gets all of it.
 
     python3 benchmarks/bench_roundtrip.py live.json --workdir /tmp/rt-modes --modes floor,pipeline,ahead,reference \
         --gpus 0 --limit-s 150 --json /tmp/rt-modes/modes.json
@@ -129,6 +133,17 @@ def load_half(directory: Path) -> dict[str, Any]:
 MODES = ("reference", "ahead", "pipeline", "context", "forked", "floor")
 """The ways ``--modes`` can run the round trip (see the module docstring)."""
 
+SHIFT_ALPHA = 0.005
+"""A distinct fusion's replay counts as shifted against the reference's when a two-sided Mann-Whitney
+U test of their samples gives a p-value under this."""
+
+
+def base_mode(name: str) -> str:
+    """The mode a run of ``--modes`` is: ``reference:2`` is a second run of ``reference`` (into
+    ``WORKDIR/reference_2``), so two runs of one mode show how far their verdicts and medians move
+    between runs."""
+    return name.split(":", 1)[0]
+
 
 def mode_arguments(mode: str, distinct: int, ahead: int, context_ahead: int = CONTEXT_AHEAD) -> dict[str, Any]:
     """The :func:`roundtrip` arguments of one mode."""
@@ -148,17 +163,17 @@ def mode_arguments(mode: str, distinct: int, ahead: int, context_ahead: int = CO
 
 
 def mode_limits(text: str, modes: list[str], default_s: float = 150.0) -> dict[str, float]:
-    """``--limit-s``: one number for every mode, or ``MODE=S`` pairs (a mode not named gets
-    ``default_s``)."""
+    """``--limit-s``: one number for every mode, or ``MODE=S`` pairs (a repeat such as
+    ``reference:2`` not named gets its mode's; a mode not named gets ``default_s``)."""
     if "=" not in text:
         return {m: float(text) for m in modes}
-    limits = {m: default_s for m in modes}
+    named: dict[str, float] = {}
     for pair in text.split(","):
         mode, _, seconds = pair.partition("=")
-        if mode.strip() not in MODES:
+        if base_mode(mode.strip()) not in MODES:
             raise SystemExit(f"bench_roundtrip: --limit-s names an unknown mode {mode.strip()!r}")
-        limits[mode.strip()] = float(seconds)
-    return limits
+        named[mode.strip()] = float(seconds)
+    return {m: named.get(m, named.get(base_mode(m), default_s)) for m in modes}
 
 
 def process_costs(processes: list[dict[str, Any]]) -> list[float]:
@@ -261,9 +276,9 @@ def run_mode(
     """One mode's round trip into ``work/mode`` (fresh), stopped at ``limit_s``; its figures."""
     import signal
 
-    directory = work / mode
+    directory = work / mode.replace(":", "_")
     shutil.rmtree(directory, ignore_errors=True)
-    arguments = mode_arguments(mode, distinct, ahead, context_ahead)
+    arguments = mode_arguments(base_mode(mode), distinct, ahead, context_ahead)
     previous = signal.signal(signal.SIGALRM, _stop_at_limit)
     signal.setitimer(signal.ITIMER_REAL, limit_s)
     start = time.perf_counter()
@@ -285,7 +300,7 @@ def run_mode(
     wall_s = time.perf_counter() - start
     phases = [json.loads(p.read_text()) for p in sorted((directory / "logs").glob("*.phases.json"))]
     processes = [] if result is None else [dataclasses.asdict(p) for p in result.processes]
-    costs = floor_costs(phases) if mode == "floor" else process_costs(processes)
+    costs = floor_costs(phases) if base_mode(mode) == "floor" else process_costs(processes)
     figures: dict[str, Any] = {
         "mode": mode,
         "arguments": arguments,
@@ -306,23 +321,84 @@ def run_mode(
         "replay_median_ns": {}
         if result is None
         else {str(r.index): r.replay_median_ns for r in result.rows if r.index == r.replayed_as},
+        "replay_samples_ns": {}
+        if result is None or result.replay_path is None
+        else replay_samples(result.replay_path, {d.stem: d.index for d in result.distinct}),
     }
     (directory / "bench_mode.json").write_text(json.dumps(figures, indent=1, default=str))
     return figures
 
 
+def replay_samples(replay_path: Path, stems: dict[str, int]) -> dict[str, list[float]]:
+    """Each distinct fusion's samples (ns) in a mode's merged replay (``DIR/replay.json``, whose
+    fusions are named ``<stem>:<name>``), keyed as the verdicts are: by the record it was replayed
+    for (``stems``: each replay's stem to that record)."""
+    from fusiondiff.store import load_capture
+
+    samples: dict[str, list[float]] = {}
+    for fusion in load_capture(replay_path).fusions:
+        index = stems.get(fusion.name.partition(":")[0])
+        if index is not None and fusion.timing is not None and str(index) not in samples:
+            samples[str(index)] = [float(x) for x in fusion.timing.samples_ns]
+    return samples
+
+
+def sample_shifts(
+    samples: dict[str, list[float]], reference: dict[str, list[float]], alpha: float = SHIFT_ALPHA
+) -> dict[str, Any]:
+    """How each distinct fusion's replayed samples sit against the reference run's: the ratio of
+    their medians and a two-sided Mann-Whitney U test's p-value; the range of the ratios, and the
+    fusions shifted (p under ``alpha``): what two runs in fresh processes differ by, beyond each
+    run's own spread of samples."""
+    from scipy.stats import mannwhitneyu
+
+    rows: dict[str, dict[str, float]] = {}
+    for key in sorted(set(samples) & set(reference), key=int):
+        mine, theirs = samples[key], reference[key]
+        if len(mine) < 2 or len(theirs) < 2:
+            continue
+        rows[key] = {
+            "ratio": statistics.median(mine) / statistics.median(theirs),
+            "p": float(mannwhitneyu(mine, theirs, alternative="two-sided").pvalue),
+        }
+    ratios = [r["ratio"] for r in rows.values()]
+    return {
+        "compared": len(rows),
+        "min_ratio": min(ratios) if ratios else None,
+        "max_ratio": max(ratios) if ratios else None,
+        "shifted": [key for key, r in rows.items() if r["p"] < alpha],
+        "rows": rows,
+    }
+
+
 def compare_modes(figures: dict[str, dict[str, Any]], reference: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-    """Per mode, its ratios to the floor and its verdicts against the reference's."""
+    """Per mode, its ratios to the floor, its verdicts against the reference's and its samples'
+    shifts against the reference's (where both kept their samples)."""
     floor = figures.get("floor")
     return {
         mode: {
-            "ratios_to_floor": ratios_to(f, floor) if mode != "floor" else None,
+            "ratios_to_floor": ratios_to(f, floor) if base_mode(mode) != "floor" else None,
             "verdicts_vs_reference": None
             if reference is None
             else verdict_differences(reference.get("verdicts", {}), f.get("verdicts", {})),
+            "shifts_vs_reference": None
+            if reference is None or not reference.get("replay_samples_ns") or not f.get("replay_samples_ns")
+            else sample_shifts(f["replay_samples_ns"], reference["replay_samples_ns"]),
         }
         for mode, f in figures.items()
     }
+
+
+def shift_words(shifts: dict[str, Any] | None) -> str:
+    """``medians -1.4 % to +1.8 % of the reference's; shifted (p < 0.005): 3, 14 of 12``."""
+    if shifts is None or not shifts["compared"]:
+        return ""
+    low, high = (100 * (shifts[k] - 1) for k in ("min_ratio", "max_ratio"))
+    shifted = ", ".join(shifts["shifted"]) or "none"
+    return (
+        f"medians {low:+.1f} % to {high:+.1f} % of the reference's; shifted (p < {SHIFT_ALPHA}): "
+        f"{shifted} of {shifts['compared']}"
+    )
 
 
 def _seconds(value: float | None) -> str:
@@ -358,6 +434,8 @@ def print_modes(live: str, figures: dict[str, dict[str, Any]], compared: dict[st
         )
         phases = ", ".join(f"{k} {v:.2f}" for k, v in f["phase_medians_s"].items())
         print(f"  {'':<10} phases (median s per process): {phases or 'none written'}")
+        if mode != "reference" and shift_words(c.get("shifts_vs_reference")):
+            print(f"  {'':<10} {shift_words(c['shifts_vs_reference'])}")
 
 
 def main_modes(args: argparse.Namespace) -> int:
@@ -365,7 +443,7 @@ def main_modes(args: argparse.Namespace) -> int:
     from fusiondiff.store import load_capture
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    unknown = [m for m in modes if m not in MODES]
+    unknown = [m for m in modes if base_mode(m) not in MODES]
     if unknown:
         raise SystemExit(f"bench_roundtrip: unknown mode(s) {unknown}: use {', '.join(MODES)}")
     work = Path(args.workdir)

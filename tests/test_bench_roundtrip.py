@@ -118,3 +118,30 @@ def test_each_mode_is_bounded_by_one_limit_or_its_own():
     }
     with pytest.raises(SystemExit):
         mode_limits("fast=10", ["floor"])
+
+
+def test_a_mode_may_run_twice_and_takes_its_modes_limit():
+    from benchmarks.bench_roundtrip import base_mode
+
+    assert base_mode("reference:2") == "reference" and base_mode("context") == "context"
+    modes = ["reference", "context", "reference:2"]
+    assert mode_limits("context=60,reference=150", modes) == {"reference": 150.0, "context": 60.0, "reference:2": 150.0}
+    assert mode_limits("reference:2=90", modes, default_s=10) == {
+        "reference": 10.0,
+        "context": 10.0,
+        "reference:2": 90.0,
+    }
+    with pytest.raises(SystemExit, match="unknown mode"):
+        mode_limits("fast:2=3", modes)
+
+
+def test_sample_shifts_tell_a_moved_fusion_from_one_within_its_spread():
+    from benchmarks.bench_roundtrip import sample_shifts
+
+    base = [100.0 + (i % 5) for i in range(30)]  # 100 to 104, the reference's spread
+    moved = [x * 1.02 for x in base]
+    alike = base[1:] + base[:1]
+    shifts = sample_shifts({"3": moved, "7": alike, "9": [1.0]}, {"3": base, "7": base, "9": base, "11": base})
+    assert shifts["compared"] == 2 and shifts["shifted"] == ["3"]  # 9 has one sample, 11 no replay
+    assert shifts["max_ratio"] == pytest.approx(1.02) and shifts["min_ratio"] == pytest.approx(1.0)
+    assert shifts["rows"]["7"]["p"] > 0.5

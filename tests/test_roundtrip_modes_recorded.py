@@ -156,3 +156,27 @@ def test_the_probe_the_profiler_start_in_a_thread_hides_a_compile_and_os_exit_sa
     teardown = {name: ends[name] - run["t_end"] for name, run in runs.items()}
     assert all(0.75 < t < 1.2 for n, t in teardown.items() if "normal" in n), teardown
     assert all(t < 0.2 for n, t in teardown.items() if "_exit" in n), teardown
+
+
+def test_between_the_context_run_and_its_reference_seven_fusions_moved_beyond_their_samples_spread():
+    """Samples of each distinct fusion (``samples.json``, taken by ``bench_roundtrip.replay_samples``
+    from each run's merged replay) against the reference run beside it: 7 of 29 distinct fusions
+    shifted (Mann-Whitney p < 0.005), both ways, the three whose verdicts moved among them. Two
+    fresh processes differ by more than one process's samples vary: why a reference run twice is
+    the next measurement."""
+    from benchmarks.bench_roundtrip import sample_shifts
+
+    shifted = {}
+    for session in OVERLAP:
+        runs = {m: json.loads((DATA / session / m / "samples.json").read_text()) for m in ("context", "reference")}
+        shifts = sample_shifts(runs["context"], runs["reference"])
+        assert shifts["compared"] == _modes(session)["context"]["distinct"]
+        shifted[session.split("/")[1]] = shifts["shifted"]
+        ratios = [r["ratio"] for r in shifts["rows"].values()]
+        assert ratios == pytest.approx(
+            [
+                _modes(session)["context"]["replay_median_ns"][k] / _modes(session)["reference"]["replay_median_ns"][k]
+                for k in shifts["rows"]
+            ]
+        )
+    assert shifted == {"llama3": ["3", "14", "16"], "phi2": ["1", "4"], "stablelm": ["2", "5"]}
