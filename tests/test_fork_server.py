@@ -118,6 +118,7 @@ def test_the_round_trips_replay_forks_from_one_server_with_the_token_and_stops_i
         second.cancel()
         replay.close()
     assert replay._server is None and server._proc.returncode == 0
+    assert "OS thread(s) after its imports; serving" in (logs / FORK_SERVER_LOG).read_text()
 
 
 def test_a_child_whose_server_died_is_still_cancelled_and_reported(tmp_path):

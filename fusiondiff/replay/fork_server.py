@@ -60,8 +60,16 @@ def serve(sock: socket.socket) -> int:
 
     process_setup.import_frontends()
     problem = _cuda_initialized()
+    # threads the imports started are not in a forked child; said in the log for whoever reads why a
+    # child hung (torch 2.14 on CPU starts one, and its forked children ran)
+    threads = _os_threads()
+    print(
+        f"fusiondiff fork server: pid {os.getpid()}, {threads} OS thread(s) after its imports; "
+        + (problem or "serving"),
+        flush=True,
+    )
     try:
-        _send(sock, {"ready": problem is None, "error": problem, "pid": os.getpid()})
+        _send(sock, {"ready": problem is None, "error": problem, "pid": os.getpid(), "threads": threads})
     except OSError:
         return 1
     if problem is not None:
@@ -101,6 +109,13 @@ def _cuda_initialized() -> str | None:
     if torch is not None and torch.cuda.is_initialized():
         return "importing torch and nvFuser initialized CUDA in the server; forked children could not use it"
     return None
+
+
+def _os_threads() -> int | None:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return None
 
 
 def _reap(sock: socket.socket, children: set[int]) -> None:

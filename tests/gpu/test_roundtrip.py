@@ -22,14 +22,19 @@ ON_THE_GPU = ("cuda_context", "scripts", "profiler_init", "samples")
 """The phases of a replay process that reach the GPU (replay/phases.py)."""
 
 
-@pytest.mark.parametrize(("ahead", "prepare"), [(4, "gpu"), (6, "context")])
+@pytest.mark.parametrize(
+    ("ahead", "prepare", "forked"), [(4, "gpu", False), (6, "context", False), (3, "context", True)]
+)
 def test_every_distinct_fusion_is_replayed_in_its_own_process_prepared_ahead_never_beside_samples(
-    tmp_path, ahead, prepare
+    tmp_path, ahead, prepare, forked
 ):
     from fusiondiff import roundtrip as rt
 
     options = RecordingOptions(protocol=TimingProtocol(warmup=3, samples=10))
-    result = rt.roundtrip(LIVE, tmp_path / "rt", devices=[None], options=options, ahead=ahead, prepare=prepare)
+    result = rt.roundtrip(
+        LIVE, tmp_path / "rt", devices=[None], options=options, ahead=ahead, prepare=prepare, forked=forked
+    )
+    assert result.forked == forked
     assert not result.interrupted and result.not_replayed == {}
     distinct = len(rt.distinct_fusions(load_capture(LIVE)))
     assert len(result.distinct) == distinct == 12 and result.replayed_now == distinct and result.started_ahead
@@ -42,6 +47,12 @@ def test_every_distinct_fusion_is_replayed_in_its_own_process_prepared_ahead_nev
     # every replay was started ahead and prepared on the GPU before its turn to time
     assert len(logs) == distinct and len(prepared) == distinct, prepared
     _no_samples_beside_other_gpu_work(tmp_path / "rt" / "logs", distinct)
+    if forked:  # every replay was a child of the one server, which never made a CUDA context
+        server_log = (tmp_path / "rt" / "logs" / "fork_server.log").read_text()
+        print(server_log)  # its OS threads after importing torch and nvFuser, for the record
+        assert "serving" in server_log, server_log
+        docs = [json.loads(p.read_text()) for p in (tmp_path / "rt" / "logs").glob("*.phases.json")]
+        assert all(d["seconds"]["imports"] < 0.5 for d in docs), [d["seconds"]["imports"] for d in docs]
     for f in merged.fusions:  # the spares waiting on the GPU are not other processes
         device = f.conditions.device if f.conditions else None
         assert device is None or device.other_process_count == 0, (f.name, device)
