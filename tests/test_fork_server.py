@@ -136,3 +136,22 @@ def test_a_child_whose_server_died_is_still_cancelled_and_reported(tmp_path):
         assert pending._child._proc.returncode is not None and not fork_server._alive(pid)
     finally:
         server.close()
+
+
+def test_a_round_trip_whose_server_cannot_serve_says_so_once_and_starts_fresh_processes(tmp_path, monkeypatch, capsys):
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "torch.py").write_text("class cuda:\n    @staticmethod\n    def is_initialized():\n        return True\n")
+    monkeypatch.setenv("PYTHONPATH", f"{fake}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    replay = ChildReplays(gate="imports", forked=True)
+    started = [replay.start([_script(tmp_path)], tmp_path / "logs" / f"{n}.json", None) for n in "ab"]
+    try:
+        assert replay._server is None and not replay.forked
+        for pending in started:
+            parent = int(Path(f"/proc/{pending._child._proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            assert parent == os.getpid()  # fresh, from here
+        warned = capsys.readouterr().err
+        assert warned.count("no forked replay processes") == 1 and "initialized CUDA" in warned
+    finally:
+        for pending in started:
+            pending.cancel()

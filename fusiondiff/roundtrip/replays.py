@@ -5,6 +5,7 @@ any replay given to :func:`fusiondiff.roundtrip.run.roundtrip` has (tests give r
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -105,9 +106,27 @@ class ChildReplays:
         from fusiondiff.replay.fork_server import ForkServer
 
         with self._server_lock:
-            if self._server is None:
+            if self._server is None and self.forked:
                 logs.mkdir(parents=True, exist_ok=True)
-                self._server = ForkServer(self._env(None), log_file=logs / FORK_SERVER_LOG)
+                try:
+                    server = ForkServer(self._env(None), log_file=logs / FORK_SERVER_LOG)
+                except OSError as exc:
+                    problem: str | None = f"it could not start: {exc.strerror or exc}"
+                else:
+                    problem = server.wait_ready()
+                    if problem is None:
+                        self._server = server
+                    else:
+                        server.close()
+                if problem is not None:
+                    # the replays still run, each in a fresh process: say once why they are not forked
+                    self.forked = False
+                    print(
+                        f"fusiondiff roundtrip: warning: no forked replay processes ({problem}); "
+                        f"each starts as a fresh one (the server's log: {logs / FORK_SERVER_LOG})",
+                        file=sys.stderr,
+                        flush=True,
+                    )
             return self._server
 
     def close(self) -> None:
