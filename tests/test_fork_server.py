@@ -155,3 +155,36 @@ def test_a_round_trip_whose_server_cannot_serve_says_so_once_and_starts_fresh_pr
     finally:
         for pending in started:
             pending.cancel()
+
+
+def test_a_round_trip_with_forked_processes_runs_each_replay_and_leaves_no_process(tmp_path):
+    """The whole path on this machine, where a replay cannot run (no nvFuser): each distinct fusion's
+    replay is a forked child that fails as a fresh one would, the server is stopped at the end, and no
+    process of the run is left."""
+    from fusiondiff import roundtrip as rt
+    from fusiondiff.roundtrip.run import _stop_replays
+
+    live = Path(__file__).parent / "data" / "fidelity" / "pythia" / "live.json"
+    replay = ChildReplays(token="tok-forked-run", gate="context", forked=True)
+    result = rt.roundtrip(live, tmp_path / "rt", replay=replay, devices=[None], ahead=3, prepare="context", forked=True)
+    assert result.forked and result.replayed_now == 0 and len(result.not_replayed) == len(result.distinct)
+    messages = set(result.not_replayed.values())
+    assert len(messages) == 1 and ("torch" in next(iter(messages)) or "nvFuser" in next(iter(messages)))
+    assert replay._server is None and "serving" in (tmp_path / "rt" / "logs" / FORK_SERVER_LOG).read_text()
+    phases = [p for p in (tmp_path / "rt" / "logs").glob("*.phases.json")]
+    assert len(phases) == len(result.distinct)
+    marker = f"{TOKEN_ENV}=tok-forked-run".encode()
+    left = [
+        entry.name
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and _environ_has(entry, marker) and fork_server._alive(int(entry.name))
+    ]
+    assert left == []
+    _stop_replays("tok-forked-run")  # nothing to stop
+
+
+def _environ_has(entry: Path, marker: bytes) -> bool:
+    try:
+        return marker in (entry / "environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
