@@ -204,6 +204,7 @@ def test_each_array_task_takes_turns_as_the_local_workers_do(monkeypatch, tmp_pa
     pytest.importorskip("submitit")
     from fusiondiff.roundtrip import slurm
     from fusiondiff.roundtrip.plan import distinct_fusions
+    from fusiondiff.roundtrip.records import ReplayPlan
     from fusiondiff.roundtrip.workers import TurnTaking
 
     pending = distinct_fusions(load_capture(LLAMA3 / "live.json"))[:4]
@@ -211,17 +212,19 @@ def test_each_array_task_takes_turns_as_the_local_workers_do(monkeypatch, tmp_pa
     ties = {d.index: "" for d in pending}
     executor = _executor(batches_per_task=2)
     turns = TurnTaking(ahead=6, staged=True, prepare_limit_s=120.0)
-    work = executor.work(
-        pending, 1, RecordedReplay(LLAMA3 / "live.json"), scripts, ties, tmp_path, tmp_path, print, time.monotonic,
-        True, turns,
-    )  # fmt: skip
-    assert [len(t.fusions) for t in work.tasks] == [2, 2]
+    plan = ReplayPlan(tuple(pending), 1, scripts, ties, tmp_path, tmp_path)
+    work = executor.work(plan, RecordedReplay(LLAMA3 / "live.json"), print, time.monotonic, True, turns)
+    assert [len(t.plan.fusions) for t in work.tasks] == [2, 2]
+    assert [sorted(t.plan.scripts) for t in work.tasks] == [
+        [d.index for d in pending[:2]],
+        [d.index for d in pending[2:]],
+    ]
     assert all(t.turns == turns for t in work.tasks)
     seen: dict[str, object] = {}
 
     class StandIn:
         def __init__(self, *args):
-            seen.update(start_ahead=args[10], turns=args[11])
+            seen.update(start_ahead=args[5], turns=args[6])
             self.failures, self.processes = {}, []
 
         def run(self) -> None:

@@ -4,7 +4,7 @@ rank, and the result that holds them."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fusiondiff.model import Capture
@@ -20,6 +20,29 @@ class DistinctFusion:
     """Positions of every live record with the same structure, inputs and options (with ``index``)."""
     stem: str
     """File stem of its repro script and replay capture (``0007_forward_nvFusion7``)."""
+
+
+@dataclass(frozen=True)
+class ReplayPlan:
+    """What a round trip's replays are to do, wherever they run (this machine's workers, or one
+    Slurm task's node): the distinct fusions to replay, in batches of ``batch`` scripts per process,
+    each one's repro script and tie to the plan (the source its kept replay carries), and where the
+    kept replays and the processes' logs go."""
+
+    fusions: tuple[DistinctFusion, ...]
+    batch: int
+    scripts: dict[int, Path]
+    ties: dict[int, str]
+    replays_dir: Path
+    logs_dir: Path
+
+    def part(self, fusions: tuple[DistinctFusion, ...]) -> ReplayPlan:
+        """The plan of ``fusions`` alone, with their scripts and ties only (a Slurm task's pickle
+        stays small)."""
+        own = [d.index for d in fusions]
+        return replace(
+            self, fusions=fusions, scripts={i: self.scripts[i] for i in own}, ties={i: self.ties[i] for i in own}
+        )
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from fusiondiff.roundtrip.plan import (
     source_of,
     visible_devices,
 )
-from fusiondiff.roundtrip.records import RoundTripResult
+from fusiondiff.roundtrip.records import ReplayPlan, RoundTripResult
 from fusiondiff.roundtrip.replays import (
     TOKEN_ENV,
     ReplayFunction,
@@ -127,12 +127,11 @@ def roundtrip(
     start_ahead: StartAhead | None = getattr(replay, "start", None) if prestart else None
     # the turn-taking, the same on this machine's workers and on each Slurm task's node
     turns = TurnTaking(ahead, prepare in STAGED_GATES, timeout_s)
+    plan = ReplayPlan(tuple(pending), batch, scripts, ties, replays_dir, logs_dir)
     work: Workers | SlurmWork = (
-        executor.work(pending, batch, replay, scripts, ties, replays_dir, logs_dir, progress, clock, prestart, turns)
+        executor.work(plan, replay, progress, clock, prestart, turns)
         if executor is not None
-        else Workers(
-            pending, batch, devices, replay, scripts, ties, replays_dir, logs_dir, progress, clock, start_ahead, turns
-        )
+        else Workers(plan, devices, replay, progress, clock, start_ahead, turns)
     )
     interrupted = False
     with replays_open(replay):  # a fork server, if the replays made one, outlives the workers' stop

@@ -29,7 +29,7 @@ from typing import Any
 
 from fusiondiff.errors import FusionDiffError, MissingPackageError
 from fusiondiff.progress import Progress
-from fusiondiff.roundtrip.records import DistinctFusion, ReplayProcess
+from fusiondiff.roundtrip.records import ReplayPlan, ReplayProcess
 from fusiondiff.roundtrip.replays import ReplayFunction, replays_open
 from fusiondiff.roundtrip.workers import DEFAULT_TURNS, TurnTaking, Workers, wall_time
 
@@ -59,13 +59,9 @@ class SlurmSettings:
 class SlurmTask:
     """What one array task replays, and where it writes: all a node needs (picklable)."""
 
-    fusions: tuple[DistinctFusion, ...]
-    batch: int
+    plan: ReplayPlan
+    """Its share of the round trip's plan: its fusions, with their scripts and ties only."""
     replay: ReplayFunction
-    scripts: dict[int, Path]
-    ties: dict[int, str]
-    replays_dir: Path
-    logs_dir: Path
     prestart: bool
     turns: TurnTaking = DEFAULT_TURNS
     """How the replay processes take their turns on each GPU of the node, as on the submitting machine."""
@@ -98,20 +94,7 @@ def run_task(task: SlurmTask) -> TaskOutcome:
         print(message, file=sys.stderr, flush=True)
 
     start_ahead = getattr(task.replay, "start", None) if task.prestart else None
-    work = Workers(
-        list(task.fusions),
-        task.batch,
-        visible_devices(),
-        task.replay,
-        task.scripts,
-        task.ties,
-        task.replays_dir,
-        task.logs_dir,
-        progress,
-        time.monotonic,
-        start_ahead,
-        task.turns,
-    )
+    work = Workers(task.plan, visible_devices(), task.replay, progress, time.monotonic, start_ahead, task.turns)
     try:
         with replays_open(task.replay):
             work.run()
@@ -121,8 +104,8 @@ def run_task(task: SlurmTask) -> TaskOutcome:
         raise
     replayed = tuple(
         d.index
-        for d in task.fusions
-        if d.index not in work.failures and (task.replays_dir / f"{d.stem}.json").is_file()
+        for d in task.plan.fusions
+        if d.index not in work.failures and (task.plan.replays_dir / f"{d.stem}.json").is_file()
     )
     return TaskOutcome(replayed, dict(work.failures), tuple(work.processes))
 
@@ -146,40 +129,21 @@ class SlurmExecutor:
 
     def work(
         self,
-        pending: Sequence[DistinctFusion],
-        batch: int,
+        plan: ReplayPlan,
         replay: ReplayFunction,
-        scripts: dict[int, Path],
-        ties: dict[int, str],
-        replays_dir: Path,
-        logs_dir: Path,
         progress: Progress,
         clock: Callable[[], float],
         prestart: bool,
         turns: TurnTaking = DEFAULT_TURNS,
     ) -> SlurmWork:
-        """The job array's tasks over ``pending``; each task's node runs the local workers with the
-        same turn-taking as on this machine (``prestart``, ``turns``)."""
-        size = batch * self.settings.batches_per_task
-        tasks = []
-        for k in range(0, len(pending), size):
-            fusions = tuple(pending[k : k + size])
-            # each task carries its own fusions' scripts and ties only: its pickle stays small
-            own = [d.index for d in fusions]
-            tasks.append(
-                SlurmTask(
-                    fusions,
-                    batch,
-                    replay,
-                    {i: scripts[i] for i in own},
-                    {i: ties[i] for i in own},
-                    replays_dir,
-                    logs_dir,
-                    prestart,
-                    turns,
-                )
-            )
-        return SlurmWork(self.settings, tasks, replays_dir.parent / "slurm", progress, clock)
+        """The job array's tasks over the plan's fusions; each task's node runs the local workers
+        with the same turn-taking as on this machine (``prestart``, ``turns``)."""
+        size = plan.batch * self.settings.batches_per_task
+        tasks = [
+            SlurmTask(plan.part(plan.fusions[k : k + size]), replay, prestart, turns)
+            for k in range(0, len(plan.fusions), size)
+        ]
+        return SlurmWork(self.settings, tasks, plan.replays_dir.parent / "slurm", progress, clock)
 
 
 class SlurmWork:
@@ -228,7 +192,7 @@ class SlurmWork:
         except Exception as exc:  # noqa: BLE001 - sbatch refused: say what it said, in one line
             raise FusionDiffError(f"Slurm refused the job array: {_last_line(str(exc))}") from None
         array = str(self.jobs[0].job_id).partition("_")[0]
-        fusions = sum(len(t.fusions) for t in self.tasks)
+        fusions = sum(len(t.plan.fusions) for t in self.tasks)
         self.progress(
             f"fusiondiff roundtrip: submitted Slurm job {array}: {len(self.tasks)} array task(s) for {fusions} "
             f"fusion(s); logs in {self.folder}"
@@ -298,7 +262,7 @@ class SlurmWork:
         reason = _stderr_reason(job) or fallback
         self.outcomes[i] = TaskOutcome(
             tuple(sorted(kept)),
-            {d.index: f"Slurm task {job.job_id} failed: {reason}" for d in task.fusions if d.index not in kept},
+            {d.index: f"Slurm task {job.job_id} failed: {reason}" for d in task.plan.fusions if d.index not in kept},
             (),
         )
         self.replayed += len(kept)
@@ -310,7 +274,9 @@ def _kept(task: SlurmTask) -> set[int]:
     from fusiondiff.roundtrip.folder import trusted_replay
 
     return {
-        d.index for d in task.fusions if trusted_replay(task.replays_dir / f"{d.stem}.json", task.ties.get(d.index))
+        d.index
+        for d in task.plan.fusions
+        if trusted_replay(task.plan.replays_dir / f"{d.stem}.json", task.plan.ties.get(d.index))
     }
 
 

@@ -33,7 +33,7 @@ from fusiondiff.roundtrip.folder import (
 from fusiondiff.roundtrip.plan import (
     batches,
 )
-from fusiondiff.roundtrip.records import DistinctFusion, ReplayProcess
+from fusiondiff.roundtrip.records import DistinctFusion, ReplayPlan, ReplayProcess
 from fusiondiff.roundtrip.replays import (
     ReplayFunction,
     StagedReplay,
@@ -68,14 +68,9 @@ class Workers:
 
     def __init__(
         self,
-        pending: Sequence[DistinctFusion],
-        batch: int,
+        plan: ReplayPlan,
         devices: Sequence[str | None],
         replay: ReplayFunction,
-        scripts: dict[int, Path],
-        ties: dict[int, str],
-        replays_dir: Path,
-        logs_dir: Path,
         progress: Progress,
         clock: Callable[[], float],
         start_ahead: StartAhead | None = None,
@@ -85,16 +80,16 @@ class Workers:
         """Starts a replay process ahead of its turn; None: each starts in its turn."""
         self.ahead, self.staged, self.prepare_limit_s = turns.ahead, turns.staged, turns.prepare_limit_s
         self.queue: queue.Queue[list[DistinctFusion]] = queue.Queue()
-        for group in batches(pending, batch):
+        for group in batches(plan.fusions, plan.batch):
             self.queue.put(group)
-        self.total = len(pending)
+        self.total = len(plan.fusions)
         self.devices = list(devices)
         self.replay = replay
-        self.scripts = scripts
-        self.ties = ties
+        self.scripts = plan.scripts
+        self.ties = plan.ties
         """Each script's tie to the plan, the source its kept replay carries (folder.plan_tie)."""
-        self.replays_dir = replays_dir
-        self.logs_dir = logs_dir
+        self.replays_dir = plan.replays_dir
+        self.logs_dir = plan.logs_dir
         self.progress = progress
         self.clock = clock
         self.lock = threading.Lock()
