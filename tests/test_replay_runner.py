@@ -364,3 +364,21 @@ def test_start_turn_lets_a_child_gated_at_the_gpu_wait_for_sample(tmp_path):
     child.sample()
     child.wait(30, lambda m: None)
     assert _journal(journal) == ["gpu:prepare", "gpu:samples"]
+
+
+def test_a_replay_started_ahead_runs_for_its_timeout_or_for_what_its_turn_has_left():
+    from fusiondiff.replay.child import ReplayOutcome
+
+    waited: list[float] = []
+
+    class Child:
+        def go(self):
+            pass
+
+        def wait(self, timeout_s, progress):
+            waited.append(timeout_s)
+            return ReplayOutcome(status="ok", written="r.json")
+
+    pending = runner.PendingReplay(Child(), 900.0, lambda m: None)  # type: ignore[arg-type]
+    assert pending.run() == Path("r.json") and pending.run(2.5) == Path("r.json")
+    assert waited == [900.0, 2.5]

@@ -263,7 +263,7 @@ class StartingReplay(FakeReplay):
         replay = self
 
         class Pending:
-            def run(self):
+            def run(self, timeout_s=None):
                 replay._log("run", scripts)
                 replay(scripts, output, device)
                 replay._log("end", scripts)
@@ -343,6 +343,7 @@ class StagedReplay(FakeReplay):
         self.windows: list[tuple[str, str, str | None, float, float]] = []
         self.started: list[str] = []
         self.start_times: dict[str, float] = {}
+        self.run_timeouts: list[float | None] = []
         self.cancelled: list[str] = []
         self.alive = 0
         self.most_alive: dict[str | None, int] = {}
@@ -452,9 +453,12 @@ class StagedReplay(FakeReplay):
                         return stages.PREPARING
                     return self.state
 
-            def run(self):
+            def run(self, timeout_s=None):
+                replay.run_timeouts.append(timeout_s)
                 self.go()
-                self.done.wait(30)
+                if not self.done.wait(30 if timeout_s is None else timeout_s):
+                    self.cancel()
+                    raise ReplayError(f"stopped at its timeout, {timeout_s:.2f} s")
 
             def cancel(self):
                 with self.cond:
@@ -563,6 +567,20 @@ def test_a_worker_keeps_k_spares_importing_while_one_takes_its_turn(live: Path, 
     assert first_samples[1] == stems[0]
     assert fake.start_times[stems[3]] < first_samples[3]  # the fourth process began before the first's samples
     assert fake.most_alive[None] == 4 and not _overlapping(fake.windows, None)
+
+
+def test_gated_at_the_context_a_hung_script_holds_its_turn_for_one_timeout_not_one_per_stage(
+    live: Path, tmp_path: Path
+) -> None:
+    fake = StagedReplay(load_capture(live), compile_s=3.0)  # every script outlasts the timeout
+    started = time.monotonic()
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=2, prepare="context", timeout_s=0.3)
+    took = time.monotonic() - started
+    assert result.replayed_now == 0 and len(result.not_replayed) == len(result.distinct) == 11
+    assert all("stopped at its timeout" in m for m in result.not_replayed.values())
+    # each turn's process was let run only for what its turn had left of the one timeout
+    assert len(fake.run_timeouts) == 11 and all(t is not None and t <= 0.3 for t in fake.run_timeouts)
+    assert took < 11 * 0.3 + 6, took  # one timeout per turn (three before: compile, samples, run)
 
 
 def test_the_summary_says_the_processes_were_forked_from_one_server(live: Path, tmp_path: Path) -> None:

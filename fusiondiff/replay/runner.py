@@ -87,9 +87,10 @@ class PendingReplay:
     def __init__(self, child: ChildReplay, timeout_s: float, progress: Progress) -> None:
         self._child, self._timeout_s, self._progress = child, timeout_s, progress
 
-    def run(self) -> Path:
+    def run(self, timeout_s: float | None = None) -> Path:
+        """Let it run, for its timeout or ``timeout_s`` (the rest of a turn begun before)."""
         self._child.go()
-        return _written(self._child.wait(self._timeout_s, self._progress))
+        return _written(self._child.wait(self._timeout_s if timeout_s is None else timeout_s, self._progress))
 
     def cancel(self) -> None:
         self._child.cancel()

@@ -32,8 +32,10 @@ ReplayFunction = Callable[[Sequence[str], Path, "str | None"], None]
 class StartedReplay(Protocol):
     """A replay process started ahead of its turn (as :class:`fusiondiff.replay.runner.PendingReplay`)."""
 
-    def run(self) -> Any:
-        """Let it run; raises :class:`ReplayError` as a :data:`ReplayFunction` does."""
+    def run(self, timeout_s: float | None = None) -> Any:
+        """Let it run; raises :class:`ReplayError` as a :data:`ReplayFunction` does. With
+        ``timeout_s``, it is stopped after that long instead of its own timeout (the rest of a turn
+        that began before)."""
 
     def cancel(self) -> None:
         """Stop it unused."""

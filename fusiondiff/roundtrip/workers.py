@@ -145,15 +145,16 @@ class Workers:
                     if self.stopping.is_set():  # stopped before its turn: not replayed, a rerun does it
                         pending.cancel()
                         return
+                    deadline = spare.turn_deadline
                 else:
                     try:
                         group = self.queue.get_nowait()
                     except queue.Empty:
                         return
-                    pending, turn = None, self.clock()
+                    pending, turn, deadline = None, self.clock(), None
                 with self.lock:
                     self.assignments.append((device, tuple(d.index for d in group)))
-                retry = self._run_batch(group, device, pending, turn)
+                retry = self._run_batch(group, device, pending, turn, deadline)
                 for d in retry:  # a batch's left-overs go again, alone
                     self.queue.put([d])
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
@@ -195,12 +196,12 @@ class Workers:
         replay = _staged(spare.replay)
         # gated at the context, its turn starts with its scripts (the compile), beside its own
         # profiler's start-up and the others' preparations; one gated at the GPU prepares first
-        _start_turn(replay)
+        self._start_turn(spare)
         while replay.stage() in (STARTING, IMPORTED, PREPARING) and self._waiting(spare):
             replay.prepare()  # read at its gate when its imports are done
             self._let_prepare(held)
             time.sleep(POLL_S)
-        deadline = self.clock() + self.prepare_limit_s
+        deadline = spare.turn_deadline or self.clock() + self.prepare_limit_s
         while replay.stage() == COMPILING and not self.stopping.is_set() and self.clock() < deadline:
             self._let_prepare(held)
             time.sleep(POLL_S)
@@ -212,14 +213,25 @@ class Workers:
             self.queue.put(s.group)  # it runs in its turn, under its timeout
         replay.sample()
         # its samples; past the limit (a hung child) the turn's own timeout takes over in run()
-        deadline = self.clock() + self.prepare_limit_s
+        deadline = spare.turn_deadline or self.clock() + self.prepare_limit_s
         while replay.stage() == TIMING and not self.stopping.is_set() and self.clock() < deadline:
             time.sleep(POLL_S)
         self._let_prepare(held)
         if replay.stage() in (TIMED, ENDED) and held and _is_staged(held[0].replay):
             # its samples are taken: the next turn's compile may run while this process writes and
             # exits; the next samples still wait for its exit (the worker's turns are in order)
-            _start_turn(_staged(held[0].replay))
+            self._start_turn(held[0])
+
+    def _start_turn(self, spare: _Spare) -> None:
+        """Tell a spare its turn has come: one gated at the context runs its scripts as soon as its
+        context is made (its samples held), and from then its scripts, samples and capture share one
+        timeout (:attr:`prepare_limit_s`, the run's ``--timeout``), so a hung script holds the GPU
+        for one timeout, not one per stage; one gated at the GPU goes on preparing."""
+        replay = _staged(spare.replay)
+        replay.prepare()
+        replay.start_turn()
+        if spare.turn_deadline is None and replay.stage() == COMPILING:
+            spare.turn_deadline = self.clock() + self.prepare_limit_s
 
     def _let_prepare(self, held: list[_Spare]) -> None:
         for s in held:
@@ -247,14 +259,18 @@ class Workers:
         device: str | None,
         pending: StartedReplay | None = None,
         started: float | None = None,
+        deadline: float | None = None,
     ) -> list[DistinctFusion]:
         """Replay one batch (``pending``: in the process already started for it; ``started``: when
-        its turn began), keep each fusion's replay; returns the fusions to retry alone."""
+        its turn began; ``deadline``: when its turn's timeout ends, if it began before ``run``), keep
+        each fusion's replay; returns the fusions to retry alone."""
         output = self._output_for(group)
         message = ""
         started = self.clock() if started is None else started
         try:
-            if pending is not None:
+            if pending is not None and deadline is not None:
+                pending.run(max(deadline - self.clock(), 0.0))
+            elif pending is not None:
                 pending.run()
             else:
                 clear_stale(output)  # only what this process writes is read after it
@@ -333,6 +349,8 @@ class _Spare:
     replay: StartedReplay
     prepare_sent: float | None = None
     """When it was let prepare on the GPU (the worker's clock)."""
+    turn_deadline: float | None = None
+    """Gated at the context: when the timeout of its turn, begun with its scripts, ends."""
 
 
 def _is_staged(replay: StartedReplay | None) -> bool:
@@ -343,13 +361,6 @@ def _is_staged(replay: StartedReplay | None) -> bool:
 
 def _staged(replay: StartedReplay) -> StagedReplay:
     return replay  # type: ignore[return-value]  # checked by _is_staged
-
-
-def _start_turn(replay: StagedReplay) -> None:
-    """Tell a spare its turn has come: one gated at the context runs its scripts as soon as its
-    context is made (its samples held); one gated at the GPU goes on preparing."""
-    replay.prepare()
-    replay.start_turn()
 
 
 def _stage(spare: _Spare) -> str | None:
