@@ -188,3 +188,29 @@ def _environ_has(entry: Path, marker: bytes) -> bool:
         return marker in (entry / "environ").read_bytes().split(b"\0")
     except OSError:
         return False
+
+
+def test_ctrl_c_stops_the_server_and_its_children_by_the_runs_token(tmp_path):
+    """What the round trip does on Ctrl-C (run._stop_replays): every process carrying the run's token
+    goes, the fork server and the children it forked included; closing it afterwards returns."""
+    from fusiondiff.roundtrip.run import _stop_replays
+
+    replay = ChildReplays(token="tok-ctrl-c", gate="imports", forked=True)
+    started = [replay.start([_script(tmp_path)], tmp_path / "logs" / f"{n}.json", None) for n in "ab"]
+    for pending in started:
+        deadline = time.monotonic() + 30
+        while pending._child.stage() != "imported" and time.monotonic() < deadline:
+            time.sleep(0.02)
+    server = replay._server
+    assert server is not None
+    pids = [pending._child._proc.pid for pending in started] + [server._proc.pid]
+    _stop_replays("tok-ctrl-c")
+    deadline = time.monotonic() + 10
+    while any(fork_server._alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(fork_server._alive(pid) for pid in pids)
+    began = time.monotonic()
+    for pending in started:
+        pending.cancel()
+    replay.close()
+    assert time.monotonic() - began < 10
