@@ -296,8 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="how far a process started ahead goes before its turn: 'imports' (default: torch and nvFuser imported, "
         "nothing on the GPU), 'context' (also its CUDA context and the profiler opened once, no kernel launched; "
         "its compile runs in its turn beside the others' preparations, its samples after them; with --ahead 6, "
-        "about a quarter of the reference's time on the H200, with one borderline verdict of three sessions "
-        "each moved), or 'gpu' (also its script run and compiled; "
+        "about a quarter of the reference's time on the H200, but in each of three sessions one borderline "
+        "verdict differed from the reference's), or 'gpu' (also its script run and compiled; "
         "it moved verdicts on the H200); on the GPU only between other replays' samples, never during them",
     )
     p.add_argument(
