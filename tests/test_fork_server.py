@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -214,3 +215,12 @@ def test_ctrl_c_stops_the_server_and_its_children_by_the_runs_token(tmp_path):
         pending.cancel()
     replay.close()
     assert time.monotonic() - began < 10
+
+
+def test_scripts_that_disagree_on_nvfuser_settings_start_fresh_and_say_so_there(tmp_path, server):
+    first = _script(tmp_path, 'import os\nos.environ["NVFUSER_DISABLE"] = "parallel_compile"\n', "a.py")
+    second = _script(tmp_path, 'import os\nos.environ["NVFUSER_DISABLE"] = "kernel_reuse"\n', "b.py")
+    pending = runner.start_replay([first, second], output=str(tmp_path / "r.json"), fork_server=server)
+    assert isinstance(pending._child._proc, subprocess.Popen)  # fresh: the child reports the conflict
+    with pytest.raises(ReplayError, match="set NVFUSER_DISABLE differently"):
+        pending.run()

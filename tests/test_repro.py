@@ -544,3 +544,18 @@ def test_replay_inputs_are_drawn_like_the_scripts_inputs():
     wide = materialize(replace(wide, alignment_bytes=8))
     assert (int(wide.min()), int(wide.max())) == (-5, 2**63 - 2)
     assert wide.storage_offset() == 1
+
+
+def test_scripts_replayed_in_one_process_may_share_nvfuser_settings_but_not_disagree():
+    from fusiondiff.errors import ReplayError
+    from fusiondiff.replay.script_env import scripts_nvfuser_env
+
+    a = 'import os\nos.environ["NVFUSER_DISABLE"] = "parallel_compile"\n'
+    b = 'import os\nos.environ["NVFUSER_ENABLE"] = "id_model"\n'
+    assert scripts_nvfuser_env([("a.py", a), ("b.py", b), ("c.py", a)]) == {
+        "NVFUSER_DISABLE": "parallel_compile",
+        "NVFUSER_ENABLE": "id_model",
+    }
+    other = a.replace("parallel_compile", "kernel_reuse")
+    with pytest.raises(ReplayError, match="a.py and d.py set NVFUSER_DISABLE differently: replay them separately"):
+        scripts_nvfuser_env([("a.py", a), ("d.py", other)])

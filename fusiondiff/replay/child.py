@@ -126,19 +126,14 @@ def run_replay(
     are taken, before the capture is written.
     ``phases`` gets the wall-clock time of each phase (:mod:`fusiondiff.replay.phases`)."""
     from fusiondiff.replay.legacy import translate_legacy
-    from fusiondiff.replay.script_env import script_nvfuser_env
+    from fusiondiff.replay.script_env import scripts_nvfuser_env
 
     scripts = [scripts] if isinstance(scripts, str) else list(scripts)
     translations = [(script, translate_legacy(read_script(script), filename=script)) for script in scripts]
-    environment: dict[str, tuple[str, str]] = {}
-    for script, translation in translations:
-        for name, value in script_nvfuser_env(translation.source, filename=script).items():
-            first = environment.setdefault(name, (value, script))
-            if first[0] != value:
-                raise ReplayError(f"{first[1]} and {script} set {name} differently: replay them separately")
+    environment = scripts_nvfuser_env([(script, translation.source) for script, translation in translations])
     # the recorder imports nvFuser before the scripts run: their NVFUSER_* settings must be in the
     # environment first, or nvFuser may never read them
-    os.environ.update({name: value for name, (value, _) in environment.items()})
+    os.environ.update(environment)
     phases = phases or PhaseLog()
     with phases.phase("imports"):
         process_setup.import_frontends()

@@ -32,18 +32,6 @@ def _check_script(script: str) -> None:
     translate_legacy(source, filename=script)
 
 
-def scripts_nvfuser_env(scripts: Sequence[str]) -> dict[str, str]:
-    """The ``NVFUSER_*`` settings the scripts make at their top level (:mod:`script_env`), together."""
-    from fusiondiff.replay.legacy import translate_legacy
-    from fusiondiff.replay.script_env import script_nvfuser_env
-
-    found: dict[str, str] = {}
-    for script in scripts:
-        source = translate_legacy(read_script(script), filename=script).source
-        found.update(script_nvfuser_env(source, filename=script))
-    return found
-
-
 def expand_scripts(paths: Sequence[str]) -> list[str]:
     """Scripts named directly, and the ``*.py`` files of named directories (sorted)."""
     scripts: list[str] = []
@@ -136,12 +124,25 @@ def start_replay(
     ``fork_server``, the process is forked from it where the scripts' ``NVFUSER_*`` settings allow
     (:meth:`ForkServer.can_serve`), else started fresh."""
     params = _child_params(scripts, output, options or RecordingOptions(), None, None)
-    if fork_server is not None and not fork_server.can_serve(scripts_nvfuser_env(params["scripts"])):
+    if fork_server is not None and not _forkable(params["scripts"], fork_server):
         fork_server = None
     child = ChildReplay(
         params, log_path_for(output), child_env=child_env, gate=gate, phases=phases, fork_server=fork_server
     )
     return PendingReplay(child, timeout_s, progress or silent)
+
+
+def _forkable(scripts: Sequence[str], fork_server: ForkServer) -> bool:
+    """Whether the scripts' ``NVFUSER_*`` settings, read as the child reads them, are the server's;
+    scripts that disagree among themselves are not (a fresh child then says so, as without one)."""
+    from fusiondiff.replay.legacy import translate_legacy
+    from fusiondiff.replay.script_env import scripts_nvfuser_env
+
+    sources = [(script, translate_legacy(read_script(script), filename=script).source) for script in scripts]
+    try:
+        return fork_server.can_serve(scripts_nvfuser_env(sources))
+    except ReplayError:
+        return False
 
 
 def _child_params(

@@ -6,6 +6,7 @@ The replay child imports this before ``nvfuser_direct`` (see :mod:`fusiondiff.re
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
 from fusiondiff.errors import ReplayError
 
@@ -37,3 +38,16 @@ def script_nvfuser_env(source: str, filename: str = "<script>") -> dict[str, str
         ):
             found[name.value] = value.value
     return found
+
+
+def scripts_nvfuser_env(sources: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """The ``NVFUSER_*`` settings of several scripts replayed in one process, from their
+    ``(filename, source)``; two scripts that set one variable differently raise :class:`ReplayError`
+    (one process can hold only one setting)."""
+    environment: dict[str, tuple[str, str]] = {}
+    for script, source in sources:
+        for name, value in script_nvfuser_env(source, filename=script).items():
+            first = environment.setdefault(name, (value, script))
+            if first[0] != value:
+                raise ReplayError(f"{first[1]} and {script} set {name} differently: replay them separately")
+    return {name: value for name, (value, _) in environment.items()}

@@ -95,13 +95,13 @@ def run_task(task: SlurmTask) -> TaskOutcome:
 
     start_ahead = getattr(task.replay, "start", None) if task.prestart else None
     work = Workers(task.plan, visible_devices(), task.replay, progress, time.monotonic, start_ahead, task.turns)
-    try:
-        with replays_open(task.replay):
+    with replays_open(task.replay):  # a fork server, if the replays made one, outlives the workers' stop
+        try:
             work.run()
-    except BaseException:
-        work.stop()
-        work.join()
-        raise
+        except BaseException:
+            work.stop()
+            work.join()
+            raise
     replayed = tuple(
         d.index
         for d in task.plan.fusions
