@@ -56,24 +56,23 @@ def compare_timings(pairs: Sequence[tuple[Timing, Timing]]) -> list[TimingVerdic
     a = _Samples([a for a, _ in pairs])
     b = _Samples([b for _, b in pairs])
     gaps = b.medians - a.medians
+    floors = _noise_floors(a.medians)
     # NaN medians (no samples) compare False, as the count test already leaves them out
-    tested = (a.counts >= 2) & (b.counts >= 2) & (np.abs(gaps) >= _noise_floors(a.medians))
+    tested = (a.counts >= 2) & (b.counts >= 2) & (np.abs(gaps) >= floors)
     p_values = _mann_whitney(a, b, np.flatnonzero(tested))
     # one conversion to Python numbers for all pairs: the verdicts' fields hold floats and ints
     counts_a, counts_b = a.counts.tolist(), b.counts.tolist()
     med_a, med_b, iqr_a, iqr_b = a.medians.tolist(), b.medians.tolist(), a.iqrs.tolist(), b.iqrs.tolist()
+    floor = floors.tolist()
     return [
-        _verdict(ta, tb, counts_a[i], counts_b[i], med_a[i], med_b[i], iqr_a[i], iqr_b[i], p_values.get(i))
+        _verdict(ta, tb, counts_a[i], counts_b[i], med_a[i], med_b[i], iqr_a[i], iqr_b[i], floor[i], p_values.get(i))
         for i, (ta, tb) in enumerate(pairs)
     ]
 
 
-def _noise_floor(median_a_ns: float) -> float:
-    return max(RELATIVE_FLOOR * median_a_ns, ABSOLUTE_FLOOR_NS)
-
-
 def _noise_floors(medians_a_ns: np.ndarray) -> np.ndarray:
-    """:func:`_noise_floor` of every median (the same float arithmetic, elementwise)."""
+    """The noise floor of each of A's medians: :data:`RELATIVE_FLOOR` of it, at least
+    :data:`ABSOLUTE_FLOOR_NS`."""
     return np.maximum(RELATIVE_FLOOR * medians_a_ns, ABSOLUTE_FLOOR_NS)
 
 
@@ -143,10 +142,11 @@ def _verdict(
     med_b: float,
     iqr_a: float,
     iqr_b: float,
+    floor: float,
     p: float | None,
 ) -> TimingVerdict:
     warnings = _sample_warnings("A", count_a, med_a, iqr_a) + _sample_warnings("B", count_b, med_b, iqr_b)
-    verdict, reason = _decide(a, b, count_a, count_b, med_a, med_b, p)
+    verdict, reason = _decide(a, b, count_a, count_b, med_a, med_b, floor, p)
     ratio = med_b / med_a if med_a > 0 and not math.isnan(med_b) else math.nan
     return TimingVerdict(
         median_a_ns=med_a,
@@ -164,7 +164,7 @@ def _verdict(
 
 
 def _decide(
-    a: Timing, b: Timing, count_a: int, count_b: int, med_a: float, med_b: float, p: float | None
+    a: Timing, b: Timing, count_a: int, count_b: int, med_a: float, med_b: float, floor: float, p: float | None
 ) -> tuple[Verdict, str]:
     if count_a == 0 or count_b == 0:
         side = "A" if count_a == 0 else "B"
@@ -172,7 +172,6 @@ def _decide(
     gap = med_b - med_a
     if math.isnan(gap):
         return "AMBIGUOUS", "a median is not a number (NaN samples)"
-    floor = _noise_floor(med_a)
     if abs(gap) < floor:
         shown_gap, shown_floor = durations(gap, floor, signed=(True,))
         return "SAME", f"median gap {shown_gap} is within the noise floor of {shown_floor}"
