@@ -26,6 +26,9 @@ each of several modes, one after the other, each into its own fresh directory an
   (``--prepare-ahead context``);
 - ``forked``: the context mode with ``--processes forked`` and ``FORKED_AHEAD`` spares: each forked
   from one server that imported torch and nvFuser once;
+- ``forked_turn``: ``--processes forked`` with one process started ahead and gated at its imports
+  (``--prepare-ahead imports``): no other process holds a CUDA context on the GPU; each makes its
+  context in its own turn and compiles beside its profiler's start-up;
 - ``floor``: every distinct fusion in one long-lived process (``--batch`` of them all): what the
   compiles and samples cost without a process per fusion;
 
@@ -130,7 +133,7 @@ def load_half(directory: Path) -> dict[str, Any]:
     return figures
 
 
-MODES = ("reference", "ahead", "pipeline", "context", "forked", "floor")
+MODES = ("reference", "ahead", "pipeline", "context", "forked", "forked_turn", "floor")
 """The ways ``--modes`` can run the round trip (see the module docstring)."""
 
 SHIFT_ALPHA = 0.005
@@ -157,6 +160,8 @@ def mode_arguments(mode: str, distinct: int, ahead: int, context_ahead: int = CO
         return {"prestart": True, "ahead": context_ahead, "prepare": "context"}
     if mode == "forked":
         return {"prestart": True, "ahead": FORKED_AHEAD, "prepare": "context", "forked": True}
+    if mode == "forked_turn":
+        return {"prestart": True, "ahead": 1, "prepare": "imports", "forked": True}
     if mode == "floor":
         return {"prestart": False, "batch": max(distinct, 1)}
     raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")

@@ -104,7 +104,8 @@ def test_phase_medians_and_each_modes_round_trip_arguments():
     assert mode_arguments("context", 12, 3, 6) == {"prestart": True, "ahead": 6, "prepare": "context"}
     assert mode_arguments("floor", 12, 4) == {"prestart": False, "batch": 12}
     assert mode_arguments("forked", 12, 4) == {"prestart": True, "ahead": 3, "prepare": "context", "forked": True}
-    assert set(MODES) == {"reference", "ahead", "pipeline", "context", "forked", "floor"}
+    assert mode_arguments("forked_turn", 12, 4) == {"prestart": True, "ahead": 1, "prepare": "imports", "forked": True}
+    assert set(MODES) == {"reference", "ahead", "pipeline", "context", "forked", "forked_turn", "floor"}
     with pytest.raises(ValueError):
         mode_arguments("fast", 12, 4)
 

@@ -329,6 +329,43 @@ def test_a_replay_gated_at_the_context_runs_its_scripts_only_after_its_turn_came
     assert outcome.status == "error" and not (tmp_path / "replay.json").exists()
 
 
+def test_a_replay_gated_at_its_imports_makes_its_context_in_its_turn_and_compiles_beside_the_profiler(
+    tmp_path, monkeypatch
+):
+    from fusiondiff.replay import child, process_setup
+
+    journal: list[str] = []
+    _JournalRecorder.journal = journal
+    monkeypatch.setattr(process_setup, "import_frontends", lambda: journal.append("imports"))
+    monkeypatch.setattr(
+        process_setup, "cuda_devices", lambda device, create_context: (journal.append("context"), (1, 0))[1]
+    )
+    script_ran = threading.Event()
+
+    def profiler(options):
+        assert script_ran.wait(timeout=10)  # the script does not wait for the profiler's start-up
+        journal.append("profiler")
+
+    def script(script, code):
+        journal.append("script")
+        script_ran.set()
+
+    monkeypatch.setattr(process_setup, "open_profiler_once", profiler)
+    monkeypatch.setattr(child, "recorder_class", lambda options: _JournalRecorder)
+    monkeypatch.setattr(child, "_run_one", script)
+    script_path = tmp_path / "repro.py"
+    script_path.write_text("x = 1\n")
+    from fusiondiff.replay.phases import PhaseLog
+
+    phases = PhaseLog()
+    child.run_replay(
+        [str(script_path)], str(tmp_path / "replay.json"), wait_to_prepare=lambda: journal.append("turn"), phases=phases
+    )
+    # nothing on the GPU before its turn; the samples wait for the profiler
+    assert journal == ["imports", "turn", "context", "recorder", "script", "profiler", "samples"]
+    assert "profiler_init" in phases.seconds() and "wait_to_time" not in phases.seconds()
+
+
 def test_a_child_gated_at_the_context_compiles_in_its_turn_and_samples_only_when_told(tmp_path):
     child, journal = _gated_fake(tmp_path, gate="context")
     assert _wait_for_stage(child, stages.IMPORTED)

@@ -115,7 +115,8 @@ def run_replay(
 
     The gates of a round trip's replay started ahead of its turn: ``wait_to_prepare``, when given,
     is called once the scripts are read and torch and nvFuser imported, before anything touches the
-    GPU; ``wait_to_time`` once the CUDA context is made, the scripts have run (each fusion compiled
+    GPU (alone, the ``imports`` gate: the rest is its turn, the profiler's start-up in a thread beside
+    the scripts); ``wait_to_time`` once the CUDA context is made, the scripts have run (each fusion compiled
     at its first execute, the inputs copied for timing) and the profiler's first window is opened
     and closed (it costs 1.5-1.9 s once per process on the H200), before the warm-ups and samples;
     with ``wait_to_sample`` too (the ``context`` gate), ``wait_to_time`` once the context is made
@@ -143,12 +144,15 @@ def run_replay(
     with phases.phase("cuda_context"):
         count, current = process_setup.cuda_devices(device, create_context=True)
     scripts_in_turn = wait_to_sample is not None
+    # gated at its imports, a replay's turn began at that gate: its context is made in its turn
+    turn_began = wait_to_prepare is not None and wait_to_time is None
     profiler_start = None
-    if wait_to_time is not None and scripts_in_turn:
-        # prepared ahead with nothing compiled or launched: the scripts run in this replay's turn. The
-        # profiler's start-up runs in a thread, so a turn that comes before it ends compiles beside it
-        # (on the H200 a compile overlapped it whole, and the samples after it saw every kernel)
+    if (wait_to_time is not None and scripts_in_turn) or turn_began:
+        # nothing compiled or launched yet: the scripts run in this replay's turn. The profiler's
+        # start-up runs in a thread, so the compile runs beside it (on the H200 a compile overlapped
+        # it whole, and the samples after it saw every kernel)
         profiler_start = process_setup.ProfilerStart(options or RecordingOptions(), phases, on_prepared)
+    if wait_to_time is not None and scripts_in_turn:
         with phases.phase("wait_to_time"):
             wait_to_time()
     programs = []

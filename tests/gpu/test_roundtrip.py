@@ -81,6 +81,39 @@ def _no_samples_beside_other_gpu_work(logs: Path, distinct: int) -> None:
             assert span["profiler_init"][1] <= span["wait_to_sample"][1], span
 
 
+def test_forked_processes_gated_at_their_imports_use_the_gpu_only_in_their_own_turn(tmp_path):
+    """``--processes forked --ahead 1 --prepare-ahead imports``: each replay a child of the one server,
+    its CUDA context made in its own turn, its compile beside its profiler's start-up; no other
+    replay process holds a context on the GPU while it samples."""
+    import sys
+
+    from fusiondiff import roundtrip as rt
+
+    options = RecordingOptions(protocol=TimingProtocol(warmup=3, samples=10))
+    result = rt.roundtrip(
+        LIVE, tmp_path / "rt", devices=[None], options=options, ahead=1, prepare="imports", forked=True
+    )
+    assert result.forked and result.started_ahead and not result.interrupted and result.not_replayed == {}
+    merged = load_capture(tmp_path / "rt" / "replay.json")
+    assert len(merged.fusions) == 12 and all(f.failure is None and f.kernels for f in merged.fusions)
+    docs = [json.loads(p.read_text()) for p in sorted((tmp_path / "rt" / "logs").glob("*.phases.json"))]
+    assert len(docs) == 12 and all(d["seconds"]["imports"] < 0.5 for d in docs), [d["seconds"] for d in docs]
+    on_gpu = [(i, p["start"], p["end"]) for i, d in enumerate(docs) for p in d["phases"] if p["name"] in ON_THE_GPU]
+    for i, start, end in on_gpu:  # one process's GPU work never overlaps another's
+        assert not [j for j, s, e in on_gpu if j != i and s < end and start < e], (i, start, end)
+    for d in docs:
+        span = {p["name"]: (p["start"], p["end"]) for p in d["phases"]}
+        # the profiler's start-up began before the scripts ended (beside them) and ended before the samples
+        assert span["profiler_init"][0] < span["scripts"][1] and span["profiler_init"][1] <= span["samples"][0], span
+    torch = sys.modules.get("torch")
+    pytest_holds_a_context = torch is not None and torch.cuda.is_initialized()
+    for f in merged.fusions:  # neither the server nor the next replay held a context beside it
+        device = f.conditions.device if f.conditions else None
+        assert device is not None and device.other_process_count == 0, (f.name, device)
+        if not pytest_holds_a_context and device.processes_listed is not None:
+            assert device.processes_listed == 1, (f.name, device)
+
+
 def test_the_reference_mode_starts_each_process_in_its_turn(tmp_path):
     from fusiondiff import roundtrip as rt
 
