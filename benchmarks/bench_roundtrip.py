@@ -17,8 +17,8 @@ each of several modes, one after the other, each into its own fresh directory an
 ``--limit-s`` (what finished is kept and counted):
 
 - ``reference``: a fresh process per fusion, each started in its turn (``--no-prestart``);
-- ``ahead``: the default, one process started ahead, gated at its imports
-  (``--ahead 1 --prepare-ahead imports``);
+- ``ahead``: one fresh process started ahead, gated at its imports
+  (``--ahead 1 --prepare-ahead imports --processes fresh``; the default before #28's third round);
 - ``pipeline``: ``--ahead K`` processes started ahead, prepared on the GPU between
   other replays' samples (``--prepare-ahead gpu``: context, profiler, scripts run and compiled);
 - ``context``: ``--context-ahead K`` processes started ahead, each with its CUDA context made and
@@ -26,9 +26,9 @@ each of several modes, one after the other, each into its own fresh directory an
   (``--prepare-ahead context``);
 - ``forked``: the context mode with ``--processes forked`` and ``FORKED_AHEAD`` spares: each forked
   from one server that imported torch and nvFuser once;
-- ``forked_turn``: ``--processes forked`` with one process started ahead and gated at its imports
-  (``--prepare-ahead imports``): no other process holds a CUDA context on the GPU; each makes its
-  context in its own turn and compiles beside its profiler's start-up;
+- ``forked_turn``: the default, ``--processes forked`` with one process started ahead and gated at
+  its imports (``--prepare-ahead imports``): no other process holds a CUDA context on the GPU; each
+  makes its context in its own turn and compiles beside its profiler's start-up;
 - ``floor``: every distinct fusion in one long-lived process (``--batch`` of them all): what the
   compiles and samples cost without a process per fusion;
 
@@ -151,19 +151,19 @@ def base_mode(name: str) -> str:
 def mode_arguments(mode: str, distinct: int, ahead: int, context_ahead: int = CONTEXT_AHEAD) -> dict[str, Any]:
     """The :func:`roundtrip` arguments of one mode."""
     if mode == "reference":
-        return {"prestart": False}
+        return {"prestart": False, "forked": False}
     if mode == "ahead":
-        return {"prestart": True, "ahead": 1, "prepare": "imports"}
+        return {"prestart": True, "ahead": 1, "prepare": "imports", "forked": False}
     if mode == "pipeline":
-        return {"prestart": True, "ahead": ahead, "prepare": "gpu"}
+        return {"prestart": True, "ahead": ahead, "prepare": "gpu", "forked": False}
     if mode == "context":
-        return {"prestart": True, "ahead": context_ahead, "prepare": "context"}
+        return {"prestart": True, "ahead": context_ahead, "prepare": "context", "forked": False}
     if mode == "forked":
         return {"prestart": True, "ahead": FORKED_AHEAD, "prepare": "context", "forked": True}
     if mode == "forked_turn":
         return {"prestart": True, "ahead": 1, "prepare": "imports", "forked": True}
     if mode == "floor":
-        return {"prestart": False, "batch": max(distinct, 1)}
+        return {"prestart": False, "batch": max(distinct, 1), "forked": False}
     raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")
 
 

@@ -12,7 +12,7 @@ from typing import NoReturn
 
 from fusiondiff.blocks.cli_options import add_timeline_options
 from fusiondiff.cli_options import COUNT, SECONDS, add_capture_options, add_protocol_options, add_timer_option, number
-from fusiondiff.replay.stages import DEFAULT_AHEAD, DEFAULT_PREPARE, GATES
+from fusiondiff.replay.stages import DEFAULT_AHEAD, DEFAULT_FORKED, DEFAULT_PREPARE, GATES
 from fusiondiff.version import __version__
 
 PROCESS_STARTS = ("fresh", "forked")
@@ -294,20 +294,21 @@ def build_parser() -> argparse.ArgumentParser:
         choices=GATES,
         default=DEFAULT_PREPARE,
         help="how far a process started ahead goes before its turn: 'imports' (default: torch and nvFuser imported, "
-        "nothing on the GPU), 'context' (also its CUDA context and the profiler opened once, no kernel launched; "
-        "its compile runs in its turn beside the others' preparations, its samples after them; with --ahead 6, "
-        "about a quarter of the reference's time on the H200, but in each of three sessions one borderline "
-        "verdict differed from the reference's), or 'gpu' (also its script run and compiled; "
-        "it moved verdicts on the H200); on the GPU only between other replays' samples, never during them",
+        "nothing on the GPU; its context, compile and profiler start come in its turn), 'context' (also its CUDA "
+        "context and the profiler opened once, no kernel launched; its compile runs in its turn beside the others' "
+        "preparations, its samples after them; with --ahead 6, about a quarter of the reference's time on the "
+        "H200, but idle contexts on the GPU slowed a fusion by 1-2 %% and one borderline verdict differed from "
+        "the reference's in each of three sessions), or 'gpu' (also its script run and compiled; it moved "
+        "verdicts on the H200); on the GPU only between other replays' samples, never during them",
     )
     p.add_argument(
         "--processes",
         choices=PROCESS_STARTS,
-        default="fresh",
-        help="how a process started ahead begins: 'fresh' (default: a new interpreter, which imports torch and "
-        "nvFuser itself, 6 to 8 s on the H200) or 'forked' (forked from one process per run that imported them "
-        "once and never touched CUDA; scripts that set NVFUSER_* variables of their own still start fresh); "
-        "not measured on a GPU yet",
+        default="forked" if DEFAULT_FORKED else "fresh",
+        help="how a process started ahead begins: 'forked' (default: forked from one process per run that imported "
+        "torch and nvFuser once and never touched CUDA; scripts that set NVFUSER_* variables of their own still "
+        "start fresh) or 'fresh' (a new interpreter, which imports them itself, 6 to 8 s on the H200); either way "
+        "each replay makes its own CUDA context",
     )
     p.add_argument(
         "--timeout",

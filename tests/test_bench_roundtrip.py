@@ -4,6 +4,8 @@ ratios to the floor, and the verdicts against the reference's."""
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 from benchmarks.bench_roundtrip import (
@@ -18,6 +20,7 @@ from benchmarks.bench_roundtrip import (
     spread,
     verdict_differences,
 )
+from fusiondiff.roundtrip import roundtrip
 
 
 def test_each_fusion_costs_the_time_since_the_replay_before_it_ended_on_its_gpu():
@@ -98,14 +101,17 @@ def test_modes_compared_with_the_floor_and_the_reference():
 def test_phase_medians_and_each_modes_round_trip_arguments():
     docs = [{"seconds": {"imports": 4.0, "samples": 1.0}}, {"seconds": {"imports": 5.0}}, {"seconds": {"imports": 6.0}}]
     assert phase_medians(docs) == {"imports": 5.0, "samples": 1.0}
-    assert mode_arguments("reference", 12, 4) == {"prestart": False}
-    assert mode_arguments("ahead", 12, 4) == {"prestart": True, "ahead": 1, "prepare": "imports"}
-    assert mode_arguments("pipeline", 12, 3) == {"prestart": True, "ahead": 3, "prepare": "gpu"}
-    assert mode_arguments("context", 12, 3, 6) == {"prestart": True, "ahead": 6, "prepare": "context"}
-    assert mode_arguments("floor", 12, 4) == {"prestart": False, "batch": 12}
+    assert mode_arguments("reference", 12, 4) == {"prestart": False, "forked": False}
+    assert mode_arguments("ahead", 12, 4) == {"prestart": True, "ahead": 1, "prepare": "imports", "forked": False}
+    assert mode_arguments("pipeline", 12, 3) == {"prestart": True, "ahead": 3, "prepare": "gpu", "forked": False}
+    assert mode_arguments("context", 12, 3, 6) == {"prestart": True, "ahead": 6, "prepare": "context", "forked": False}
+    assert mode_arguments("floor", 12, 4) == {"prestart": False, "batch": 12, "forked": False}
     assert mode_arguments("forked", 12, 4) == {"prestart": True, "ahead": 3, "prepare": "context", "forked": True}
     assert mode_arguments("forked_turn", 12, 4) == {"prestart": True, "ahead": 1, "prepare": "imports", "forked": True}
     assert set(MODES) == {"reference", "ahead", "pipeline", "context", "forked", "forked_turn", "floor"}
+    # forked_turn is the round trip's default: what a user gets without options
+    defaults = {n: p.default for n, p in inspect.signature(roundtrip).parameters.items()}
+    assert {k: defaults[k] for k in mode_arguments("forked_turn", 12, 4)} == mode_arguments("forked_turn", 12, 4)
     with pytest.raises(ValueError):
         mode_arguments("fast", 12, 4)
 

@@ -585,6 +585,7 @@ def test_gated_at_the_context_a_hung_script_holds_its_turn_for_one_timeout_not_o
 
 def test_the_summary_says_the_processes_were_forked_from_one_server(live: Path, tmp_path: Path) -> None:
     fake = StagedReplay(load_capture(live), compile_s=0.01)
+    fake.forked = True  # as the real replays say once their server served
     result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=3, prepare="context", forked=True)
     assert result.forked and result.exit_code == 0
     words = rt.render_summary(result)
@@ -592,6 +593,11 @@ def test_the_summary_says_the_processes_were_forked_from_one_server(live: Path, 
     assert "(forked from one process that imported torch and nvFuser once)" in words
     fresh = rt.roundtrip(live, tmp_path / "again", replay=StagedReplay(load_capture(live)), devices=[None])
     assert not fresh.forked and "forked" not in rt.render_summary(fresh)
+    # asked for (the default) but not done: a server that could not serve says so in the summary too
+    unserved = StagedReplay(load_capture(live))
+    unserved.forked = False
+    fell_back = rt.roundtrip(live, tmp_path / "fell", replay=unserved, devices=[None], forked=True)
+    assert not fell_back.forked and "forked" not in rt.render_summary(fell_back)
 
 
 def test_a_spare_prepares_only_once_imported_and_the_head_waits_for_preparations_under_way(
@@ -659,9 +665,10 @@ def test_isolation_fusion_is_the_reference_every_process_started_in_its_turn(
     with pytest.raises(SystemExit):
         cli.main(["roundtrip", str(live), "-o", str(tmp_path / "rt")])
     assert seen["ahead"] == stages.DEFAULT_AHEAD == 1 and seen["prepare"] == "imports"
-    assert seen["forked"] is False  # fresh interpreters unless asked
+    # forked from the run's server unless asked otherwise: no process but the one timing holds a context
+    assert seen["forked"] is True is stages.DEFAULT_FORKED
     with pytest.raises(SystemExit):
         cli.main(
-            ["roundtrip", str(live), "-o", str(tmp_path / "rt"), "--prepare-ahead", "context", "--processes", "forked"]
+            ["roundtrip", str(live), "-o", str(tmp_path / "rt"), "--prepare-ahead", "context", "--processes", "fresh"]
         )
-    assert seen["forked"] is True and seen["prepare"] == "context"
+    assert seen["forked"] is False and seen["prepare"] == "context"

@@ -54,12 +54,14 @@ to go with its samples held) running its scripts, then compiled and waiting to s
 
 DEFAULT_AHEAD = 1
 """Replay processes each worker keeps started beyond the one timing (``--ahead``): one, stopped after
-its imports (:data:`DEFAULT_PREPARE`), the way measured on the H200 (issue #13). Measured there in
-#28 (``benchmarks/RESULTS.md``): the pipeline (``--ahead 4 --prepare-ahead gpu``,
-:data:`PIPELINE_AHEAD`) moved two fusions' verdicts against the reference; the context mode
-(``--ahead 6 --prepare-ahead context``, :data:`CONTEXT_AHEAD`) cost 2.7 to 3.2 s per distinct
-fusion (about a quarter of the reference) and moved one borderline fusion's verdict on each of three
-sessions (medians within 2 % of the reference's, both signs), so it is not the default yet.
+its imports (:data:`DEFAULT_PREPARE`) and forked from the run's server (:data:`DEFAULT_FORKED`), so
+nothing but the process timing holds a CUDA context on the GPU. Measured on the H200 in #28
+(``benchmarks/RESULTS.md``, third round): 4.6 to 5.1 s per distinct fusion, 2.4 to 2.6x less than
+the reference, with the reference's verdicts on three sessions. Spares that make their context
+ahead cost less (``context``: 2.7 to 3.3 s) but three idle processes holding contexts on the GPU
+slowed a fusion by 1.1 to 1.7 % there, and the context mode turned one borderline verdict in each
+of the three sessions it was measured on. What is left of a turn is the profiler's start-up (CUPTI, 3 to 4 s beside the compile),
+which needs the process's own context.
 :data:`PIPELINE_AHEAD`'s reasoning: a process costs
 about 8-9 s of mostly one-core work before its samples on the H200 (imports 4.4 s, CUDA context
 0.55 s, compile about 1 s, the profiler's first window 1.5-1.9 s); what must wait for the GPU is its
@@ -79,9 +81,17 @@ FORKED_AHEAD = 3
 """K of the ``forked`` mode that ``bench_roundtrip.py --modes`` measures (``--prepare-ahead context
 --processes forked``): a forked spare has no imports to do, only its context and profiler (about
 2.3 s on the H200, 2.7 to 3.7 s when several start at once) against turns of about 2 s; three keep
-one ready, with half the context mode's idle contexts on the GPU. Not measured yet."""
+one ready, with half the context mode's idle contexts on the GPU. Measured on the H200: 3.2 and 4.3 s
+per distinct fusion (llama3, phi-2); on llama3 its spares turned the verdict the context mode
+turned."""
 DEFAULT_PREPARE = GATE_IMPORTS
-"""How far a process started ahead goes by default (``--prepare-ahead``): its imports only."""
+"""How far a process started ahead goes by default (``--prepare-ahead``): its imports only; its CUDA
+context, compile and profiler's start-up (in a thread, beside the compile) come in its turn."""
+DEFAULT_FORKED = True
+"""Whether processes started ahead are forked from one server per run that imported torch and
+nvFuser once (``--processes forked``, the default) rather than started as fresh interpreters
+(``fresh``, 6 to 8 s of imports each on the H200). A script that sets ``NVFUSER_*`` variables of its
+own, or a server that cannot serve, still gets a fresh process."""
 
 
 def stage_line(nonce: str, stage: str, words: str) -> str:

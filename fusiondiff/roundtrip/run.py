@@ -16,6 +16,7 @@ from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress, silent
 from fusiondiff.replay.stages import (
     DEFAULT_AHEAD,
+    DEFAULT_FORKED,
     DEFAULT_PREPARE,
     GATES,
     STAGED_GATES,
@@ -66,7 +67,7 @@ def roundtrip(
     ahead: int = DEFAULT_AHEAD,
     prepare: str = DEFAULT_PREPARE,
     executor: SlurmExecutor | None = None,
-    forked: bool = False,
+    forked: bool = DEFAULT_FORKED,
 ) -> RoundTripResult:
     """Round trip of every distinct fusion of the live capture ``live`` (or of the per-rank captures
     of one torchrun session: several files, or a folder of ``NAME.rank<N>.json``) into
@@ -77,8 +78,8 @@ def roundtrip(
     ``prepare`` says how far a process started ahead goes before its turn (``"imports"``;
     ``"context"``: also its CUDA context and the profiler opened once; ``"gpu"``: also its scripts
     run and compiled; on the GPU never while another process samples there;
-    :mod:`fusiondiff.replay.stages`). With ``forked`` (``--processes forked``), the processes
-    started ahead are forked from one server that imported torch and nvFuser once
+    :mod:`fusiondiff.replay.stages`). With ``forked`` (``--processes forked``, the default), the
+    processes started ahead are forked from one server that imported torch and nvFuser once
     (:mod:`fusiondiff.replay.fork_server`) instead of started as fresh interpreters. On Ctrl-C,
     the replays running are stopped, what finished is kept, the merged capture and diff are written
     of it, and the result says ``interrupted``. With
@@ -167,7 +168,8 @@ def roundtrip(
         started_ahead=start_ahead is not None,
         ahead=ahead if start_ahead is not None else 0,
         prepared_ahead=prepare if start_ahead is not None else "",
-        forked=forked and start_ahead is not None,
+        # what happened, not what was asked: a server that could not serve left every replay fresh
+        forked=start_ahead is not None and bool(getattr(replay, "forked", False)),
     )
     from fusiondiff.files import write_text
     from fusiondiff.roundtrip.summary import SUMMARY_FILE, render_summary
