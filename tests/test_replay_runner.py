@@ -11,6 +11,7 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -281,25 +282,15 @@ class _JournalRecorder:
         raise CaptureError("nothing recorded")
 
 
-@pytest.mark.parametrize(
-    ("scripts_in_turn", "expected"),
-    [
-        # gated at the GPU: the script runs (nvFuser compiles) in the preparation, before the gate
-        (False, ["context", "recorder", "script", "profiler", "prepared", "gate", "samples"]),
-        # gated at the context: only the context before the gate, the profiler's start-up in a thread
-        # (here it ends only once the script ran: the script does not wait for it); its samples wait
-        # for it and then for their turn
-        (True, ["context", "gate", "recorder", "script", "profiler", "prepared", "hold", "samples"]),
-    ],
-)
-def test_a_replay_gated_at_the_context_runs_its_scripts_only_after_its_turn_came(
-    tmp_path, monkeypatch, scripts_in_turn, expected
-):
+def _journalled_replay(tmp_path, monkeypatch) -> tuple[Any, list[str], Path]:
+    """:mod:`fusiondiff.replay.child` with its imports, context, profiler start, script and recorder
+    replaced by entries in a journal (the profiler's start-up ends only once the script ran: the
+    script must not wait for it); the module, the journal and a script to replay."""
     from fusiondiff.replay import child, process_setup
 
     journal: list[str] = []
     _JournalRecorder.journal = journal
-    monkeypatch.setattr(process_setup, "import_frontends", lambda: None)
+    monkeypatch.setattr(process_setup, "import_frontends", lambda: journal.append("imports"))
     monkeypatch.setattr(
         process_setup, "cuda_devices", lambda device, create_context: (journal.append("context"), (1, 0))[1]
     )
@@ -316,8 +307,26 @@ def test_a_replay_gated_at_the_context_runs_its_scripts_only_after_its_turn_came
     monkeypatch.setattr(process_setup, "open_profiler_once", profiler)
     monkeypatch.setattr(child, "recorder_class", lambda options: _JournalRecorder)
     monkeypatch.setattr(child, "_run_one", script)
-    script = tmp_path / "repro.py"
-    script.write_text("x = 1\n")
+    script_path = tmp_path / "repro.py"
+    script_path.write_text("x = 1\n")
+    return child, journal, script_path
+
+
+@pytest.mark.parametrize(
+    ("scripts_in_turn", "expected"),
+    [
+        # gated at the GPU: the script runs (nvFuser compiles) in the preparation, before the gate
+        (False, ["imports", "context", "recorder", "script", "profiler", "prepared", "gate", "samples"]),
+        # gated at the context: only the context before the gate, the profiler's start-up in a thread
+        # (here it ends only once the script ran: the script does not wait for it); its samples wait
+        # for it and then for their turn
+        (True, ["imports", "context", "gate", "recorder", "script", "profiler", "prepared", "hold", "samples"]),
+    ],
+)
+def test_a_replay_gated_at_the_context_runs_its_scripts_only_after_its_turn_came(
+    tmp_path, monkeypatch, scripts_in_turn, expected
+):
+    child, journal, script = _journalled_replay(tmp_path, monkeypatch)
     outcome = child.run_replay(
         [str(script)],
         str(tmp_path / "replay.json"),
@@ -332,36 +341,14 @@ def test_a_replay_gated_at_the_context_runs_its_scripts_only_after_its_turn_came
 def test_a_replay_gated_at_its_imports_makes_its_context_in_its_turn_and_compiles_beside_the_profiler(
     tmp_path, monkeypatch
 ):
-    from fusiondiff.replay import child, process_setup
-
-    journal: list[str] = []
-    _JournalRecorder.journal = journal
-    monkeypatch.setattr(process_setup, "import_frontends", lambda: journal.append("imports"))
-    monkeypatch.setattr(
-        process_setup, "cuda_devices", lambda device, create_context: (journal.append("context"), (1, 0))[1]
-    )
-    script_ran = threading.Event()
-
-    def profiler(options):
-        assert script_ran.wait(timeout=10)  # the script does not wait for the profiler's start-up
-        journal.append("profiler")
-
-    def script(script, code):
-        journal.append("script")
-        script_ran.set()
-
-    monkeypatch.setattr(process_setup, "open_profiler_once", profiler)
-    monkeypatch.setattr(child, "recorder_class", lambda options: _JournalRecorder)
-    monkeypatch.setattr(child, "_run_one", script)
-    script_path = tmp_path / "repro.py"
-    script_path.write_text("x = 1\n")
     from fusiondiff.replay.phases import PhaseLog
 
+    child, journal, script = _journalled_replay(tmp_path, monkeypatch)
     phases = PhaseLog()
     child.run_replay(
-        [str(script_path)], str(tmp_path / "replay.json"), wait_to_prepare=lambda: journal.append("turn"), phases=phases
+        [str(script)], str(tmp_path / "replay.json"), wait_to_prepare=lambda: journal.append("turn"), phases=phases
     )
-    # nothing on the GPU before its turn; the samples wait for the profiler
+    # nothing on the GPU before its turn; the script runs beside the profiler's start-up, the samples after it
     assert journal == ["imports", "turn", "context", "recorder", "script", "profiler", "samples"]
     assert "profiler_init" in phases.seconds() and "wait_to_time" not in phases.seconds()
 
