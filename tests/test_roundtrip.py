@@ -591,8 +591,10 @@ def test_the_summary_says_the_processes_were_forked_from_one_server(live: Path, 
     words = rt.render_summary(result)
     assert "prepared (imports, CUDA context, profiler)" in words
     assert "(forked from one process that imported torch and nvFuser once)" in words
+    assert "idle CUDA contexts sat beside each replay's samples" in words  # what a spare's context costs
     fresh = rt.roundtrip(live, tmp_path / "again", replay=StagedReplay(load_capture(live)), devices=[None])
     assert not fresh.forked and "forked" not in rt.render_summary(fresh)
+    assert "idle CUDA contexts" not in rt.render_summary(fresh)  # the default: none held beside the samples
     # asked for (the default) but not done: a server that could not serve says so in the summary too
     unserved = StagedReplay(load_capture(live))
     unserved.forked = False

@@ -37,16 +37,23 @@ def _ahead_words(result: RoundTripResult) -> str:
     return _prepared_words(result)
 
 
+IDLE_CONTEXTS = (
+    "their idle CUDA contexts sat beside each replay's samples (on the H200 such contexts slowed a fusion 1-2 %)"
+)
+"""What a run whose spares made their contexts ahead must say: measured in #28 (benchmarks/RESULTS.md)."""
+
+
 def _prepared_words(result: RoundTripResult) -> str:
     if result.prepared_ahead == "context":
         return (
             f", up to {result.ahead} process(es) per GPU started ahead and prepared (imports, CUDA context, "
-            "profiler) before their turn, never while another took its samples; each compiles in its own turn"
+            "profiler) before their turn, never while another took its samples; each compiles in its own turn; "
+            + IDLE_CONTEXTS
         )
     if result.prepared_ahead == "gpu":
         return (
             f", up to {result.ahead} process(es) per GPU started ahead and prepared (imports, CUDA context, "
-            "compile, profiler) before their turn, never while another took its samples"
+            "compile, profiler) before their turn, never while another took its samples; " + IDLE_CONTEXTS
         )
     if result.ahead > 1:
         return f", up to {result.ahead} process(es) per GPU started (imports only) while the one before ran"
