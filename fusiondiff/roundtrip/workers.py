@@ -78,18 +78,16 @@ class Workers:
     ) -> None:
         self.start_ahead = start_ahead
         """Starts a replay process ahead of its turn; None: each starts in its turn."""
-        self.ahead, self.staged, self.prepare_limit_s = turns.ahead, turns.staged, turns.prepare_limit_s
+        self.turns = turns
+        self.plan = plan
+        """The fusions, their scripts and ties to the plan (the source a kept replay carries,
+        folder.plan_tie), and where the replays and logs go."""
         self.queue: queue.Queue[list[DistinctFusion]] = queue.Queue()
         for group in batches(plan.fusions, plan.batch):
             self.queue.put(group)
         self.total = len(plan.fusions)
         self.devices = list(devices)
         self.replay = replay
-        self.scripts = plan.scripts
-        self.ties = plan.ties
-        """Each script's tie to the plan, the source its kept replay carries (folder.plan_tie)."""
-        self.replays_dir = plan.replays_dir
-        self.logs_dir = plan.logs_dir
         self.progress = progress
         self.clock = clock
         self.lock = threading.Lock()
@@ -140,7 +138,7 @@ class Workers:
                     # the next ones import while this one takes its turn: K spares beside it, not K - 1
                     # (on the H200 a spare takes 9-11 s to be ready and a turn 0.4-4 s)
                     self._top_up(held, device)
-                    if self.staged and _is_staged(pending):
+                    if self.turns.staged and _is_staged(pending):
                         self._take_turn(spare, held)
                     if self.stopping.is_set():  # stopped before its turn: not replayed, a rerun does it
                         pending.cancel()
@@ -168,7 +166,7 @@ class Workers:
         overlap the replay about to run. At the end of the queue a worker may hold batches while
         another has none: those held have their imports done, so they still end about when a cold
         start elsewhere would."""
-        while self.start_ahead is not None and len(held) < self.ahead and not self.stopping.is_set():
+        while self.start_ahead is not None and len(held) < self.turns.ahead and not self.stopping.is_set():
             try:
                 group = self.queue.get_nowait()
             except queue.Empty:
@@ -176,7 +174,7 @@ class Workers:
             output = self._output_for(group)
             clear_stale(output)
             try:
-                started = self.start_ahead([str(self.scripts[d.index]) for d in group], output, device)
+                started = self.start_ahead([str(self.plan.scripts[d.index]) for d in group], output, device)
             except ReplayError:
                 self.queue.put(group)  # it could not start ahead: it runs in its turn, and says why
                 return
@@ -201,7 +199,7 @@ class Workers:
             replay.prepare()  # read at its gate when its imports are done
             self._let_prepare(held)
             time.sleep(POLL_S)
-        deadline = spare.turn_deadline or self.clock() + self.prepare_limit_s
+        deadline = spare.turn_deadline or self.clock() + self.turns.prepare_limit_s
         while replay.stage() == COMPILING and not self.stopping.is_set() and self.clock() < deadline:
             self._let_prepare(held)
             time.sleep(POLL_S)
@@ -213,7 +211,7 @@ class Workers:
             self.queue.put(s.group)  # it runs in its turn, under its timeout
         replay.sample()
         # its samples; past the limit (a hung child) the turn's own timeout takes over in run()
-        deadline = spare.turn_deadline or self.clock() + self.prepare_limit_s
+        deadline = spare.turn_deadline or self.clock() + self.turns.prepare_limit_s
         while replay.stage() == TIMING and not self.stopping.is_set() and self.clock() < deadline:
             time.sleep(POLL_S)
         self._let_prepare(held)
@@ -231,7 +229,7 @@ class Workers:
         replay.prepare()
         replay.start_turn()
         if spare.turn_deadline is None and replay.stage() == COMPILING:
-            spare.turn_deadline = self.clock() + self.prepare_limit_s
+            spare.turn_deadline = self.clock() + self.turns.prepare_limit_s
 
     def _let_prepare(self, held: list[_Spare]) -> None:
         for s in held:
@@ -246,10 +244,10 @@ class Workers:
             return False
         if spare.prepare_sent is None:
             spare.prepare_sent = self.clock()
-        return self.clock() - spare.prepare_sent < self.prepare_limit_s
+        return self.clock() - spare.prepare_sent < self.turns.prepare_limit_s
 
     def _output_for(self, group: list[DistinctFusion]) -> Path:
-        output = self.logs_dir / f"{group[0].stem}{'' if len(group) == 1 else f'+{len(group) - 1}'}.json"
+        output = self.plan.logs_dir / f"{group[0].stem}{'' if len(group) == 1 else f'+{len(group) - 1}'}.json"
         output.parent.mkdir(parents=True, exist_ok=True)
         return output
 
@@ -274,7 +272,7 @@ class Workers:
                 pending.run()
             else:
                 clear_stale(output)  # only what this process writes is read after it
-                self.replay([str(self.scripts[d.index]) for d in group], output, device)
+                self.replay([str(self.plan.scripts[d.index]) for d in group], output, device)
         except ReplayError as exc:
             message = str(exc)
         ended = self.clock()
@@ -319,13 +317,13 @@ class Workers:
             if stem not in by_stem:
                 continue
             fusions.setdefault(stem, []).append(
-                dataclasses.replace(f, name=f"{stem}:{name}", failure=_moved_log(f, output, self.replays_dir))
+                dataclasses.replace(f, name=f"{stem}:{name}", failure=_moved_log(f, output, self.plan.replays_dir))
             )
         kept = set()
         for stem, records in fusions.items():
-            tie = self.ties[by_stem[stem].index]
+            tie = self.plan.ties[by_stem[stem].index]
             one = dataclasses.replace(replayed, fusions=tuple(records), source=tie, tensors_file=None)
-            target = owned(self.replays_dir / f"{stem}.json")
+            target = owned(self.plan.replays_dir / f"{stem}.json")
             save_capture(copied(one, output, target), target)
             kept.add(by_stem[stem].index)
         return kept
