@@ -24,12 +24,12 @@ from fusiondiff.replay.child_process import ChildReplay, child_command
 from fusiondiff.replay.fork_server import ForkServer
 
 
-def _check_script(script: str) -> None:
-    """Fail early, with one line, on a missing, non-text or non-Python file."""
+def _checked_source(script: str) -> str:
+    """The script as the child will run it (a legacy script translated); fails early, with one
+    line, on a missing, non-text or non-Python file."""
     from fusiondiff.replay.legacy import translate_legacy
 
-    source = read_script(script)
-    translate_legacy(source, filename=script)
+    return translate_legacy(read_script(script), filename=script).source
 
 
 def expand_scripts(paths: Sequence[str]) -> list[str]:
@@ -123,8 +123,9 @@ def start_replay(
     same checks as :func:`replay_scripts` run first and raise :class:`ReplayError`. With
     ``fork_server``, the process is forked from it where the scripts' ``NVFUSER_*`` settings allow
     (:meth:`ForkServer.can_serve`), else started fresh."""
-    params = _child_params(scripts, output, options or RecordingOptions(), None, None)
-    if fork_server is not None and not _forkable(params["scripts"], fork_server):
+    sources: list[tuple[str, str]] = []
+    params = _child_params(scripts, output, options or RecordingOptions(), None, None, sources)
+    if fork_server is not None and not _forkable(sources, fork_server):
         fork_server = None
     child = ChildReplay(
         params, log_path_for(output), child_env=child_env, gate=gate, phases=phases, fork_server=fork_server
@@ -132,13 +133,12 @@ def start_replay(
     return PendingReplay(child, timeout_s, progress or silent)
 
 
-def _forkable(scripts: Sequence[str], fork_server: ForkServer) -> bool:
-    """Whether the scripts' ``NVFUSER_*`` settings, read as the child reads them, are the server's;
-    scripts that disagree among themselves are not (a fresh child then says so, as without one)."""
-    from fusiondiff.replay.legacy import translate_legacy
+def _forkable(sources: Sequence[tuple[str, str]], fork_server: ForkServer) -> bool:
+    """Whether the scripts' ``NVFUSER_*`` settings (``sources``: each script and its source as the
+    child runs it) are the server's; scripts that disagree among themselves are not (a fresh child
+    then says so, as without one)."""
     from fusiondiff.replay.script_env import scripts_nvfuser_env
 
-    sources = [(script, translate_legacy(read_script(script), filename=script).source) for script in scripts]
     try:
         return fork_server.can_serve(scripts_nvfuser_env(sources))
     except ReplayError:
@@ -151,13 +151,17 @@ def _child_params(
     options: RecordingOptions,
     inputs_capture: str | None,
     device: int | None,
+    sources: list[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """The child's parameters, after the checks that fail early with one line."""
+    """The child's parameters, after the checks that fail early with one line; ``sources``, when
+    given, gets each script with its source as the child will run it."""
     if device is not None and device < 0:
         raise ReplayError(f"--device {device}: a device index is 0 or more")
     scripts = expand_scripts(scripts)
     for script in scripts:
-        _check_script(script)
+        source = _checked_source(script)
+        if sources is not None:
+            sources.append((script, source))
     if inputs_capture is not None:
         from fusiondiff.store import load_capture
 
