@@ -143,14 +143,15 @@ def run_replay(
             wait_to_prepare()
     with phases.phase("cuda_context"):
         count, current = process_setup.cuda_devices(device, create_context=True)
+    # the scripts run in this replay's turn: gated at the context, or at its imports (its turn began
+    # at that gate); only one gated at the GPU runs them in its preparation, before wait_to_time
     scripts_in_turn = wait_to_sample is not None
-    # gated at its imports, a replay's turn began at that gate: its context is made in its turn
-    turn_began = wait_to_prepare is not None and wait_to_time is None
+    compile_in_turn = scripts_in_turn or (wait_to_prepare is not None and wait_to_time is None)
     profiler_start = None
-    if (wait_to_time is not None and scripts_in_turn) or turn_began:
-        # nothing compiled or launched yet: the scripts run in this replay's turn. The profiler's
-        # start-up runs in a thread, so the compile runs beside it (on the H200 a compile overlapped
-        # it whole, and the samples after it saw every kernel)
+    if compile_in_turn:
+        # nothing compiled or launched yet. The profiler's start-up runs in a thread, so the compile
+        # runs beside it (on the H200 a compile overlapped it whole, and the samples after it saw
+        # every kernel)
         profiler_start = process_setup.ProfilerStart(options or RecordingOptions(), phases, on_prepared)
     if wait_to_time is not None and scripts_in_turn:
         with phases.phase("wait_to_time"):
