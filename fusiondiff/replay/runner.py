@@ -123,8 +123,7 @@ def start_replay(
     same checks as :func:`replay_scripts` run first and raise :class:`ReplayError`. With
     ``fork_server``, the process is forked from it where the scripts' ``NVFUSER_*`` settings allow
     (:meth:`ForkServer.can_serve`), else started fresh."""
-    sources: list[tuple[str, str]] = []
-    params = _child_params(scripts, output, options or RecordingOptions(), None, None, sources)
+    params, sources = _child_params(scripts, output, options or RecordingOptions(), None, None)
     if fork_server is not None and not _forkable(sources, fork_server):
         fork_server = None
     child = ChildReplay(
@@ -151,28 +150,25 @@ def _child_params(
     options: RecordingOptions,
     inputs_capture: str | None,
     device: int | None,
-    sources: list[tuple[str, str]] | None = None,
-) -> dict[str, Any]:
-    """The child's parameters, after the checks that fail early with one line; ``sources``, when
-    given, gets each script with its source as the child will run it."""
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The child's parameters, after the checks that fail early with one line, and each script with
+    its source as the child will run it (read and translated by those checks)."""
     if device is not None and device < 0:
         raise ReplayError(f"--device {device}: a device index is 0 or more")
     scripts = expand_scripts(scripts)
-    for script in scripts:
-        source = _checked_source(script)
-        if sources is not None:
-            sources.append((script, source))
+    sources = [(script, _checked_source(script)) for script in scripts]
     if inputs_capture is not None:
         from fusiondiff.store import load_capture
 
         load_capture(inputs_capture)  # a bad --inputs file fails before the script runs
-    return {
+    params = {
         "scripts": scripts,
         "output": output,
         "options": options.to_jsonable(),
         "inputs": inputs_capture,
         "device": device,
     }
+    return params, sources
 
 
 def _written(outcome: ReplayOutcome) -> Path:
@@ -213,7 +209,7 @@ def replay_scripts(
     live_side.require("the replay")
     progress = progress or silent
     options = options or RecordingOptions()
-    params = _child_params(scripts, output, options, inputs_capture, device)
+    params, _ = _child_params(scripts, output, options, inputs_capture, device)
     if in_process:
         outcome = run_replay(
             params["scripts"],
