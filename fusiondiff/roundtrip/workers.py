@@ -162,7 +162,7 @@ class Workers:
                 spare.replay.cancel()
 
     def _top_up(self, held: list[_Spare], device: str | None) -> None:
-        """Start processes ahead until this worker holds :attr:`ahead` of them, so their imports
+        """Start processes ahead until this worker holds :attr:`TurnTaking.ahead` of them, so their imports
         overlap the replay about to run. At the end of the queue a worker may hold batches while
         another has none: those held have their imports done, so they still end about when a cold
         start elsewhere would."""
@@ -223,7 +223,7 @@ class Workers:
     def _start_turn(self, spare: _Spare) -> None:
         """Tell a spare its turn has come: one gated at the context runs its scripts as soon as its
         context is made (its samples held), and from then its scripts, samples and capture share one
-        timeout (:attr:`prepare_limit_s`, the run's ``--timeout``), so a hung script holds the GPU
+        timeout (:attr:`TurnTaking.prepare_limit_s`, the run's ``--timeout``), so a hung script holds the GPU
         for one timeout, not one per stage; one gated at the GPU goes on preparing."""
         replay = _staged(spare.replay)
         replay.prepare()
@@ -239,7 +239,7 @@ class Workers:
 
     def _waiting(self, spare: _Spare) -> bool:
         """Whether to go on waiting for ``spare``'s preparation: not when the run is stopping, nor
-        past :attr:`prepare_limit_s` (a script that never ends; its turn's timeout then applies)."""
+        past :attr:`TurnTaking.prepare_limit_s` (a script that never ends; its turn's timeout then applies)."""
         if self.stopping.is_set():
             return False
         if spare.prepare_sent is None:
