@@ -439,8 +439,9 @@ def print_modes(live: str, figures: dict[str, dict[str, Any]], compared: dict[st
         )
         phases = ", ".join(f"{k} {v:.2f}" for k, v in f["phase_medians_s"].items())
         print(f"  {'':<10} phases (median s per process): {phases or 'none written'}")
-        if mode != "reference" and shift_words(c.get("shifts_vs_reference")):
-            print(f"  {'':<10} {shift_words(c['shifts_vs_reference'])}")
+        shifts = shift_words(c.get("shifts_vs_reference"))
+        if mode != "reference" and shifts:
+            print(f"  {'':<10} {shifts}")
 
 
 def main_modes(args: argparse.Namespace) -> int:
