@@ -100,6 +100,28 @@ def test_a_server_whose_imports_initialized_cuda_refuses_and_says_why(tmp_path, 
         server.close()
 
 
+@pytest.mark.parametrize("profiler_imports", [True, False])
+def test_a_server_for_torch_profiler_replays_imports_the_profilers_first_imports(
+    tmp_path, monkeypatch, profiler_imports
+):
+    fake = tmp_path / "fake"
+    (fake / "torch" / "_inductor").mkdir(parents=True)
+    (fake / "torch" / "__init__.py").write_text(
+        "class cuda:\n    @staticmethod\n    def is_initialized():\n        return False\n"
+    )
+    (fake / "torch" / "_inductor" / "__init__.py").write_text("")
+    mark = tmp_path / "inductor-imported"
+    (fake / "torch" / "_inductor" / "config.py").write_text(f"open({str(mark)!r}, 'w').close()\n")
+    monkeypatch.setenv("PYTHONPATH", f"{fake}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    server = fork_server.ForkServer(log_file=tmp_path / "server.log", profiler_imports=profiler_imports)
+    try:
+        assert server.wait_ready(60) is None
+        # what torch.profiler's first window would import in every child (1.4-2.3 s on the H200)
+        assert mark.exists() == profiler_imports
+    finally:
+        server.close()
+
+
 def test_the_round_trips_replay_forks_from_one_server_with_the_token_and_stops_it(tmp_path):
     script = _script(tmp_path)
     replay = ChildReplays(token="tok-123", gate="imports", forked=True)

@@ -290,7 +290,7 @@ def _journalled_replay(tmp_path, monkeypatch) -> tuple[Any, list[str], Path]:
 
     journal: list[str] = []
     _JournalRecorder.journal = journal
-    monkeypatch.setattr(process_setup, "import_frontends", lambda: journal.append("imports"))
+    monkeypatch.setattr(process_setup, "import_frontends", lambda profiler: journal.append("imports"))
     monkeypatch.setattr(
         process_setup, "cuda_devices", lambda device, create_context: (journal.append("context"), (1, 0))[1]
     )
@@ -351,6 +351,24 @@ def test_a_replay_gated_at_its_imports_makes_its_context_in_its_turn_and_compile
     # nothing on the GPU before its turn; the script runs beside the profiler's start-up, the samples after it
     assert journal == ["imports", "turn", "context", "recorder", "script", "profiler", "samples"]
     assert "profiler_init" in phases.seconds() and "wait_to_time" not in phases.seconds()
+
+
+@pytest.mark.parametrize(("timer", "profiler_imports"), [("kineto", True), ("nvfuser", False)])
+def test_a_replay_imports_what_the_profilers_first_window_would_only_where_torch_profiler_times(
+    tmp_path, monkeypatch, timer, profiler_imports
+):
+    from fusiondiff.options import RecordingOptions
+    from fusiondiff.replay import process_setup
+
+    child, _, script = _journalled_replay(tmp_path, monkeypatch)
+    asked: list[bool] = []
+    monkeypatch.setattr(process_setup, "import_frontends", lambda profiler: asked.append(profiler))
+    monkeypatch.setattr(process_setup, "open_profiler_once", lambda options: None)
+    options = RecordingOptions().with_timer(timer)
+    child.run_replay([str(script)], str(tmp_path / "replay.json"), options=options)
+    # torch.profiler's first window imports torch._inductor (1.4-2.3 s on the H200): imported with
+    # torch, never where torch.profiler does not run
+    assert asked == [profiler_imports]
 
 
 def test_a_child_gated_at_the_context_compiles_in_its_turn_and_samples_only_when_told(tmp_path):

@@ -137,7 +137,7 @@ def run_replay(
     os.environ.update(environment)
     phases = phases or PhaseLog()
     with phases.phase("imports"):
-        process_setup.import_frontends()
+        process_setup.import_frontends(profiler=process_setup.uses_torch_profiler(options or RecordingOptions()))
     if wait_to_prepare is not None:
         with phases.phase("wait_to_prepare"):
             wait_to_prepare()

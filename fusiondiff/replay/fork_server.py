@@ -53,12 +53,13 @@ def _send(sock: socket.socket, message: dict[str, Any], fds: list[int] | None = 
 # -- the server's side: runs in its own process (python -m fusiondiff.replay.fork_server FD) --------
 
 
-def serve(sock: socket.socket) -> int:
-    """Import torch and nvFuser, say whether it can serve, then fork a replay child per request until
-    the parent closes its end; report each child's pid and, once reaped, its exit status."""
+def serve(sock: socket.socket, profiler_imports: bool = True) -> int:
+    """Import torch and nvFuser (and, with ``profiler_imports``, what torch.profiler's first window
+    imports), say whether it can serve, then fork a replay child per request until the parent closes
+    its end; report each child's pid and, once reaped, its exit status."""
     from fusiondiff.replay import process_setup
 
-    process_setup.import_frontends()
+    process_setup.import_frontends(profiler=profiler_imports)
     problem = _cuda_initialized()
     # threads the imports started are not in a forked child; said in the log for whoever reads why a
     # child hung (torch 2.14 on CPU starts one, and its forked children ran)
@@ -163,9 +164,12 @@ def _become_child(sock: socket.socket, fds: list[int], request: dict[str, Any]) 
         os._exit(code)
 
 
+PROFILER_IMPORTS_FLAG = "--profiler-imports"
+
+
 def main(argv: list[str] | None = None) -> int:
-    fd = int((argv or sys.argv[1:])[0])
-    return serve(socket.socket(fileno=fd))
+    args = argv or sys.argv[1:]
+    return serve(socket.socket(fileno=int(args[0])), profiler_imports=PROFILER_IMPORTS_FLAG in args[1:])
 
 
 # -- the parent's side ----------------------------------------------------------------------------
@@ -174,10 +178,14 @@ def main(argv: list[str] | None = None) -> int:
 class ForkServer:
     """The server process, started at construction with this process's environment and ``env``
     (the round trip's token: a forked child's ``/proc`` environment is the server's); its output goes
-    to ``log_file``. :meth:`spawn` forks a replay child; :meth:`close` stops the server (its
-    children, each in its own session, are stopped by their owners)."""
+    to ``log_file``. With ``profiler_imports`` (the replays time through torch.profiler) the server
+    also imports what the profiler's first window would import in each child.
+    :meth:`spawn` forks a replay child; :meth:`close` stops the server (its children, each in its own
+    session, are stopped by their owners)."""
 
-    def __init__(self, env: Mapping[str, str] | None = None, log_file: Path | None = None) -> None:
+    def __init__(
+        self, env: Mapping[str, str] | None = None, log_file: Path | None = None, profiler_imports: bool = True
+    ) -> None:
         environ = {**os.environ, **(env or {})}
         self.nvfuser_env = {k: v for k, v in environ.items() if k.startswith("NVFUSER_")}
         """The ``NVFUSER_*`` settings nvFuser was imported with in the server (:meth:`can_serve`)."""
@@ -185,7 +193,8 @@ class ForkServer:
         log: IO[bytes] | int = open(log_file, "ab") if log_file else subprocess.DEVNULL  # noqa: SIM115
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "fusiondiff.replay.fork_server", str(theirs.fileno())],
+                [sys.executable, "-m", "fusiondiff.replay.fork_server", str(theirs.fileno())]
+                + ([PROFILER_IMPORTS_FLAG] if profiler_imports else []),
                 pass_fds=(theirs.fileno(),),
                 start_new_session=True,
                 env=environ,

@@ -1,5 +1,5 @@
 """The setup of a replay process before its scripts run: torch's and nvFuser's imports, the CUDA
-context, and the profiler's first window (CUPTI's start-up), each a phase of its own
+context, and the profiler's first window (its start-up), each a phase of its own
 (:mod:`fusiondiff.replay.phases`) that :mod:`fusiondiff.replay.child` orders around its gates."""
 
 from __future__ import annotations
@@ -10,11 +10,18 @@ from collections.abc import Callable
 from fusiondiff.options import RecordingOptions
 from fusiondiff.replay.phases import PhaseLog
 
+PROFILER_IMPORTS = ("torch._inductor.config",)
+"""What torch.profiler's first window imports: its ``prepare_trace`` asks ``hasattr(torch,
+"_inductor")``, which loads ``torch._inductor`` (and ``torch._dynamo``). On the H200 that import
+was nearly all of the 1.4 to 2.3 s taken for CUPTI's start-up; the window itself took 15 ms
+(tests/data/roundtrip_modes/fourth_round/profiler_probe)."""
 
-def import_frontends() -> None:
+
+def import_frontends(profiler: bool = True) -> None:
     """Import torch and nvFuser's frontend now: about half of a fresh process's start, and neither
     creates a CUDA context (on the H200: tests/data/roundtrip_deep/same_machine/import_probe.log). A missing
-    one is left for the script's own import to report."""
+    one is left for the script's own import to report. With ``profiler``, also
+    :data:`PROFILER_IMPORTS`, so the profiler's first window no longer pays them in the replay's turn."""
     import importlib
 
     for module in ("torch", "nvfuser_direct"):
@@ -22,22 +29,35 @@ def import_frontends() -> None:
             importlib.import_module(module)
         except ImportError:
             pass
+    if profiler:
+        for module in PROFILER_IMPORTS:
+            try:
+                importlib.import_module(module)
+            except Exception:  # noqa: BLE001 - only a head start: the profiler's own import says why
+                pass
+
+
+def uses_torch_profiler(options: RecordingOptions) -> bool:
+    """Whether the samples are timed through torch.profiler (rather than nvFuser's PythonProfiler)."""
+    from fusiondiff.recording import cupti_owner
+
+    return cupti_owner.SUBSCRIBER_OF_SOURCE.get(options.protocol.method) == cupti_owner.TORCH_PROFILER
 
 
 def open_profiler_once(options: RecordingOptions) -> None:
-    """Open and close a torch.profiler window with no work in it, so CUPTI's start-up (1.5-1.9 s
-    once per process on the H200) is paid before this replay's turn rather than inside its first
-    timed window. Only where the samples are timed through torch.profiler (CUPTI takes one
-    subscriber per process: under ``--timer nvfuser`` torch.profiler must never run), and only where
+    """Open and close a torch.profiler window with no work in it, so its start-up (1.4-2.3 s once per
+    process on the H200, nearly all of it the import of :data:`PROFILER_IMPORTS`; 15 ms once they are
+    imported) is paid before the samples rather than inside their first timed window. Only where the
+    samples are timed through torch.profiler (CUPTI takes one subscriber per process: under
+    ``--timer nvfuser`` torch.profiler must never run), and only where
     :func:`~fusiondiff.recording.cupti_owner.claim` allows it; it launches no kernel."""
     from fusiondiff.errors import ProfilerError
     from fusiondiff.recording import cupti_owner
 
-    method = options.protocol.method
-    if cupti_owner.SUBSCRIBER_OF_SOURCE.get(method) != cupti_owner.TORCH_PROFILER:
+    if not uses_torch_profiler(options):
         return
     try:
-        cupti_owner.claim(method)
+        cupti_owner.claim(options.protocol.method)
     except ProfilerError:
         return  # the timing itself says why it cannot run
     import torch

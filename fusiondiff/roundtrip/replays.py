@@ -106,12 +106,17 @@ class ChildReplays:
         if not self.forked:
             return None
         from fusiondiff.replay.fork_server import ForkServer
+        from fusiondiff.replay.process_setup import uses_torch_profiler
 
         with self._server_lock:
             if self._server is None and self.forked:
                 logs.mkdir(parents=True, exist_ok=True)
                 try:
-                    server = ForkServer(self._env(None), log_file=logs / FORK_SERVER_LOG)
+                    server = ForkServer(
+                        self._env(None),
+                        log_file=logs / FORK_SERVER_LOG,
+                        profiler_imports=uses_torch_profiler(self.options or RecordingOptions()),
+                    )
                 except OSError as exc:
                     problem: str | None = f"it could not start: {exc.strerror or exc}"
                 else:
