@@ -5,21 +5,19 @@ processes' phases), and what the runs showed about each mode's turn-taking."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from recorded_roundtrips import DATA, recorded_modes, recorded_phases
 
 from benchmarks.bench_roundtrip import compare_modes, floor_costs, process_costs, spread
 
-DATA = Path(__file__).parent / "data" / "roundtrip_modes"
-
 
 def _modes(session: str) -> dict:
-    return json.loads((DATA / session / "modes.json").read_text())["modes"]
+    return recorded_modes(DATA / session)
 
 
 def _phases(session: str, mode: str) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted((DATA / session / mode / "logs").glob("*.phases.json"))]
+    return recorded_phases(DATA / session, mode)
 
 
 @pytest.mark.parametrize(

@@ -6,27 +6,25 @@ reference run, and the probe that found why the spares moved a fusion's verdict.
 from __future__ import annotations
 
 import ast
-import json
 import re
 import statistics
-from pathlib import Path
 
 import pytest
+from recorded_roundtrips import DATA, recorded_modes, recorded_phases
 
 from benchmarks.bench_roundtrip import compare_modes, process_costs, sample_shifts, spread
 
-ROUND = Path(__file__).parent / "data" / "roundtrip_modes" / "third_round"
+ROUND = DATA / "third_round"
 SESSIONS = ("llama3_spares", "phi2_spares", "llama3_turn", "stablelm_turn", "phi2_turn")
 ON_THE_GPU = ("cuda_context", "scripts", "profiler_init", "samples")
 
 
 def _modes(session: str) -> dict:
-    return json.loads((ROUND / "spares_vs_turn" / session / "modes.json").read_text())["modes"]
+    return recorded_modes(ROUND / "spares_vs_turn" / session)
 
 
 def _phases(session: str, mode: str) -> list[dict]:
-    folder = ROUND / "spares_vs_turn" / session / mode.replace(":", "_") / "logs"
-    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.phases.json"))]
+    return recorded_phases(ROUND / "spares_vs_turn" / session, mode)
 
 
 @pytest.mark.parametrize(("session", "mode"), [(s, m) for s in SESSIONS for m in _modes(s)])

@@ -1,0 +1,21 @@
+"""Readers of the round trip's runs recorded on the H200 (``tests/data/roundtrip_modes``): a session
+folder's ``modes.json``, as ``benchmarks/bench_roundtrip.py --modes`` wrote it, and the phases each
+of a mode's replay processes logged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data" / "roundtrip_modes"
+
+
+def recorded_modes(session: Path) -> dict:
+    """Each mode's figures, by mode name (``reference:2`` for a second run of one)."""
+    return json.loads((session / "modes.json").read_text())["modes"]
+
+
+def recorded_phases(session: Path, mode: str) -> list[dict]:
+    """The phases of each of ``mode``'s processes (``MODE:2`` ran into ``MODE_2``), in file order."""
+    folder = session / mode.replace(":", "_") / "logs"
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.phases.json"))]
