@@ -106,16 +106,17 @@ def test_a_cpu_only_profiler_window_in_the_server_leaves_its_children_without_cu
 
 @pytest.mark.parametrize("session", SESSIONS)
 def test_with_the_imports_in_the_server_the_profiler_start_left_the_turn(session):
-    """Third round: each ``forked_turn`` process waited 2.2-8.95 s for its profiler's start-up. Now it
+    """Third round: each ``forked_turn`` process waited 2.2-8.95 s for its profiler's start-up, which
+    ended 1.5 to 2.7 s after its scripts (the compile holds the GIL, and so did the import). Now it
     takes 0.02-0.04 s, or ends as the script ends where the compile held the GIL (nvFuser's execute
     keeps it) as the start-up began. A turn (from its context to its end) is now its context, its
     scripts (the compile) and its samples, within 0.1 s."""
-    before = [
-        p["seconds"]["profiler_init"]
-        for p in recorded_phases(DATA / "third_round" / "spares_vs_turn" / THIRD_TURN[session], "forked_turn")
-    ]
+    for doc in recorded_phases(DATA / "third_round" / "spares_vs_turn" / THIRD_TURN[session], "forked_turn"):
+        span = {p["name"]: (p["start"], p["end"]) for p in doc["phases"]}
+        if "scripts" in span:  # not the process stopped at the run's limit
+            assert doc["seconds"]["profiler_init"] > 2.1
+            assert 1.5 < span["profiler_init"][1] - span["scripts"][1] < 2.71
     now = _phases(session, "forked_turn")
-    assert min(before) > 2.1
     for doc in now:
         span = {p["name"]: (p["start"], p["end"]) for p in doc["phases"]}
         assert span["profiler_init"][1] <= max(span["profiler_init"][0] + 0.04, span["scripts"][1] + 0.01)

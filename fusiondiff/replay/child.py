@@ -118,7 +118,8 @@ def run_replay(
     GPU (alone, the ``imports`` gate: the rest is its turn, the profiler's start-up in a thread beside
     the scripts); ``wait_to_time`` once the CUDA context is made, the scripts have run (each fusion compiled
     at its first execute, the inputs copied for timing) and the profiler's first window is opened
-    and closed (it costs 1.5-1.9 s once per process on the H200), before the warm-ups and samples;
+    and closed (its imports, done with torch's, cost 1.4-2.3 s once per process on the H200), before
+    the warm-ups and samples;
     with ``wait_to_sample`` too (the ``context`` gate), ``wait_to_time`` once the context is made
     and the profiler's start-up begun (in a thread: the scripts may run beside it), before the
     scripts run, and ``wait_to_sample`` once they have run and the profiler has started, before the
@@ -150,8 +151,9 @@ def run_replay(
     profiler_start = None
     if compile_in_turn:
         # nothing compiled or launched yet. The profiler's start-up runs in a thread, so the compile
-        # runs beside it (on the H200 a compile overlapped it whole, and the samples after it saw
-        # every kernel)
+        # never waits for it (the samples after it saw every kernel on the H200). With its imports
+        # done beside torch's it takes about 0.03 s; it only runs while the compile lets go of the
+        # GIL (nvFuser's execute keeps it)
         profiler_start = process_setup.ProfilerStart(options or RecordingOptions(), phases, on_prepared)
     if wait_to_time is not None and scripts_in_turn:
         with phases.phase("wait_to_time"):

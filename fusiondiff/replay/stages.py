@@ -6,7 +6,8 @@ A gated child stops at a gate until its parent writes a word on its stdin:
 - ``imports``: it reads its scripts, sets their ``NVFUSER_*`` environment and imports torch and
   nvFuser, then waits for ``go`` before anything touches the GPU;
 - ``context``: the same, then it waits for ``prepare`` to make its CUDA context and open the
-  profiler once (CUPTI's start-up, 1.5-2.6 s on the H200, in a thread), launching no kernel; then it
+  profiler once (its start-up, in a thread; 0.03 s on the H200 once its imports are done with
+  torch's), launching no kernel; then it
   waits for ``go`` to run its scripts (each fusion compiled at its first execute; ``go`` may come
   before the profiler has started, the compile then runs beside it), and then for the profiler and
   for ``sample`` to take its warm-ups and samples (so its compile may run while others prepare, its
@@ -56,12 +57,12 @@ DEFAULT_AHEAD = 1
 """Replay processes each worker keeps started beyond the one timing (``--ahead``): one, stopped after
 its imports (:data:`DEFAULT_PREPARE`) and forked from the run's server (:data:`DEFAULT_FORKED`), so
 nothing but the process timing holds a CUDA context on the GPU. Measured on the H200 in #28
-(``benchmarks/RESULTS.md``, third round): 4.6 to 5.1 s per distinct fusion, 2.4 to 2.6x less than
-the reference, with the reference's verdicts on three sessions. Spares that make their context
-ahead cost less (``context``: 2.7 to 3.3 s) but three idle processes holding contexts on the GPU
-slowed a fusion by 1.1 to 1.7 % there, and the context mode turned one borderline verdict in each
-of the three sessions it was measured on. What is left of a turn is the profiler's start-up (CUPTI, 3 to 4 s beside the compile),
-which needs the process's own context.
+(``benchmarks/RESULTS.md``, fourth round): 2.4 to 4.2 s per distinct fusion, 2.6 to 4.7x less than
+the reference, with the reference's verdicts on every record of three sessions. Spares that make
+their context ahead were measured before the profiler's imports moved to the server (``context``:
+2.7 to 3.3 s), but three idle processes holding contexts on the GPU slowed a fusion by 1.1 to 1.7 %
+there, and the context mode turned one borderline verdict in each of the three sessions it was
+measured on. What is left of a turn is its context (0.25 s), its compile and its samples.
 :data:`PIPELINE_AHEAD`'s reasoning: a process costs
 about 8-9 s of mostly one-core work before its samples on the H200 (imports 4.4 s, CUDA context
 0.55 s, compile about 1 s, the profiler's first window 1.5-1.9 s); what must wait for the GPU is its
