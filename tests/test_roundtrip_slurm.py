@@ -233,3 +233,61 @@ def test_each_array_task_takes_turns_as_the_local_workers_do(monkeypatch, tmp_pa
     monkeypatch.setattr(slurm, "Workers", StandIn)
     slurm.run_task(work.tasks[0])
     assert seen["turns"] == turns
+
+
+@pytest.mark.parametrize("served", [True, False])
+def test_a_task_reports_whether_its_nodes_server_forked_its_replays(monkeypatch, tmp_path: Path, served) -> None:
+    """Each task's node starts a fork server of its own: the task says whether it served (its replay
+    falls back to fresh processes where it could not), and the run says "forked" only where every
+    task's did (no Slurm needed: one task is run here, its workers stood in for)."""
+    pytest.importorskip("submitit")
+    from fusiondiff.roundtrip import slurm
+    from fusiondiff.roundtrip.plan import distinct_fusions
+    from fusiondiff.roundtrip.records import ReplayPlan
+
+    class ForkingReplay:
+        """What the workers see of ChildReplays: a replay that can start ahead, forked until told not."""
+
+        forked = True
+
+        def __call__(self, scripts, output, device):  # type: ignore[no-untyped-def]
+            raise AssertionError("the workers are stood in for")
+
+        start = __call__
+
+    class StandIn:
+        def __init__(self, *args):
+            self.failures, self.processes = {}, []
+
+        def run(self) -> None:
+            replay.forked = served  # as ChildReplays does when its server cannot serve
+
+    pending = distinct_fusions(load_capture(LLAMA3 / "live.json"))[:2]
+    plan = ReplayPlan(
+        tuple(pending),
+        1,
+        {d.index: tmp_path / f"{d.stem}.py" for d in pending},
+        {d.index: "" for d in pending},
+        tmp_path,
+        tmp_path,
+    )
+    replay = ForkingReplay()
+    work = _executor().work(plan, replay, print, time.monotonic, True, slurm.DEFAULT_TURNS)
+    monkeypatch.setattr(slurm, "Workers", StandIn)
+    outcome = slurm.run_task(dataclasses.replace(work.tasks[0], replay=replay))
+    assert outcome.forked is served
+
+    class Job:
+        def __init__(self, outcome):
+            self.outcome = outcome
+
+        def result(self):
+            return self.outcome
+
+    forked_elsewhere = dataclasses.replace(outcome, forked=True)
+    work.outcomes.clear()
+    work._collect(0, Job(forked_elsewhere))
+    work._collect(1, Job(outcome))
+    assert work.forked is served
+    # without prestart nothing is started ahead, so nothing is forked, whatever the replay says
+    assert slurm.run_task(dataclasses.replace(work.tasks[0], replay=replay, prestart=False)).forked is False

@@ -129,10 +129,9 @@ def roundtrip(
     # the turn-taking, the same on this machine's workers and on each Slurm task's node
     turns = TurnTaking(ahead, prepare in STAGED_GATES, timeout_s)
     plan = ReplayPlan(tuple(pending), batch, scripts, ties, replays_dir, logs_dir)
+    on_slurm = executor.work(plan, replay, progress, clock, prestart, turns) if executor is not None else None
     work: Workers | SlurmWork = (
-        executor.work(plan, replay, progress, clock, prestart, turns)
-        if executor is not None
-        else Workers(plan, devices, replay, progress, clock, start_ahead, turns)
+        on_slurm if on_slurm is not None else Workers(plan, devices, replay, progress, clock, start_ahead, turns)
     )
     interrupted = False
     with replays_open(replay):  # a fork server, if the replays made one, outlives the workers' stop
@@ -169,7 +168,9 @@ def roundtrip(
         ahead=ahead if start_ahead is not None else 0,
         prepared_ahead=prepare if start_ahead is not None else "",
         # what happened, not what was asked: a server that could not serve left every replay fresh
-        forked=start_ahead is not None and bool(getattr(replay, "forked", False)),
+        # (on Slurm, each task's node had a server of its own)
+        forked=start_ahead is not None
+        and (on_slurm.forked if on_slurm is not None else bool(getattr(replay, "forked", False))),
     )
     from fusiondiff.files import write_text
     from fusiondiff.roundtrip.summary import SUMMARY_FILE, render_summary

@@ -77,6 +77,9 @@ class TaskOutcome:
     """Distinct fusions it could not replay, and why."""
     processes: tuple[ReplayProcess, ...]
     """Its replay processes, with their wall times."""
+    forked: bool = False
+    """Whether its replay processes were forked from a server on its node (``--processes forked``);
+    false where none was asked for, or where that server could not serve and each started fresh."""
 
 
 def require_submitit() -> None:
@@ -107,7 +110,9 @@ def run_task(task: SlurmTask) -> TaskOutcome:
         for d in task.plan.fusions
         if d.index not in work.failures and (task.plan.replays_dir / f"{d.stem}.json").is_file()
     )
-    return TaskOutcome(replayed, dict(work.failures), tuple(work.processes))
+    # what happened on this node: its own server may have failed where the submitting machine's did not
+    forked = start_ahead is not None and bool(getattr(task.replay, "forked", False))
+    return TaskOutcome(replayed, dict(work.failures), tuple(work.processes), forked)
 
 
 class SlurmExecutor:
@@ -239,6 +244,11 @@ class SlurmWork:
 
     def join(self) -> None:
         """Nothing runs here: the tasks run on the cluster."""
+
+    @property
+    def forked(self) -> bool:
+        """Whether every task that returned forked its replay processes, each from its node's server."""
+        return bool(self.outcomes) and all(outcome.forked for outcome in self.outcomes.values())
 
     def _collect(self, i: int, job: Any) -> None:
         try:
