@@ -592,6 +592,14 @@ def test_the_summary_says_the_processes_were_forked_from_one_server(live: Path, 
     assert "prepared (imports, CUDA context, profiler)" in words
     assert "(forked from one process that imported torch and nvFuser once)" in words
     assert "idle CUDA contexts sat beside each replay's samples" in words  # what a spare's context costs
+    default = StagedReplay(load_capture(live), compile_s=0.01)
+    default.forked = True
+    words = rt.render_summary(rt.roundtrip(live, tmp_path / "default", replay=default, devices=[None]))
+    # the default: the imports were the server's, and nothing touched the GPU before a process's turn
+    assert (
+        "each process forked while the one before ran, from one process that imported torch and nvFuser once" in words
+    )
+    assert "nothing on the GPU before its turn" in words and "imports only" not in words
     fresh = rt.roundtrip(live, tmp_path / "again", replay=StagedReplay(load_capture(live)), devices=[None])
     assert not fresh.forked and "forked" not in rt.render_summary(fresh)
     assert "idle CUDA contexts" not in rt.render_summary(fresh)  # the default: none held beside the samples

@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 
 from fusiondiff.model import traced_name
+from fusiondiff.replay.stages import GATE_IMPORTS
 from fusiondiff.report.diff_text import MAX_FUSION_ROWS
 from fusiondiff.roundtrip.host_totals import host_lines
 from fusiondiff.roundtrip.plan import device_words
@@ -32,6 +33,13 @@ def _listed(result: RoundTripResult, top: int | None, limit: int | None) -> list
 def _ahead_words(result: RoundTripResult) -> str:
     if not result.started_ahead:
         return ""
+    if result.forked and result.prepared_ahead == GATE_IMPORTS:
+        # the default: the imports were the server's, not each process's
+        who = f"up to {result.ahead} process(es) per GPU" if result.ahead > 1 else "each process"
+        return (
+            f", {who} forked while the one before ran, from one process that imported torch and nvFuser once; "
+            "nothing on the GPU before its turn"
+        )
     if result.forked:
         return _prepared_words(result) + " (forked from one process that imported torch and nvFuser once)"
     return _prepared_words(result)
