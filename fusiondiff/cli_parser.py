@@ -306,9 +306,9 @@ def build_parser() -> argparse.ArgumentParser:
         choices=PROCESS_STARTS,
         default="forked" if DEFAULT_FORKED else "fresh",
         help="how a process started ahead begins: 'forked' (default: forked from one process per run that imported "
-        "torch and nvFuser once and never touched CUDA; scripts that set NVFUSER_* variables of their own still "
-        "start fresh) or 'fresh' (a new interpreter, which imports them itself, 6 to 8 s on the H200); either way "
-        "each replay makes its own CUDA context",
+        "torch, nvFuser and what torch.profiler imports once and never touched CUDA; scripts that set NVFUSER_* "
+        "variables of their own still start fresh) or 'fresh' (a new interpreter, which imports them itself, about "
+        "8 s on the H200); either way each replay makes its own CUDA context",
     )
     p.add_argument(
         "--timeout",

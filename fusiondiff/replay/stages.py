@@ -91,7 +91,7 @@ context, compile and profiler's start-up (in a thread, beside the compile) come 
 DEFAULT_FORKED = True
 """Whether processes started ahead are forked from one server per run that imported torch and
 nvFuser once (``--processes forked``, the default) rather than started as fresh interpreters
-(``fresh``, 6 to 8 s of imports each on the H200). A script that sets ``NVFUSER_*`` variables of its
+(``fresh``, about 8 s of imports each on the H200, with what torch.profiler imports). A script that sets ``NVFUSER_*`` variables of its
 own, or a server that cannot serve, still gets a fresh process."""
 
 
