@@ -91,8 +91,8 @@ context, compile and profiler's start-up (in a thread, beside the compile) come 
 DEFAULT_FORKED = True
 """Whether processes started ahead are forked from one server per run that imported torch and
 nvFuser once (``--processes forked``, the default) rather than started as fresh interpreters
-(``fresh``, about 8 s of imports each on the H200, with what torch.profiler imports). A script that sets ``NVFUSER_*`` variables of its
-own, or a server that cannot serve, still gets a fresh process."""
+(``fresh``, about 8 s of imports each on the H200, with what torch.profiler imports). A script that
+sets ``NVFUSER_*`` variables of its own, or a server that cannot serve, still gets a fresh process."""
 
 
 def stage_line(nonce: str, stage: str, words: str) -> str:
