@@ -142,7 +142,7 @@ def read_communication(prof: Any) -> tuple[CommunicationKernel, ...]:
 
 def _refusal(timer: TimerName) -> str | None:
     """Why the trace must not start in this process, or ``None``."""
-    if cupti_owner.SUBSCRIBER_OF_SOURCE.get(timer) != cupti_owner.TORCH_PROFILER:
+    if not cupti_owner.starts_torch_profiler(timer):
         # after torch.profiler ran, nvFuser's PythonProfiler makes nvFuser exit the process (cupti_owner)
         return f"--timer {timer} uses nvFuser's PythonProfiler, and CUPTI takes one subscriber per process"
     if cupti_owner.torch_profiler_active():

@@ -52,6 +52,12 @@ SUBSCRIBER_OF_SOURCE: dict[TimerName, str] = {
 }
 """The CUPTI subscriber each kernel-record source starts."""
 
+
+def starts_torch_profiler(source: TimerName) -> bool:
+    """Whether ``source`` (a kernel-record source's name) times through torch.profiler."""
+    return SUBSCRIBER_OF_SOURCE.get(source) == TORCH_PROFILER
+
+
 _lock = threading.Lock()
 _holder: str | None = None
 """The subscriber known to hold CUPTI in this process (fusiondiff's sources, or a watched torch profiler)."""

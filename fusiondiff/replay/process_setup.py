@@ -37,13 +37,6 @@ def import_frontends(profiler: bool = True) -> None:
                 pass
 
 
-def uses_torch_profiler(options: RecordingOptions) -> bool:
-    """Whether the samples are timed through torch.profiler (rather than nvFuser's PythonProfiler)."""
-    from fusiondiff.recording import cupti_owner
-
-    return cupti_owner.SUBSCRIBER_OF_SOURCE.get(options.protocol.method) == cupti_owner.TORCH_PROFILER
-
-
 def open_profiler_once(options: RecordingOptions) -> None:
     """Open and close a torch.profiler window with no work in it, so its start-up (1.4-2.3 s once per
     process on the H200, nearly all of it the import of :data:`PROFILER_IMPORTS`; 15 ms once they are
@@ -54,7 +47,7 @@ def open_profiler_once(options: RecordingOptions) -> None:
     from fusiondiff.errors import ProfilerError
     from fusiondiff.recording import cupti_owner
 
-    if not uses_torch_profiler(options):
+    if not cupti_owner.starts_torch_profiler(options.protocol.method):
         return
     try:
         cupti_owner.claim(options.protocol.method)

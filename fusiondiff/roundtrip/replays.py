@@ -105,8 +105,8 @@ class ChildReplays:
     def _fork_server(self, logs: Path) -> ForkServer | None:
         if not self.forked:
             return None
+        from fusiondiff.recording.cupti_owner import starts_torch_profiler
         from fusiondiff.replay.fork_server import ForkServer
-        from fusiondiff.replay.process_setup import uses_torch_profiler
 
         with self._server_lock:
             if self._server is None and self.forked:
@@ -115,7 +115,7 @@ class ChildReplays:
                     server = ForkServer(
                         self._env(None),
                         log_file=logs / FORK_SERVER_LOG,
-                        profiler_imports=uses_torch_profiler(self.options or RecordingOptions()),
+                        profiler_imports=starts_torch_profiler((self.options or RecordingOptions()).protocol.method),
                     )
                 except OSError as exc:
                     problem: str | None = f"it could not start: {exc.strerror or exc}"
@@ -204,6 +204,12 @@ def replays_open(replay: ReplayFunction) -> Iterator[None]:
         close = getattr(replay, "close", None)
         if callable(close):
             close()
+
+
+def forked_ahead(replay: ReplayFunction, start_ahead: StartAhead | None) -> bool:
+    """Whether ``replay``'s processes started ahead were forked from its server: what happened, not
+    what was asked (a server that could not serve left every replay fresh)."""
+    return start_ahead is not None and bool(getattr(replay, "forked", False))
 
 
 def nothing_to_replay(scripts: Sequence[str], output: Path, device: str | None) -> None:

@@ -41,6 +41,7 @@ from fusiondiff.roundtrip.replays import (
     TOKEN_ENV,
     ReplayFunction,
     StartAhead,
+    forked_ahead,
     nothing_to_replay,
     replay_in_child,
     replays_open,
@@ -167,10 +168,10 @@ def roundtrip(
         started_ahead=start_ahead is not None,
         ahead=ahead if start_ahead is not None else 0,
         prepared_ahead=prepare if start_ahead is not None else "",
-        # what happened, not what was asked: a server that could not serve left every replay fresh
-        # (on Slurm, each task's node had a server of its own)
-        forked=start_ahead is not None
-        and (on_slurm.forked if on_slurm is not None else bool(getattr(replay, "forked", False))),
+        # on Slurm, each task's node had a server of its own
+        forked=(start_ahead is not None and on_slurm.forked)
+        if on_slurm is not None
+        else forked_ahead(replay, start_ahead),
     )
     from fusiondiff.files import write_text
     from fusiondiff.roundtrip.summary import SUMMARY_FILE, render_summary

@@ -30,7 +30,7 @@ from typing import Any
 from fusiondiff.errors import FusionDiffError, MissingPackageError
 from fusiondiff.progress import Progress
 from fusiondiff.roundtrip.records import ReplayPlan, ReplayProcess
-from fusiondiff.roundtrip.replays import ReplayFunction, replays_open
+from fusiondiff.roundtrip.replays import ReplayFunction, forked_ahead, replays_open
 from fusiondiff.roundtrip.workers import DEFAULT_TURNS, TurnTaking, Workers, wall_time
 
 INSTALL = "pip install 'fusiondiff[cluster]'"
@@ -111,8 +111,7 @@ def run_task(task: SlurmTask) -> TaskOutcome:
         if d.index not in work.failures and (task.plan.replays_dir / f"{d.stem}.json").is_file()
     )
     # what happened on this node: its own server may have failed where the submitting machine's did not
-    forked = start_ahead is not None and bool(getattr(task.replay, "forked", False))
-    return TaskOutcome(replayed, dict(work.failures), tuple(work.processes), forked)
+    return TaskOutcome(replayed, dict(work.failures), tuple(work.processes), forked_ahead(task.replay, start_ahead))
 
 
 class SlurmExecutor:
