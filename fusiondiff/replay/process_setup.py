@@ -4,8 +4,9 @@ context, and the profiler's first window (its start-up), each a phase of its own
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from fusiondiff.options import RecordingOptions
 from fusiondiff.replay.phases import PhaseLog
@@ -35,6 +36,38 @@ def import_frontends(profiler: bool = True) -> None:
                 importlib.import_module(module)
             except Exception:  # noqa: BLE001 - only a head start: the profiler's own import says why
                 pass
+
+
+def uncompiled_imports(environ: Mapping[str, str] | None = None, module: str = "torch") -> str | None:
+    """Why every replay process will import ``module`` (torch) from its sources, or None: the
+    environment its processes inherit sets ``PYTHONDONTWRITEBYTECODE`` and ``module`` has no
+    bytecode where they would look (``__pycache__``, or under ``PYTHONPYCACHEPREFIX``), so each one
+    compiles torch's and nvFuser's Python sources again as it imports them. On the H200 machine lent
+    to this project (which sets it and ships no bytecode) that took the imports from 4.5 s to 9-11 s
+    per process (tests/data/roundtrip_modes/fifth_round). Looked up without importing ``module``."""
+    import importlib.util
+
+    environ = os.environ if environ is None else environ
+    if not environ.get("PYTHONDONTWRITEBYTECODE"):
+        return None
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    origin = spec.origin if spec is not None else None
+    if not origin or not origin.endswith(".py"):
+        return None  # not installed here, or not from a source file: nothing to say
+    try:
+        cached = importlib.util.cache_from_source(origin)
+    except NotImplementedError:  # this Python keeps no bytecode cache at all
+        return None
+    if os.path.exists(cached):
+        return None
+    return (
+        f"PYTHONDONTWRITEBYTECODE is set and {module} has no bytecode here, so every replay process compiles "
+        f"{module}'s and nvFuser's Python sources as it imports them (twice as long on the H200); unset it "
+        "(with PYTHONPYCACHEPREFIX=DIR to keep the bytecode out of site-packages) for faster replays"
+    )
 
 
 def open_profiler_once(options: RecordingOptions) -> None:

@@ -113,6 +113,7 @@ def roundtrip(
     ]
     # the real replay checks for torch and nvFuser before a script is written; a round trip whose
     # replays are all kept from an earlier run needs neither (it only merges and diffs)
+    real_replays = replay is None and bool(pending)
     replay = replay or (
         replay_in_child(options, timeout_s, token, gate=prepare, forked=forked) if pending else nothing_to_replay
     )
@@ -125,6 +126,12 @@ def roundtrip(
         + (executor.words() if executor else f"on {len(devices)} worker(s) ({device_words(devices)})")
         + f", {isolation}"
     )
+    if real_replays:
+        from fusiondiff.replay.process_setup import uncompiled_imports
+
+        slow_imports = uncompiled_imports()
+        if slow_imports is not None:
+            progress(f"fusiondiff roundtrip: note: {slow_imports}")
 
     start_ahead: StartAhead | None = getattr(replay, "start", None) if prestart else None
     # the turn-taking, the same on this machine's workers and on each Slurm task's node
