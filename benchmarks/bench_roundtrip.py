@@ -395,15 +395,15 @@ def compare_modes(figures: dict[str, dict[str, Any]], reference: dict[str, Any] 
 
 
 def shift_words(shifts: dict[str, Any] | None) -> str:
-    """``medians -1.4 % to +1.8 % of the reference's; shifted (p < 0.005): 3, 14 of 12``."""
+    """``medians -1.4 % to +1.8 % of the reference's; shifted (p < 0.005): 2 of 12 fusions (records
+    3, 14)``: each shifted fusion named by its live record."""
     if shifts is None or not shifts["compared"]:
         return ""
     low, high = (100 * (shifts[k] - 1) for k in ("min_ratio", "max_ratio"))
-    shifted = ", ".join(shifts["shifted"]) or "none"
-    return (
-        f"medians {low:+.1f} % to {high:+.1f} % of the reference's; shifted (p < {SHIFT_ALPHA}): "
-        f"{shifted} of {shifts['compared']}"
-    )
+    shifted = shifts["shifted"]
+    which = f"{len(shifted)} of {shifts['compared']} fusions" if shifted else f"none of {shifts['compared']} fusions"
+    named = f" (record{'s' if len(shifted) > 1 else ''} {', '.join(shifted)})" if shifted else ""
+    return f"medians {low:+.1f} % to {high:+.1f} % of the reference's; shifted (p < {SHIFT_ALPHA}): {which}{named}"
 
 
 def _seconds(value: float | None) -> str:

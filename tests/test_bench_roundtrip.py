@@ -152,3 +152,17 @@ def test_sample_shifts_tell_a_moved_fusion_from_one_within_its_spread():
     assert shifts["compared"] == 2 and shifts["shifted"] == ["3"]  # 9 has one sample, 11 no replay
     assert shifts["max_ratio"] == pytest.approx(1.02) and shifts["min_ratio"] == pytest.approx(1.0)
     assert shifts["rows"]["7"]["p"] > 0.5
+
+
+def test_shift_words_count_the_shifted_fusions_and_name_their_records():
+    from benchmarks.bench_roundtrip import shift_words
+
+    def shifts(shifted: list[str]) -> dict:
+        return {"compared": 12, "min_ratio": 0.9914, "max_ratio": 1.0042, "shifted": shifted}
+
+    assert shift_words(shifts([])).endswith("shifted (p < 0.005): none of 12 fusions")
+    assert shift_words(shifts(["24"])).endswith("shifted (p < 0.005): 1 of 12 fusions (record 24)")
+    assert shift_words(shifts(["3", "6"])) == (
+        "medians -0.9 % to +0.4 % of the reference's; shifted (p < 0.005): 2 of 12 fusions (records 3, 6)"
+    )
+    assert shift_words(None) == "" and shift_words({**shifts([]), "compared": 0}) == ""
