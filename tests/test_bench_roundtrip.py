@@ -59,12 +59,22 @@ def test_median_worst_and_ratios_to_the_floor():
         "median_s": 2.5,
         "worst_s": 10.0,
         "first_s": 3.0,
+        "median_after_first_s": 2.0,
         "worst_after_first_s": 10.0,
     }
     # the first fusion also fills the pipeline: its cost is told apart from the rest's worst
     assert spread([12.0, 2.0, 2.5, 1.5])["worst_after_first_s"] == 2.5
     assert spread([4.0])["worst_after_first_s"] is None
-    assert spread([]) == {"count": 0, "median_s": None, "worst_s": None, "first_s": None, "worst_after_first_s": None}
+    assert spread([12.0, 2.0, 2.5, 1.5])["median_after_first_s"] == 2.0
+    assert spread([4.0])["median_after_first_s"] is None
+    assert spread([]) == {
+        "count": 0,
+        "median_s": None,
+        "worst_s": None,
+        "first_s": None,
+        "median_after_first_s": None,
+        "worst_after_first_s": None,
+    }
     floor = {"median_s": 1.0, "worst_s": 2.0, "wall_s": 20.0}
     assert ratios_to({"median_s": 3.0, "worst_s": 5.0, "wall_s": 50.0}, floor) == {
         "median": 3.0,

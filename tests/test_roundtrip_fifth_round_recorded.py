@@ -152,6 +152,15 @@ def test_the_default_modes_cost_with_a_bytecode_cache(session, median, worst, re
     assert figures["worst_s"] / figures["median_s"] < 2.0
 
 
+@pytest.mark.parametrize(("session", "median_after_first"), [("llama3", 2.62), ("stablelm", 2.86), ("phi2", 2.38)])
+def test_without_the_first_fusion_the_defaults_median_is_under_3_s(session, median_after_first):
+    """The first fusion also waits for the server's imports, once per run. In sessions of 8 to 12
+    distinct fusions that one cost lands in the middle of the others and moves the median a rank;
+    the median of the others is under 3 s in all three sessions."""
+    costs = process_costs(_modes(session)["forked_turn"]["processes"])
+    assert spread(costs)["median_after_first_s"] == pytest.approx(median_after_first, abs=0.005)
+
+
 @pytest.mark.parametrize("session", SESSIONS)
 def test_every_verdict_is_the_references_on_every_record(session):
     modes = _modes(session)
