@@ -235,3 +235,16 @@ def test_the_defaults_sampling_window_was_shorter_than_the_references_for_every_
     assert len(default_windows) == 29
     assert (min(default_windows), max(default_windows)) == pytest.approx((25.0, 65.4), abs=0.05)
     assert (min(reference_windows), max(reference_windows)) == pytest.approx((33.9, 91.6), abs=0.05)
+
+
+def test_stablelms_median_fusion_moved_with_its_compile():
+    """nvFusion1, the median of stablelm's default run in both rounds: its scripts (the compile)
+    took 3.65 s in the fourth round and 2.61 s in the fifth, its turn 4.22 and 3.06 s."""
+    seconds = []
+    for folder in (DATA / "fourth_round" / "sessions" / "stablelm", ROUND / "sessions" / "stablelm"):
+        figures = recorded_modes(folder)["forked_turn"]
+        turn = next(p["seconds"] for p in figures["processes"] if p["log"].startswith("0001_"))
+        assert turn == pytest.approx(figures["median_s"], abs=0.01)
+        phases = json.loads((folder / "forked_turn" / "logs" / "0001_forward_nvFusion1.phases.json").read_text())
+        seconds.append((round(phases["seconds"]["scripts"], 2), round(turn, 2)))
+    assert seconds == [(3.65, 4.22), (2.61, 3.06)]
