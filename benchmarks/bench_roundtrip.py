@@ -29,6 +29,9 @@ each of several modes, one after the other, each into its own fresh directory an
 - ``forked_turn``: the default, ``--processes forked`` with one process started ahead and gated at
   its imports (``--prepare-ahead imports``): no other process holds a CUDA context on the GPU; each
   makes its context in its own turn and compiles beside its profiler's start-up;
+- ``forked_handover``: ``forked_turn`` with ``--prepare-ahead handover``: the process started
+  ahead begins its turn (CUDA context, compile) as the one before it has taken its samples, while
+  that one writes and exits, and samples once it has exited;
 - ``floor``: every distinct fusion in one long-lived process (``--batch`` of them all): what the
   compiles and samples cost without a process per fusion;
 
@@ -133,7 +136,7 @@ def load_half(directory: Path) -> dict[str, Any]:
     return figures
 
 
-MODES = ("reference", "ahead", "pipeline", "context", "forked", "forked_turn", "floor")
+MODES = ("reference", "ahead", "pipeline", "context", "forked", "forked_turn", "forked_handover", "floor")
 """The ways ``--modes`` can run the round trip (see the module docstring)."""
 
 SHIFT_ALPHA = 0.005
@@ -162,6 +165,8 @@ def mode_arguments(mode: str, distinct: int, ahead: int, context_ahead: int = CO
         return {"prestart": True, "ahead": FORKED_AHEAD, "prepare": "context", "forked": True}
     if mode == "forked_turn":
         return {"prestart": True, "ahead": 1, "prepare": "imports", "forked": True}
+    if mode == "forked_handover":
+        return {"prestart": True, "ahead": 1, "prepare": "handover", "forked": True}
     if mode == "floor":
         return {"prestart": False, "batch": max(distinct, 1), "forked": False}
     raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")

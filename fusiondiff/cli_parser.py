@@ -12,7 +12,7 @@ from typing import NoReturn
 
 from fusiondiff.blocks.cli_options import add_timeline_options
 from fusiondiff.cli_options import COUNT, SECONDS, add_capture_options, add_protocol_options, add_timer_option, number
-from fusiondiff.replay.stages import DEFAULT_AHEAD, DEFAULT_FORKED, DEFAULT_PREPARE, GATES
+from fusiondiff.replay.stages import DEFAULT_AHEAD, DEFAULT_FORKED, DEFAULT_PREPARE, PREPARE_CHOICES
 from fusiondiff.version import __version__
 
 PROCESS_STARTS = ("fresh", "forked")
@@ -291,10 +291,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--prepare-ahead",
-        choices=GATES,
+        choices=PREPARE_CHOICES,
         default=DEFAULT_PREPARE,
         help="how far a process started ahead goes before its turn: 'imports' (default: torch and nvFuser imported, "
-        "nothing on the GPU; its context, compile and profiler start come in its turn), 'context' (also its CUDA "
+        "nothing on the GPU; its context, compile and profiler start come in its turn), 'handover' (the same, but its "
+        "turn starts as the replay before it has taken its samples, while that one writes and exits; its own samples "
+        "wait for that exit; not measured on a GPU yet), 'context' (also its CUDA "
         "context and the profiler opened once, no kernel launched; its compile runs in its turn beside the others' "
         "preparations, its samples after them; with --ahead 6, about a quarter of the reference's time on the "
         "H200, but idle contexts on the GPU slowed a fusion by 1-2 %% and one borderline verdict differed from "

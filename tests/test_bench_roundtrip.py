@@ -118,7 +118,22 @@ def test_phase_medians_and_each_modes_round_trip_arguments():
     assert mode_arguments("floor", 12, 4) == {"prestart": False, "batch": 12, "forked": False}
     assert mode_arguments("forked", 12, 4) == {"prestart": True, "ahead": 3, "prepare": "context", "forked": True}
     assert mode_arguments("forked_turn", 12, 4) == {"prestart": True, "ahead": 1, "prepare": "imports", "forked": True}
-    assert set(MODES) == {"reference", "ahead", "pipeline", "context", "forked", "forked_turn", "floor"}
+    assert mode_arguments("forked_handover", 12, 4) == {
+        "prestart": True,
+        "ahead": 1,
+        "prepare": "handover",
+        "forked": True,
+    }
+    assert set(MODES) == {
+        "reference",
+        "ahead",
+        "pipeline",
+        "context",
+        "forked",
+        "forked_turn",
+        "forked_handover",
+        "floor",
+    }
     # forked_turn is the round trip's default: what a user gets without options
     defaults = {n: p.default for n, p in inspect.signature(roundtrip).parameters.items()}
     assert {k: defaults[k] for k in mode_arguments("forked_turn", 12, 4)} == mode_arguments("forked_turn", 12, 4)

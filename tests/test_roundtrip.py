@@ -553,6 +553,59 @@ def test_gated_at_the_context_the_next_turn_compiles_while_the_last_process_exit
     assert first_compile[3] < first_prepare[4]
 
 
+def _contexts_beside_samples(windows) -> list[tuple[str, str]]:
+    """(replay sampling, other replay) where the other's CUDA context (from the start of its
+    preparation to the end of its exit) existed during the first's samples."""
+    first = {}
+    for what, stem, _, start, _end in windows:
+        if what == "prepare":
+            first[stem] = min(first.get(stem, start), start)
+    gone = {stem: end for what, stem, _, start, end in windows if what == "exit"}
+    samples = [(stem, start, end) for what, stem, _, start, end in windows if what == "samples"]
+    return [
+        (stem, other)
+        for stem, start, end in samples
+        for other in first
+        if other != stem and first[other] < end and start < gone.get(other, float("inf"))
+    ]
+
+
+def test_handover_starts_a_turn_as_the_one_before_has_sampled_with_no_context_beside_samples(
+    live: Path, tmp_path: Path
+) -> None:
+    fake = StagedReplay(load_capture(live), prepare_s=0.05, compile_s=0.1, exit_s=0.15)
+    result = rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=1, prepare="handover")
+    assert result.replayed_now == 11 and result.exit_code == 0 and result.prepared_ahead == "handover"
+    stems = [d.stem for d in result.distinct]
+    assert [w[1] for w in fake.windows if w[0] == "samples"] == stems and not fake.cancelled
+    assert not _overlapping(fake.windows, None)
+    # unlike the context mode's spares, no process holds a context while another samples
+    assert _contexts_beside_samples(fake.windows) == []
+    window = {(w[0], w[1]): w for w in fake.windows}
+    for before, after in zip(stems, stems[1:]):
+        # its context and compile began once the one before had sampled, while that one still exited
+        assert window["samples", before][4] <= window["prepare", after][3] < window["exit", before][4]
+        assert window["compile", after][3] < window["exit", before][4]
+        # and its samples after that exit
+        assert window["exit", before][4] <= window["samples", after][3]
+    summary = rt.render_summary(result)
+    assert "each began its turn (CUDA context, compile) as the one before it had taken its samples" in summary
+
+
+def test_the_context_modes_spares_hold_contexts_beside_samples(live: Path, tmp_path: Path) -> None:
+    """What handover avoids, seen by the same check: spares prepared ahead wait with their contexts."""
+    fake = StagedReplay(load_capture(live), prepare_s=0.05, compile_s=0.1, exit_s=0.05)
+    rt.roundtrip(live, tmp_path / "rt", replay=fake, devices=[None], ahead=3, prepare="context")
+    assert _contexts_beside_samples(fake.windows)
+
+
+def test_prepare_ahead_handover_on_the_command_line() -> None:
+    from fusiondiff.cli_parser import build_parser
+
+    args = build_parser().parse_args(["roundtrip", "live.json", "-o", "rt", "--prepare-ahead", "handover"])
+    assert args.prepare_ahead == "handover"
+
+
 @pytest.mark.parametrize(
     "prepare", [pytest.param("gpu", id="prepare-gpu"), pytest.param("context", id="prepare-context")]
 )

@@ -36,6 +36,21 @@ GATES = (GATE_IMPORTS, GATE_CONTEXT, GATE_GPU)
 STAGED_GATES = (GATE_CONTEXT, GATE_GPU)
 """The gates whose processes prepare on the GPU when told (``prepare``), between other replays'
 samples on that GPU and never during them."""
+PREPARE_HANDOVER = "handover"
+"""``--prepare-ahead handover``: a process gated at ``context`` that is never let prepare beside
+another's turn: its turn (CUDA context, then its scripts and compile) starts as the process before
+it reports its samples taken, while that one writes its capture and exits (0.13 to 0.15 s per turn
+on the H200, fifth round of #28), and its samples wait for that exit. So no other process holds a
+CUDA context while one samples, as with ``imports``."""
+PREPARE_CHOICES = (GATE_IMPORTS, PREPARE_HANDOVER, GATE_CONTEXT, GATE_GPU)
+"""What ``--prepare-ahead`` takes: the gates, and ``handover``, which is the ``context`` gate taken
+in turns (:func:`child_gate`)."""
+
+
+def child_gate(prepare: str) -> str:
+    """The gate a process started ahead waits at for ``--prepare-ahead prepare``."""
+    return GATE_CONTEXT if prepare == PREPARE_HANDOVER else prepare
+
 
 STARTING = "starting"
 IMPORTED = "imported"

@@ -18,8 +18,10 @@ from fusiondiff.replay.stages import (
     DEFAULT_AHEAD,
     DEFAULT_FORKED,
     DEFAULT_PREPARE,
-    GATES,
+    PREPARE_CHOICES,
+    PREPARE_HANDOVER,
     STAGED_GATES,
+    child_gate,
 )
 from fusiondiff.roundtrip.folder import (
     check_folder,
@@ -77,6 +79,7 @@ def roundtrip(
     as the real one can), each worker keeps ``ahead`` replay processes started beyond the one
     timing; without it (``--no-prestart``, the reference), each process starts in its turn.
     ``prepare`` says how far a process started ahead goes before its turn (``"imports"``;
+    ``"handover"``: its imports, then its turn starts as the one before it has taken its samples;
     ``"context"``: also its CUDA context and the profiler opened once; ``"gpu"``: also its scripts
     run and compiled; on the GPU never while another process samples there;
     :mod:`fusiondiff.replay.stages`). With ``forked`` (``--processes forked``, the default), the
@@ -90,8 +93,8 @@ def roundtrip(
         raise FusionDiffError("--batch needs a number of scripts per process, 1 or more")
     if ahead < 1:
         raise FusionDiffError("--ahead needs a number of processes started ahead, 1 or more")
-    if prepare not in GATES:
-        raise FusionDiffError(f"--prepare-ahead is one of {', '.join(GATES)}, not {prepare!r}")
+    if prepare not in PREPARE_CHOICES:
+        raise FusionDiffError(f"--prepare-ahead is one of {', '.join(PREPARE_CHOICES)}, not {prepare!r}")
     directory = Path(directory)
     progress = progress or silent
     sources = load_live_sources(live)
@@ -115,7 +118,9 @@ def roundtrip(
     # replays are all kept from an earlier run needs neither (it only merges and diffs)
     real_replays = replay is None and bool(pending)
     replay = replay or (
-        replay_in_child(options, timeout_s, token, gate=prepare, forked=forked) if pending else nothing_to_replay
+        replay_in_child(options, timeout_s, token, gate=child_gate(prepare), forked=forked)
+        if pending
+        else nothing_to_replay
     )
     scripts = write_scripts(planned)
     resumed = sum(1 for d in distinct if d.index not in not_replayed) - len(pending)
@@ -135,7 +140,7 @@ def roundtrip(
 
     start_ahead: StartAhead | None = getattr(replay, "start", None) if prestart else None
     # the turn-taking, the same on this machine's workers and on each Slurm task's node
-    turns = TurnTaking(ahead, prepare in STAGED_GATES, timeout_s)
+    turns = TurnTaking(ahead, child_gate(prepare) in STAGED_GATES, timeout_s, prepare != PREPARE_HANDOVER)
     plan = ReplayPlan(tuple(pending), batch, scripts, ties, replays_dir, logs_dir)
     on_slurm = executor.work(plan, replay, progress, clock, prestart, turns) if executor is not None else None
     work: Workers | SlurmWork = (

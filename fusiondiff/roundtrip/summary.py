@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 
 from fusiondiff.model import traced_name
-from fusiondiff.replay.stages import GATE_IMPORTS
+from fusiondiff.replay.stages import GATE_IMPORTS, PREPARE_HANDOVER
 from fusiondiff.report.diff_text import MAX_FUSION_ROWS
 from fusiondiff.roundtrip.host_totals import host_lines
 from fusiondiff.roundtrip.plan import device_words
@@ -52,6 +52,12 @@ IDLE_CONTEXTS = (
 
 
 def _prepared_words(result: RoundTripResult) -> str:
+    if result.prepared_ahead == PREPARE_HANDOVER:
+        who = f"up to {result.ahead} process(es) per GPU" if result.ahead > 1 else "each process"
+        return (
+            f", {who} started (imports only) while the one before ran; each began its turn (CUDA context, "
+            "compile) as the one before it had taken its samples, and took its own once that one had exited"
+        )
     if result.prepared_ahead == "context":
         return (
             f", up to {result.ahead} process(es) per GPU started ahead and prepared (imports, CUDA context, "

@@ -56,6 +56,10 @@ class TurnTaking:
     """The processes started ahead are :class:`StagedReplay`: they prepare on the GPU when told."""
     prepare_limit_s: float = 900.0
     """A spare still preparing after this long is stopped and its batch runs in its turn."""
+    prepare_beside: bool = True
+    """Staged spares prepare on the GPU while another's turn runs (``context``, ``gpu``); False
+    (``handover``): a spare touches the GPU only when its own turn starts, which is as the process
+    before it has taken its samples."""
 
 
 DEFAULT_TURNS = TurnTaking()
@@ -190,7 +194,9 @@ class Workers:
         while the others may still prepare, and holds its samples until they are done.
         Creating a context, loading modules and launching a script's kernels all reach the GPU,
         so none of it may overlap a neighbour's samples; a prepared spare waits idle (its context
-        holds memory, not SMs)."""
+        holds memory, not SMs). Under ``handover`` (:attr:`TurnTaking.prepare_beside` False) no
+        spare prepares beside a turn: the next one's turn is all that starts early, once this one
+        has timed."""
         replay = _staged(spare.replay)
         # gated at the context, its turn starts with its scripts (the compile), beside its own
         # profiler's start-up and the others' preparations; one gated at the GPU prepares first
@@ -232,6 +238,8 @@ class Workers:
             spare.turn_deadline = self.clock() + self.turns.prepare_limit_s
 
     def _let_prepare(self, held: list[_Spare]) -> None:
+        if not self.turns.prepare_beside:
+            return  # handover: a spare reaches the GPU only as its own turn starts
         for s in held:
             if _stage(s) == IMPORTED:
                 s.prepare_sent = self.clock()
