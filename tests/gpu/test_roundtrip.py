@@ -114,6 +114,44 @@ def test_forked_processes_gated_at_their_imports_use_the_gpu_only_in_their_own_t
             assert device.processes_listed == 1, (f.name, device)
 
 
+def test_handover_starts_each_turn_as_the_one_before_has_sampled_and_samples_alone(tmp_path):
+    """``--prepare-ahead handover`` (forked, one ahead): each turn's CUDA context begins after the
+    previous process's samples and before that process has gone (its capture written), and its
+    samples come after; NVML lists no other process with a context while a replay samples."""
+    import sys
+
+    from fusiondiff import roundtrip as rt
+
+    options = RecordingOptions(protocol=TimingProtocol(warmup=3, samples=10))
+    result = rt.roundtrip(
+        LIVE, tmp_path / "rt", devices=[None], options=options, ahead=1, prepare="handover", forked=True
+    )
+    assert result.forked and result.prepared_ahead == "handover" and result.not_replayed == {}
+    merged = load_capture(tmp_path / "rt" / "replay.json")
+    assert len(merged.fusions) == 12 and all(f.failure is None and f.kernels for f in merged.fusions)
+    docs = sorted(
+        (json.loads(p.read_text()) for p in (tmp_path / "rt" / "logs").glob("*.phases.json")),
+        key=lambda d: d["ended_at"],
+    )
+    assert len(docs) == 12
+    gaps = []
+    for before, after in zip(docs, docs[1:]):
+        was = {p["name"]: (p["start"], p["end"]) for p in before["phases"]}
+        now = {p["name"]: (p["start"], p["end"]) for p in after["phases"]}
+        assert was["samples"][1] <= now["cuda_context"][0], (was, now)
+        assert before["ended_at"] <= now["samples"][0], (before["ended_at"], now)
+        gaps.append(now["cuda_context"][0] - before["ended_at"])
+    # a turn no longer waits for the exit before it (0.13-0.15 s in the default: fifth round of #28)
+    assert sorted(gaps)[len(gaps) // 2] < 0.06, gaps
+    torch = sys.modules.get("torch")
+    pytest_holds_a_context = torch is not None and torch.cuda.is_initialized()
+    for f in merged.fusions:
+        device = f.conditions.device if f.conditions else None
+        assert device is not None and device.other_process_count == 0, (f.name, device)
+        if not pytest_holds_a_context and device.processes_listed is not None:
+            assert device.processes_listed == 1, (f.name, device)
+
+
 def test_the_reference_mode_starts_each_process_in_its_turn(tmp_path):
     from fusiondiff import roundtrip as rt
 
