@@ -7,6 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from benchmarks.bench_roundtrip import spread
+
 DATA = Path(__file__).parent / "data" / "roundtrip_modes"
 
 
@@ -19,3 +23,11 @@ def recorded_phases(session: Path, mode: str) -> list[dict]:
     """The phases of each of ``mode``'s processes (``MODE:2`` ran into ``MODE_2``), in file order."""
     folder = session / mode.replace(":", "_") / "logs"
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*.phases.json"))]
+
+
+def check_costs(figures: dict, costs: list[float]) -> None:
+    """A run's recorded costs per fusion, and their median and worst, are what ``costs`` (read again
+    from its processes or phases) give."""
+    assert costs == pytest.approx(figures["costs_s"])
+    assert spread(costs)["median_s"] == pytest.approx(figures["median_s"])
+    assert spread(costs)["worst_s"] == pytest.approx(figures["worst_s"])
