@@ -653,6 +653,13 @@ def test_the_summary_says_the_processes_were_forked_from_one_server(live: Path, 
         "each process forked while the one before ran, from one process that imported torch and nvFuser once" in words
     )
     assert "nothing on the GPU before its turn" in words and "imports only" not in words
+    handover = StagedReplay(load_capture(live), compile_s=0.01)
+    handover.forked = True
+    words = rt.render_summary(
+        rt.roundtrip(live, tmp_path / "handover", replay=handover, devices=[None], prepare="handover")
+    )
+    assert "each process forked while the one before ran" in words and "imports only" not in words
+    assert "each began its turn (CUDA context, compile) as the one before it had taken its samples" in words
     fresh = rt.roundtrip(live, tmp_path / "again", replay=StagedReplay(load_capture(live)), devices=[None])
     assert not fresh.forked and "forked" not in rt.render_summary(fresh)
     assert "idle CUDA contexts" not in rt.render_summary(fresh)  # the default: none held beside the samples

@@ -140,7 +140,12 @@ def roundtrip(
 
     start_ahead: StartAhead | None = getattr(replay, "start", None) if prestart else None
     # the turn-taking, the same on this machine's workers and on each Slurm task's node
-    turns = TurnTaking(ahead, child_gate(prepare) in STAGED_GATES, timeout_s, prepare != PREPARE_HANDOVER)
+    turns = TurnTaking(
+        ahead=ahead,
+        staged=child_gate(prepare) in STAGED_GATES,
+        prepare_limit_s=timeout_s,
+        prepare_beside=prepare != PREPARE_HANDOVER,
+    )
     plan = ReplayPlan(tuple(pending), batch, scripts, ties, replays_dir, logs_dir)
     on_slurm = executor.work(plan, replay, progress, clock, prestart, turns) if executor is not None else None
     work: Workers | SlurmWork = (

@@ -30,15 +30,26 @@ def _listed(result: RoundTripResult, top: int | None, limit: int | None) -> list
     return [r for r in rows if id(r) in kept]
 
 
+HANDED_OVER = (
+    "each began its turn (CUDA context, compile) as the one before it had taken its samples, and took its own "
+    "once that one had exited"
+)
+"""How a ``--prepare-ahead handover`` turn began and sampled."""
+
+
+def _who(result: RoundTripResult) -> str:
+    return f"up to {result.ahead} process(es) per GPU" if result.ahead > 1 else "each process"
+
+
 def _ahead_words(result: RoundTripResult) -> str:
     if not result.started_ahead:
         return ""
-    if result.forked and result.prepared_ahead == GATE_IMPORTS:
-        # the default: the imports were the server's, not each process's
-        who = f"up to {result.ahead} process(es) per GPU" if result.ahead > 1 else "each process"
+    if result.forked and result.prepared_ahead in (GATE_IMPORTS, PREPARE_HANDOVER):
+        # the default (and handover): the imports were the server's, not each process's
+        turn = HANDED_OVER if result.prepared_ahead == PREPARE_HANDOVER else "nothing on the GPU before its turn"
         return (
-            f", {who} forked while the one before ran, from one process that imported torch and nvFuser once; "
-            "nothing on the GPU before its turn"
+            f", {_who(result)} forked while the one before ran, from one process that imported torch and nvFuser "
+            f"once; {turn}"
         )
     if result.forked:
         return _prepared_words(result) + " (forked from one process that imported torch and nvFuser once)"
@@ -53,11 +64,7 @@ IDLE_CONTEXTS = (
 
 def _prepared_words(result: RoundTripResult) -> str:
     if result.prepared_ahead == PREPARE_HANDOVER:
-        who = f"up to {result.ahead} process(es) per GPU" if result.ahead > 1 else "each process"
-        return (
-            f", {who} started (imports only) while the one before ran; each began its turn (CUDA context, "
-            "compile) as the one before it had taken its samples, and took its own once that one had exited"
-        )
+        return f", {_who(result)} started (imports only) while the one before ran; {HANDED_OVER}"
     if result.prepared_ahead == "context":
         return (
             f", up to {result.ahead} process(es) per GPU started ahead and prepared (imports, CUDA context, "
