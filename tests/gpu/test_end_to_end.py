@@ -184,8 +184,13 @@ def test_repro_with_exact_inputs_runs_without_fusiondiff_and_replays_like_live(l
     from fusiondiff.api import diff_files
 
     result = diff_files(work / "live.json", work / "replay_ours.json")
-    assert [f.rule for f in result.findings] in ([], ["host_bound"]), result.findings
-    assert diff.returncode == (1 if result.findings else 0)
+    # By the replay, this pytest process holds a CUDA context of its own (the test above rebuilt the
+    # inputs on the GPU): the replay may name it, and nothing else, as another process on its GPU.
+    others = {p.pid for p in ours.fusions[0].conditions.device.other_processes}
+    assert others <= {os.getpid()}, others
+    rules = [f.rule for f in result.findings if not (f.rule == "other_processes" and others == {os.getpid()})]
+    assert rules in ([], ["host_bound"]), result.findings
+    assert diff.returncode == (1 if "host_bound" in rules else 0)
 
 
 def test_fusion_writing_into_its_input_is_timed_on_copies_and_saved_as_it_was_read(tmp_path):
@@ -295,7 +300,12 @@ def test_only_naming_no_executed_fusion_is_a_one_line_error(tmp_path):
 def test_demo_runs_live_on_the_gpu(tmp_path):
     pytest.importorskip("litgpt")
     result = fusiondiff("demo", "--workdir", str(tmp_path / "demo"))
-    assert result.returncode == 0
+    # the demo exits as its diff does: 1 on a cause that explains time. The one cause allowed is
+    # host_bound (the replay's fresh process spends longer per fd.execute on the host than the
+    # session did, e.g. 29.05 against 21.93 us for a 22.9 us kernel on the H200); the kernels stay SAME.
+    causes = re.findall(r"^  \d+\. \[(\w+), cause\]", result.stdout, re.MULTILINE)
+    assert set(causes) <= {"host_bound"}, causes
+    assert result.returncode == (1 if causes else 0)
     assert "live demo not possible" not in result.stderr
     assert (tmp_path / "demo" / "live.json").exists() and (tmp_path / "demo" / "replay.json").exists()
     assert (
