@@ -1,0 +1,192 @@
+"""The round trip's sixth round on the H200 (issue #28, ``tests/data/roundtrip_modes/sixth_round``):
+``--prepare-ahead handover`` against the default and the reference, the default five times on
+stablelm, a probe of the cold-L2 flush, and the GPU tests run at 79b6d83."""
+
+from __future__ import annotations
+
+import collections
+import json
+import re
+import statistics
+
+import pytest
+from recorded_roundtrips import DATA, check_costs, recorded_modes
+
+from benchmarks.bench_roundtrip import compare_modes, process_costs
+
+ROUND = DATA / "sixth_round"
+SESSIONS = {"stablelm_first": 10, "stablelm_second": 10, "phi2": 8, "llama3": 26}
+"""Each session folder's live fusion records (both stablelm folders are one session, run twice)."""
+STABLELM_LIVE = DATA / "stablelm" / "live.json"
+
+
+def _modes(session: str) -> dict:
+    return recorded_modes(ROUND / "sessions" / session)
+
+
+def _live_medians() -> dict[str, float]:
+    """stablelm's live median per record, as the round trip's verdicts compare against."""
+    fusions = json.loads(STABLELM_LIVE.read_text())["fusions"]
+    return {str(i): f["timing"]["summary"]["median_ns"] for i, f in enumerate(fusions)}
+
+
+def _stablelm_runs(kind: str) -> list[dict]:
+    """Every run of ``kind`` (``forked_turn``, ``reference``...) on stablelm, both commands, in order."""
+    return [
+        figures
+        for session in ("stablelm_first", "stablelm_second")
+        for mode, figures in _modes(session).items()
+        if mode.split(":")[0] == kind
+    ]
+
+
+@pytest.mark.parametrize(("session", "mode"), [(s, m) for s in SESSIONS for m in _modes(s)])
+def test_each_runs_cost_per_fusion_is_recomputed_from_its_recorded_processes(session, mode):
+    figures = _modes(session)[mode]
+    assert not figures["stopped_at_limit"] and figures["replayed"] == figures["distinct"]
+    check_costs(figures, process_costs(figures["processes"]))
+
+
+@pytest.mark.parametrize(
+    ("session", "expected"),
+    [
+        (
+            "stablelm_first",
+            {
+                "forked_turn": (4.16, 5.39),
+                "forked_handover": (3.18, 4.71),
+                "reference": (5.04, 9.01),
+                "forked_turn:2": (3.71, 5.65),
+                "forked_handover:2": (3.33, 5.53),
+                "reference:2": (5.39, 7.05),
+            },
+        ),
+        ("phi2", {"forked_handover": (2.56, 5.30), "reference": (5.32, 6.90)}),
+        ("llama3", {"forked_handover": (2.90, 5.29), "forked_turn": (2.58, 4.23), "reference": (4.87, 9.31)}),
+    ],
+)
+def test_the_handover_modes_median_and_worst_beside_the_default_and_the_reference(session, expected):
+    """Handover took 0.5 and 0.4 s off stablelm's median in one command and added 0.3 s to llama3's
+    in another: the compile's own spread from run to run is larger than the hand-over it hides."""
+    modes = _modes(session)
+    got = {mode: (modes[mode]["median_s"], modes[mode]["worst_s"]) for mode in expected}
+    for mode, pair in expected.items():
+        assert got[mode] == pytest.approx(pair, abs=0.006), mode
+
+
+def test_handover_moves_stablelm_nvfusion6_past_the_noise_floor_in_both_runs():
+    """nvFusion6 (live 20127.5 ns) replayed 2.1 and 2.9 % faster than live in the handover runs, past
+    the 2 % floor (FASTER), against 0.9 and 1.3 % in the references beside them (SAME); the second run
+    also turned record 7. While a turn samples, the next process makes its CUDA context and compiles:
+    samples are alone on the GPU, the GPU is not alone with them. llama3 and phi-2 kept every verdict."""
+    modes = _modes("stablelm_first")
+    live = _live_medians()["6"]
+    compared = compare_modes(modes, modes["reference"])
+    assert compared["forked_handover"]["verdicts_vs_reference"]["differ"] == ["6"]
+    assert compared["forked_handover:2"]["verdicts_vs_reference"]["differ"] == ["6", "7"]
+    gaps = {mode: 1 - modes[mode]["replay_median_ns"]["6"] / live for mode in modes}
+    assert gaps["forked_handover"] == pytest.approx(0.0206, abs=5e-4)
+    assert gaps["forked_handover:2"] == pytest.approx(0.0294, abs=5e-4)
+    assert gaps["reference"] == pytest.approx(0.0087, abs=5e-4) and gaps["reference:2"] == pytest.approx(
+        0.0135, abs=5e-4
+    )
+    for session in ("phi2", "llama3"):
+        other = _modes(session)
+        verdicts = compare_modes(other, other["reference"])["forked_handover"]["verdicts_vs_reference"]
+        assert verdicts == {"compared": SESSIONS[session], "differ": [], "same": True}
+
+
+def test_the_default_turns_record_9_in_2_of_5_runs_where_every_reference_sits_near_the_floor():
+    """Record 9 (nvFusion9, live 34560 ns; floor 2 %, 691 ns): the four references replayed it 2.04 to
+    2.55 % faster than live (FASTER), one of them 13 ns past the floor; the default 1.48 to 2.50 %,
+    SAME in 2 of its 5 runs. Every other record had one verdict in all nine runs but nvFusion6's
+    under handover (above)."""
+    live = _live_medians()
+    floor = 0.02 * live["9"]
+    reference, default = _stablelm_runs("reference"), _stablelm_runs("forked_turn")
+    assert (len(reference), len(default)) == (4, 5)
+    assert [r["verdicts"]["9"] for r in reference] == ["FASTER"] * 4
+    assert [r["verdicts"]["9"] for r in default] == ["FASTER", "SAME", "SAME", "FASTER", "FASTER"]
+    gaps = [live["9"] - r["replay_median_ns"]["9"] for r in reference]
+    assert min(gaps) - floor == pytest.approx(13.3, abs=0.1)
+    ratios = sorted(round(100 * (1 - r["replay_median_ns"]["9"] / live["9"]), 2) for r in default)
+    assert ratios == [1.48, 1.9, 2.22, 2.5, 2.5]
+    for record in live:
+        if record in ("4", "9"):  # 4 is replayed as record 1's duplicate (no replay of its own)
+            continue
+        assert len({r["verdicts"][record] for r in reference + default}) == 1, record
+
+
+def test_nvfusion6_replays_slower_in_every_default_run_than_in_every_reference():
+    """The default's five medians 20224 to 20336 ns, the references' four 19856 to 19968: +1.6 % from
+    the median of one to the other's (fifth round: +2.8 %, fourth +2.1 %). Still not explained."""
+    default = [r["replay_median_ns"]["6"] for r in _stablelm_runs("forked_turn")]
+    reference = [r["replay_median_ns"]["6"] for r in _stablelm_runs("reference")]
+    assert min(default) > max(reference)
+    assert (min(default), max(default), min(reference), max(reference)) == (20224.0, 20336.0, 19856.0, 19968.0)
+    assert statistics.median(default) / statistics.median(reference) == pytest.approx(1.0157, abs=5e-4)
+
+
+def test_the_defaults_median_on_stablelm_spreads_over_1_4_s_from_run_to_run():
+    """Five runs in two commands on one machine: 2.75 to 4.16 s (fifth round, another machine: 3.06);
+    median of the five 3.53 s, over the 3 s target; the references 4.49 to 5.39 s."""
+    medians = sorted(round(r["median_s"], 2) for r in _stablelm_runs("forked_turn"))
+    assert medians == [2.75, 3.16, 3.53, 3.71, 4.16]
+    references = sorted(round(r["median_s"], 2) for r in _stablelm_runs("reference"))
+    assert references == [4.49, 4.79, 5.04, 5.39]
+
+
+def _l2_medians(name: str) -> dict[str, float]:
+    """The probe's median per variant: the median of its 8 rounds' medians (30 samples each)."""
+    by_variant = collections.defaultdict(list)
+    for line in (ROUND / "l2_probe" / f"l2_{name}.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        assert row["kernels"] == 30  # one kernel per sample: these three fusions have one kernel each
+        by_variant[row["variant"]].append(row["median_ns"])
+    assert all(len(v) == 8 for v in by_variant.values())
+    return {variant: statistics.median(values) for variant, values in by_variant.items()}
+
+
+@pytest.mark.parametrize(("name", "clean_saves"), [("stablelm_6", 0.178), ("stablelm_3", 0.148), ("llama3_3", 0.066)])
+def test_the_flush_leaves_dirty_lines_whose_write_back_the_sampled_kernel_pays(name, clean_saves):
+    """fusiondiff's cold sample zeroes a buffer of twice the L2, synchronizes and launches. Waiting
+    20 or 200 us on the host before the launch changed nothing (within 0.4 %, 40 ns): the L2 does not write
+    its dirty lines back while idle, so a sooner launch (the default's shorter host path) is not why
+    nvFusion6 is slower there. Reading a second buffer after the zeroing (L2 left holding clean lines)
+    made the same kernels 6.6 to 17.8 % faster: every cold sample includes writing back up to a full
+    L2 of the flush's lines, on both sides of a diff alike."""
+    medians = _l2_medians(name)
+    for spin in ("sync_spin20", "sync_spin200"):
+        assert abs(medians[spin] / medians["sync"] - 1) < 0.004, spin
+    assert 1 - medians["clean"] / medians["sync"] == pytest.approx(clean_saves, abs=5e-4)
+
+
+def test_the_probes_first_attempt_matched_no_kernel_by_its_name_prefix():
+    """Kineto's names for nvFuser's kernels did not start with ``nvfuser`` here (the kept probe
+    matches the word anywhere): the first attempt's rows have no kernel."""
+    rows = [json.loads(line) for line in (ROUND / "l2_probe" / "first_attempt" / "l2_stablelm_6.jsonl").open()]
+    assert rows and all(r["kernels"] == 0 and r["median_ns"] is None for r in rows)
+
+
+def _summary(name: str) -> str:
+    text = (ROUND / "gpu_tests" / name).read_text()
+    return next(line for line in reversed(text.splitlines()) if re.search(r"\d+ (passed|failed)", line))
+
+
+def test_the_gpu_tests_run_this_round():
+    assert _summary("handover.txt").startswith("1 passed, 5 deselected")
+    assert _summary("roundtrip_replay_timers.txt").startswith("18 passed")
+    assert _summary("end_to_end_before_fix_2.txt").startswith("2 failed, 7 passed")
+    assert _summary("end_to_end_after_fix.txt").startswith("9 passed")
+
+
+def test_before_the_fix_the_end_to_end_tests_met_the_test_process_on_the_gpu_not_a_leftover():
+    """The replay named one more process on its GPU: pytest's own (it had rebuilt inputs on the GPU),
+    the demo's B two (pytest and the demo's parent). A benchmark run left no process behind:
+    nvidia-smi listed no compute process before it, right after it or 5 s later."""
+    failed = (ROUND / "gpu_tests" / "end_to_end_before_fix_2.txt").read_text()
+    assert "assert ['host_bound', 'other_processes'] in ([], ['host_bound'])" in failed
+    assert "other processes with a context on the GPU: 1 in A, 2 in B" in failed
+    for name in ("before.txt", "after.txt"):
+        lines = (ROUND / "gpu_tests" / name).read_text().splitlines()
+        assert lines and all(line.startswith(("pid, used_gpu_memory", "after +")) for line in lines), lines
