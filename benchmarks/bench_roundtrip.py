@@ -269,6 +269,44 @@ def verdict_differences(reference: dict[str, str], other: dict[str, str]) -> dic
     return {"compared": len(common), "differ": differ, "same": not differ and bool(common)}
 
 
+def verdict_margins(
+    differ: list[str], live_ns: dict[str, float], reference_ns: dict[str, float], mode_ns: dict[str, float]
+) -> dict[str, dict[str, float]]:
+    """Where each differing record's two replays sat against its live median: both gaps as fractions
+    of the live median (negative: faster), beside the noise floor the verdicts use. A record whose
+    gaps straddle the floor by a fraction of a percent was decided by run-to-run noise; one whose
+    gaps lie far apart was moved by the mode. Records without a median on either side are left out."""
+    from fusiondiff.diff.stats import ABSOLUTE_FLOOR_NS, RELATIVE_FLOOR
+
+    margins: dict[str, dict[str, float]] = {}
+    for key in differ:
+        live, theirs, mine = live_ns.get(key), reference_ns.get(key), mode_ns.get(key)
+        if not live or theirs is None or mine is None:
+            continue
+        margins[key] = {
+            "floor": max(RELATIVE_FLOOR * live, ABSOLUTE_FLOOR_NS) / live,
+            "reference_gap": theirs / live - 1,
+            "gap": mine / live - 1,
+        }
+    return margins
+
+
+def margin_words(margins: dict[str, dict[str, float]]) -> str:
+    """``record 9: -2.04 % of live in the reference, -1.90 % here (floor 2.00 %)``, one per record."""
+    return "; ".join(
+        f"record {key}: {100 * m['reference_gap']:+.2f} % of live in the reference, {100 * m['gap']:+.2f} % here "
+        f"(floor {100 * m['floor']:.2f} %)"
+        for key, m in margins.items()
+    )
+
+
+def live_medians(live: str) -> dict[str, float]:
+    """The live capture's median per record (its fusions' order), as the verdicts are keyed."""
+    from fusiondiff.store import load_capture
+
+    return {str(i): f.timing.median_ns for i, f in enumerate(load_capture(live).fusions) if f.timing and f.timing.count}
+
+
 def phase_medians(phases: list[dict[str, Any]]) -> dict[str, float]:
     """Per phase name, the median over the processes of its seconds (a process without the phase
     is left out of that phase's median)."""
@@ -391,22 +429,30 @@ def sample_shifts(
     }
 
 
-def compare_modes(figures: dict[str, dict[str, Any]], reference: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-    """Per mode, its ratios to the floor, its verdicts against the reference's and its samples'
+def compare_modes(
+    figures: dict[str, dict[str, Any]], reference: dict[str, Any] | None, live_ns: dict[str, float] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Per mode, its ratios to the floor, its verdicts against the reference's (with ``live_ns``, the
+    live medians, also where the differing records sat: :func:`verdict_margins`) and its samples'
     shifts against the reference's (where both kept their samples)."""
     floor = figures.get("floor")
-    return {
-        mode: {
+    compared: dict[str, dict[str, Any]] = {}
+    for mode, f in figures.items():
+        verdicts = (
+            None if reference is None else verdict_differences(reference.get("verdicts", {}), f.get("verdicts", {}))
+        )
+        if verdicts is not None and live_ns is not None:
+            verdicts["margins"] = verdict_margins(
+                verdicts["differ"], live_ns, reference.get("replay_median_ns", {}), f.get("replay_median_ns", {})
+            )
+        compared[mode] = {
             "ratios_to_floor": ratios_to(f, floor) if base_mode(mode) != "floor" else None,
-            "verdicts_vs_reference": None
-            if reference is None
-            else verdict_differences(reference.get("verdicts", {}), f.get("verdicts", {})),
+            "verdicts_vs_reference": verdicts,
             "shifts_vs_reference": None
             if reference is None or not reference.get("replay_samples_ns") or not f.get("replay_samples_ns")
             else sample_shifts(f["replay_samples_ns"], reference["replay_samples_ns"]),
         }
-        for mode, f in figures.items()
-    }
+    return compared
 
 
 def shift_words(shifts: dict[str, Any] | None) -> str:
@@ -457,6 +503,8 @@ def print_modes(live: str, figures: dict[str, dict[str, Any]], compared: dict[st
         shifts = shift_words(c.get("shifts_vs_reference"))
         if mode != "reference" and shifts:
             print(f"  {'':<10} {shifts}")
+        if v is not None and v.get("margins"):
+            print(f"  {'':<10} {margin_words(v['margins'])}")
 
 
 def main_modes(args: argparse.Namespace) -> int:
@@ -478,7 +526,7 @@ def main_modes(args: argparse.Namespace) -> int:
     reference = figures.get("reference")
     if reference is None and (work / "reference" / "bench_mode.json").is_file():
         reference = json.loads((work / "reference" / "bench_mode.json").read_text())
-    compared = compare_modes(figures, reference)
+    compared = compare_modes(figures, reference, live_medians(args.live))
     print_modes(args.live, figures, compared)
     everything = {"live": args.live, "gpu": gpu, "ahead": args.ahead, "modes": figures, "compared": compared}
     Path(args.json or work / "modes.json").write_text(json.dumps(everything, indent=1, default=str))

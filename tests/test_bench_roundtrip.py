@@ -12,6 +12,7 @@ from benchmarks.bench_roundtrip import (
     MODES,
     compare_modes,
     floor_costs,
+    margin_words,
     mode_arguments,
     mode_limits,
     phase_medians,
@@ -19,6 +20,7 @@ from benchmarks.bench_roundtrip import (
     ratios_to,
     spread,
     verdict_differences,
+    verdict_margins,
 )
 from fusiondiff.roundtrip import roundtrip
 
@@ -106,6 +108,24 @@ def test_modes_compared_with_the_floor_and_the_reference():
     assert compared["pipeline"]["ratios_to_floor"] == {"median": 1.5, "worst": 3.0, "wall": 1.25}
     assert compared["floor"]["ratios_to_floor"] is None
     assert all(c["verdicts_vs_reference"]["same"] for c in compared.values())
+
+
+def test_a_differing_verdict_shows_where_both_replays_sat_against_the_live_median_and_the_floor():
+    live = {"0": 20000.0, "1": 1000.0, "2": 5000.0}
+    reference = {"0": 19580.0, "1": 1000.0, "2": 5000.0}
+    mode = {"0": 19620.0, "1": 1400.0}
+    margins = verdict_margins(["0", "1", "2"], live, reference, mode)
+    assert sorted(margins) == ["0", "1"]  # record 2: no median in the mode (stopped), left out
+    assert margins["0"] == pytest.approx({"floor": 0.02, "reference_gap": -0.021, "gap": -0.019})
+    assert margins["1"]["floor"] == pytest.approx(0.3)  # 300 ns: the floor of a 1 us kernel
+    assert margin_words({"0": margins["0"]}) == (
+        "record 0: -2.10 % of live in the reference, -1.90 % here (floor 2.00 %)"
+    )
+    figures = {"reference": {"verdicts": {"0": "FASTER"}, "replay_median_ns": reference}}
+    figures["default"] = {"verdicts": {"0": "SAME"}, "replay_median_ns": mode}
+    compared = compare_modes(figures, figures["reference"], live)
+    assert compared["default"]["verdicts_vs_reference"]["margins"] == {"0": margins["0"]}
+    assert "margins" not in compare_modes(figures, figures["reference"])["default"]["verdicts_vs_reference"]
 
 
 def test_phase_medians_and_each_modes_round_trip_arguments():
