@@ -692,8 +692,8 @@ def test_ctrl_c_cancels_every_spare_and_a_rerun_replays_them(live: Path, tmp_pat
             child = fake.start(scripts, output, device)
             run = child.run
 
-            def run_then_stop():
-                run()
+            def run_then_stop(timeout_s=None):
+                run(timeout_s)
                 ended.append(Path(scripts[0]).stem)
                 if len(ended) == 2:
                     raise KeyboardInterrupt

@@ -23,7 +23,6 @@ from fusiondiff.errors import CaptureError, FusionDiffError, ReplayError, except
 from fusiondiff.model import FusionRecord
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
-from fusiondiff.recording.cupti_owner import starts_torch_profiler
 from fusiondiff.replay import process_setup
 from fusiondiff.replay.phases import PhaseLog
 from fusiondiff.replay.stages import GATE_CONTEXT, GATE_IMPORTS, GATES, STAGED_GATES, Gates
@@ -139,7 +138,7 @@ def run_replay(
     os.environ.update(environment)
     phases = phases or PhaseLog()
     with phases.phase("imports"):
-        process_setup.import_frontends(profiler=starts_torch_profiler((options or RecordingOptions()).protocol.method))
+        process_setup.import_frontends(profiler=process_setup.needs_profiler_imports(options))
     if wait_to_prepare is not None:
         with phases.phase("wait_to_prepare"):
             wait_to_prepare()

@@ -70,6 +70,14 @@ def uncompiled_imports(environ: Mapping[str, str] | None = None, module: str = "
     )
 
 
+def needs_profiler_imports(options: RecordingOptions | None) -> bool:
+    """Whether a replay process under ``options`` (the defaults where ``None``) times through
+    torch.profiler, so that its imports include the profiler's (:data:`PROFILER_IMPORTS`)."""
+    from fusiondiff.recording import cupti_owner
+
+    return cupti_owner.starts_torch_profiler((options or RecordingOptions()).protocol.method)
+
+
 def open_profiler_once(options: RecordingOptions) -> None:
     """Open and close a torch.profiler window with no work in it, so its start-up (1.4-2.3 s once per
     process on the H200, nearly all of it the import of :data:`PROFILER_IMPORTS`; 15 ms once they are

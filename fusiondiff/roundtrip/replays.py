@@ -105,8 +105,8 @@ class ChildReplays:
     def _fork_server(self, logs: Path) -> ForkServer | None:
         if not self.forked:
             return None
-        from fusiondiff.recording.cupti_owner import starts_torch_profiler
         from fusiondiff.replay.fork_server import ForkServer
+        from fusiondiff.replay.process_setup import needs_profiler_imports
 
         with self._server_lock:
             if self._server is None and self.forked:
@@ -115,7 +115,7 @@ class ChildReplays:
                     server = ForkServer(
                         self._env(None),
                         log_file=logs / FORK_SERVER_LOG,
-                        profiler_imports=starts_torch_profiler((self.options or RecordingOptions()).protocol.method),
+                        profiler_imports=needs_profiler_imports(self.options),
                     )
                 except OSError as exc:
                     problem: str | None = f"it could not start: {exc.strerror or exc}"

@@ -274,10 +274,8 @@ class Workers:
         message = ""
         started = self.clock() if started is None else started
         try:
-            if pending is not None and deadline is not None:
-                pending.run(max(deadline - self.clock(), 0.0))
-            elif pending is not None:
-                pending.run()
+            if pending is not None:
+                pending.run(None if deadline is None else max(deadline - self.clock(), 0.0))
             else:
                 clear_stale(output)  # only what this process writes is read after it
                 self.replay([str(self.plan.scripts[d.index]) for d in group], output, device)
