@@ -480,8 +480,9 @@ def print_modes(live: str, figures: dict[str, dict[str, Any]], compared: dict[st
         f"round trip of {live}, mode by mode on one GPU (cost per distinct fusion, seconds; 'w/o 1st': "
         "the median and the worst of all but the first, which also fills the pipeline)"
     )
+    width = max([10, *map(len, figures)])  # the mode names ("forked_handover:2") set the first column
     print(
-        f"  {'mode':<10} {'median':>7} {'worst':>7} {'w/o 1st':>15} {'wall':>8} {'wall/fus.':>9}  "
+        f"  {'mode':<{width}} {'median':>7} {'worst':>7} {'w/o 1st':>15} {'wall':>8} {'wall/fus.':>9}  "
         f"{'x floor (median, worst, wall)':<30} verdicts"
     )
     for mode, f in figures.items():
@@ -493,18 +494,18 @@ def print_modes(live: str, figures: dict[str, dict[str, Any]], compared: dict[st
         )
         stopped = "  STOPPED AT LIMIT" if f["stopped_at_limit"] else ""
         print(
-            f"  {mode:<10} {_seconds(f['median_s'])}  {_seconds(f['worst_s'])}  "
+            f"  {mode:<{width}} {_seconds(f['median_s'])}  {_seconds(f['worst_s'])}  "
             f"{_seconds(f.get('median_after_first_s'))} {_seconds(f.get('worst_after_first_s'))}  {f['wall_s']:7.1f}  "
             f"{_seconds(f['wall_per_fusion_s'])}    {_ratio(r.get('median'))} {_ratio(r.get('worst'))} "
             f"{_ratio(r.get('wall'))}          {words}{stopped}"
         )
         phases = ", ".join(f"{k} {v:.2f}" for k, v in f["phase_medians_s"].items())
-        print(f"  {'':<10} phases (median s per process): {phases or 'none written'}")
+        print(f"  {'':<{width}} phases (median s per process): {phases or 'none written'}")
         shifts = shift_words(c.get("shifts_vs_reference"))
         if mode != "reference" and shifts:
-            print(f"  {'':<10} {shifts}")
+            print(f"  {'':<{width}} {shifts}")
         if v is not None and v.get("margins"):
-            print(f"  {'':<10} {margin_words(v['margins'])}")
+            print(f"  {'':<{width}} {margin_words(v['margins'])}")
 
 
 def main_modes(args: argparse.Namespace) -> int:
