@@ -102,7 +102,7 @@ per distinct fusion (llama3, phi-2); on llama3 its spares turned the verdict the
 turned."""
 DEFAULT_PREPARE = GATE_IMPORTS
 """How far a process started ahead goes by default (``--prepare-ahead``): its imports only; its CUDA
-context, compile and profiler's start-up (in a thread, beside the compile) come in its turn."""
+context and compile come in its turn, and its samples start the profiler, as in the reference."""
 DEFAULT_FORKED = True
 """Whether processes started ahead are forked from one server per run that imported torch and
 nvFuser once (``--processes forked``, the default) rather than started as fresh interpreters

@@ -83,8 +83,8 @@ def _no_samples_beside_other_gpu_work(logs: Path, distinct: int) -> None:
 
 def test_forked_processes_gated_at_their_imports_use_the_gpu_only_in_their_own_turn(tmp_path):
     """``--processes forked --ahead 1 --prepare-ahead imports``: each replay a child of the one server,
-    its CUDA context made in its own turn, its compile beside its profiler's start-up; no other
-    replay process holds a context on the GPU while it samples."""
+    its CUDA context made in its own turn, then its compile and its samples (whose window starts the
+    profiler), as in the reference; no other replay process holds a context on the GPU while it samples."""
     import sys
 
     from fusiondiff import roundtrip as rt
@@ -103,8 +103,8 @@ def test_forked_processes_gated_at_their_imports_use_the_gpu_only_in_their_own_t
         assert not [j for j, s, e in on_gpu if j != i and s < end and start < e], (i, start, end)
     for d in docs:
         span = {p["name"]: (p["start"], p["end"]) for p in d["phases"]}
-        # the profiler's start-up began before the scripts ended (beside them) and ended before the samples
-        assert span["profiler_init"][0] < span["scripts"][1] and span["profiler_init"][1] <= span["samples"][0], span
+        # no profiler window before the samples: CUPTI comes up after the compile, as in the reference
+        assert "profiler_init" not in span and span["scripts"][1] <= span["samples"][0], span
     torch = sys.modules.get("torch")
     pytest_holds_a_context = torch is not None and torch.cuda.is_initialized()
     for f in merged.fusions:  # neither the server nor the next replay held a context beside it
