@@ -49,16 +49,14 @@ and for a repro script from a bug report:
 """
 
 
-def _diff_and_render(a: Path, b: Path, out: Writer) -> int:
+def _diff_and_render(a: Path, b: Path, out: Writer) -> None:
     from fusiondiff.api import diff_files
     from fusiondiff.report.diff_text import render_diff_text
 
-    result = diff_files(a, b)
-    out.write(render_diff_text(result))
-    return result.exit_code()
+    out.write(render_diff_text(diff_files(a, b)))
 
 
-def run_offline(out: Writer, progress: Progress) -> int:
+def run_offline(out: Writer, progress: Progress) -> None:
     """The seed's gap on bundled H200 captures, with its cause planted: the seed RMSNorm run live on
     an activation at storage offset 1, replayed from nvFuser's own repro (the gap and its cause),
     then from fusiondiff's (no gap); then the unplanted seed model on today's stack."""
@@ -78,7 +76,7 @@ def run_offline(out: Writer, progress: Progress) -> int:
     out.write("\n== 1. live vs the replay of nvFuser's own repro script (what bug reports carry)\n")
     _diff_and_render(live, BUNDLED / "replay_nvfuser.json", out)
     out.write("\n== 2. live vs the replay of fusiondiff's repro (offset, alignment, values and options kept)\n")
-    code = _diff_and_render(live, BUNDLED / "replay_fusiondiff.json", out)
+    _diff_and_render(live, BUNDLED / "replay_fusiondiff.json", out)
     seed_live, seed_replay = BUNDLED / "seed_live.json", BUNDLED / "seed_replay.json"
     if seed_live.exists() and seed_replay.exists():
         result = diff_files(seed_live, seed_replay)
@@ -89,10 +87,9 @@ def run_offline(out: Writer, progress: Progress) -> int:
             f"  verdict: {verdict_line(result)}\n"
         )
     out.write("\n" + SETTLE_IT)
-    return code
 
 
-def run_live(workdir: Path, out: Writer, progress: Progress) -> int:
+def run_live(workdir: Path, out: Writer, progress: Progress) -> None:
     """Capture the seed model live, replay fusiondiff's repro of nvFusion0, and diff them."""
     import torch
 
@@ -125,17 +122,21 @@ def run_live(workdir: Path, out: Writer, progress: Progress) -> int:
         progress=progress,
     )
     out.write("\n")
-    code = _diff_and_render(cap.path, replay, out)
+    _diff_and_render(cap.path, replay, out)
     out.write("\n" + SETTLE_IT)
-    return code
 
 
 def run_demo(*, offline: bool, workdir: str, progress: Progress, out: Writer) -> int:
-    """Run the live demo where the stack allows it, the bundled one otherwise."""
+    """Run the live demo where the stack allows it, the bundled one otherwise; 0 once it ran. What
+    its diffs find is what it shows (``fusiondiff diff`` on the same files exits 1 on a gap or a
+    cause that explains time: on the H200 the live demo's replay was host-bound, its fresh process
+    spending 29 to 31 us per ``fd.execute`` on a 23 us kernel), not a failure of the demo."""
     missing = None if not offline else "--offline"
     if missing is None:
         missing = live_stack_missing()
     if missing is not None:
         progress(f"fusiondiff demo: live demo not possible here ({missing}); using the bundled H200 captures")
-        return run_offline(out, progress)
-    return run_live(Path(workdir), out, progress)
+        run_offline(out, progress)
+    else:
+        run_live(Path(workdir), out, progress)
+    return 0
