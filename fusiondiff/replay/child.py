@@ -153,11 +153,11 @@ def run_replay(
         # the context gate: its preparation starts the profiler, in a thread, so the scripts of its
         # turn never wait for it (the samples after it saw every kernel on the H200). The imports
         # gate (the default) starts none before its samples, as the reference does. On the H200,
-        # with the profiler up before the compile had ended, stablelm's nvFusion3 replayed 1.3 to
-        # 2.8 % slower than in the reference in 8 of 8 runs, nvFusion6 in 6 of 6 default runs; the
-        # one round whose profiler came up after the compile (its imports were still inside) had
-        # them at -0.5 and +0.6 % (tests/test_roundtrip_sixth_round_recorded.py). A correlation,
-        # not yet measured with this order; the start-up it saved was 0.03 s
+        # with the profiler up before the compile had ended, stablelm's nvFusion3 and nvFusion6
+        # replayed 1.3 to 2.8 % slower than in the reference in all 7 default runs; the one round
+        # whose profiler came up after the compile (its imports were still inside) had them at -0.5
+        # and +0.6 % (tests/test_roundtrip_sixth_round_recorded.py). A correlation, not yet
+        # measured with this order; the start-up it saved was 0.03 s
         profiler_start = process_setup.ProfilerStart(options or RecordingOptions(), phases, on_prepared)
     if wait_to_time is not None and scripts_in_turn:
         with phases.phase("wait_to_time"):
