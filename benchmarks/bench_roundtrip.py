@@ -28,7 +28,7 @@ each of several modes, one after the other, each into its own fresh directory an
   from one server that imported torch and nvFuser once;
 - ``forked_turn``: the default, ``--processes forked`` with one process started ahead and gated at
   its imports (``--prepare-ahead imports``): no other process holds a CUDA context on the GPU; each
-  makes its context in its own turn and compiles beside its profiler's start-up;
+  makes its context, compiles and samples in its own turn, as the reference's processes do;
 - ``forked_handover``: ``forked_turn`` with ``--prepare-ahead handover``: the process started
   ahead begins its turn (CUDA context, compile) as the one before it has taken its samples, while
   that one writes and exits, and samples once it has exited;
@@ -36,7 +36,9 @@ each of several modes, one after the other, each into its own fresh directory an
   compiles and samples cost without a process per fusion;
 
 A mode may be run twice in one command as ``MODE:2`` (into ``WORKDIR/MODE_2``): two runs of
-``reference`` show how far verdicts and medians move between runs that isolate alike.
+``reference`` show how far verdicts and medians move between runs that isolate alike. With modes
+run more than once, it also prints each one's median over its runs and the fusions every run of a
+mode replayed above, or below, every run of the reference (``roundtrip_repeats.py``).
 
 It prints per mode the median and worst cost per distinct fusion (on one GPU, the time from the end
 of the replay before to the end of this one; in the floor's one process, a fusion's script run with
@@ -68,6 +70,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.roundtrip_repeats import repeat_lines, repeat_summary  # noqa: E402
 from fusiondiff.replay.stages import CONTEXT_AHEAD, FORKED_AHEAD, PIPELINE_AHEAD  # noqa: E402
 from fusiondiff.roundtrip import RoundTripResult, roundtrip  # noqa: E402
 
@@ -529,7 +532,17 @@ def main_modes(args: argparse.Namespace) -> int:
         reference = json.loads((work / "reference" / "bench_mode.json").read_text())
     compared = compare_modes(figures, reference, live_medians(args.live))
     print_modes(args.live, figures, compared)
-    everything = {"live": args.live, "gpu": gpu, "ahead": args.ahead, "modes": figures, "compared": compared}
+    repeats = repeat_summary(figures)
+    for line in repeat_lines(repeats):
+        print(f"  {line}")
+    everything = {
+        "live": args.live,
+        "gpu": gpu,
+        "ahead": args.ahead,
+        "modes": figures,
+        "compared": compared,
+        "repeats": repeats,
+    }
     Path(args.json or work / "modes.json").write_text(json.dumps(everything, indent=1, default=str))
     differ = any(c["verdicts_vs_reference"] and c["verdicts_vs_reference"]["differ"] for c in compared.values())
     return 1 if differ else 0

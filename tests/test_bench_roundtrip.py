@@ -211,3 +211,33 @@ def test_shift_words_count_the_shifted_fusions_and_name_their_records():
         "medians -0.9 % to +0.4 % of the reference's; shifted (p < 0.005): 2 of 12 fusions (records 3, 6)"
     )
     assert shift_words(None) == "" and shift_words({**shifts([]), "compared": 0}) == ""
+
+
+def test_repeated_runs_give_each_modes_median_over_its_runs_and_the_records_all_apart_from_the_references():
+    from benchmarks.roundtrip_repeats import repeat_lines, repeat_summary
+
+    def run(median_s, **medians):
+        return {"median_s": median_s, "replay_median_ns": {k.removeprefix("r"): v for k, v in medians.items()}}
+
+    figures = {
+        "reference": run(5.0, r0=100.0, r1=200.0),
+        "default": run(3.0, r0=103.0, r1=199.0),
+        "reference:2": run(4.0, r0=101.0, r1=201.0),
+        "default:2": run(2.0, r0=102.0, r1=202.0),
+        "default:3": run(4.0, r0=104.0, r1=200.5),
+        "floor": run(1.0, r0=90.0, r1=190.0),  # run once: no claim either way
+    }
+    summary = repeat_summary(figures)
+    assert summary["costs"]["default"] == {"runs": 3, "medians_s": [3.0, 2.0, 4.0], "median_of_medians_s": 3.0}
+    assert summary["costs"]["reference"]["median_of_medians_s"] == 4.5
+    assert set(summary["apart"]) == {"default"}  # the floor ran once
+    apart = summary["apart"]["default"]
+    assert apart["chance"] == pytest.approx(2 / 10)  # 3 and 2 runs: 2 of the 10 orders are all apart
+    # record 0: 102-104 against 100-101, all above; record 1 overlaps (199 is below 200 and 201)
+    assert apart["records"] == {"0": {"ratio": pytest.approx(103.0 / 100.5), "above": True}}
+    assert repeat_lines(summary) == [
+        "reference x2: median of the runs' medians 4.50 s (4.00 to 5.00)",
+        "default x3: median of the runs' medians 3.00 s (2.00 to 4.00)",
+        "default, runs all apart from the reference's (by chance alone, 1 record in 5): "
+        "record 0 +2.49 % (every run above)",
+    ]

@@ -247,6 +247,28 @@ def test_nvfusion3_and_6_replayed_slower_in_every_default_run_whose_profiler_was
     assert len(later) == 14 and 0.0126 < min(later) and max(later) < 0.0282
 
 
+def test_pooled_over_both_commands_only_nvfusion3_and_6_lie_apart_from_every_reference_run():
+    """``bench_roundtrip``'s repeat summary (added after this round) over stablelm's five default
+    runs and four references: every default run replayed records 3 (+2.2 %) and 6 (+1.6 %) above
+    every reference run, which runs that differ in nothing do for a record 1 time in 63; no other
+    record lay apart. Each command alone (3 and 2 runs, 2 and 2) also found 5 and 8 there, by margins
+    of 0.2 to 0.4 %: a few runs say little about one record."""
+    from benchmarks.roundtrip_repeats import repeat_summary
+
+    pooled = {}
+    for session in ("stablelm_first", "stablelm_second"):
+        for mode, figures in _modes(session).items():
+            base = mode.split(":")[0]
+            if base in ("forked_turn", "reference"):
+                pooled[f"{base}:{session}:{mode}"] = figures
+    apart = repeat_summary(pooled)["apart"]["forked_turn"]
+    assert apart["chance"] == pytest.approx(2 / 126)
+    assert {k: round(100 * (r["ratio"] - 1), 2) for k, r in apart["records"].items()} == {"3": 2.15, "6": 1.57}
+    assert all(r["above"] for r in apart["records"].values())
+    second = repeat_summary(_modes("stablelm_second"))["apart"]["forked_turn"]["records"]
+    assert sorted(second, key=int) == ["3", "5", "6", "8"]
+
+
 def _l2_medians(name: str) -> dict[str, float]:
     """The probe's median per variant: the median of its 8 rounds' medians (30 samples each)."""
     by_variant = collections.defaultdict(list)
