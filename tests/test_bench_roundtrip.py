@@ -241,3 +241,36 @@ def test_repeated_runs_give_each_modes_median_over_its_runs_and_the_records_all_
         "default, runs all apart from the reference's (by chance alone, 1 record in 5): "
         "record 0 +2.49 % (every run above)",
     ]
+
+
+def test_the_modes_report_from_recorded_runs_prints_and_writes_every_part(monkeypatch, tmp_path, capsys):
+    """``--modes`` end to end on the CPU, each run's figures taken from the sixth round's stablelm
+    runs on the H200 instead of running it: the table, the margins of a differing verdict, the
+    repeat summary, ``modes.json`` with all of them, and exit 1 (a verdict differs)."""
+    import argparse
+    import json
+    from pathlib import Path
+
+    import benchmarks.bench_roundtrip as bench
+
+    data = Path(__file__).parent / "data" / "roundtrip_modes"
+    recorded = json.loads((data / "sixth_round" / "sessions" / "stablelm_second" / "modes.json").read_text())["modes"]
+    monkeypatch.setattr(bench, "run_mode", lambda live, mode, *rest: recorded[mode])
+    args = argparse.Namespace(
+        live=str(data / "stablelm" / "live.json"),
+        workdir=str(tmp_path),
+        gpus="0",
+        limit_s="60",
+        modes=",".join(recorded),
+        ahead=1,
+        context_ahead=6,
+        json=None,
+    )
+    assert bench.main_modes(args) == 1
+    out = capsys.readouterr().out
+    assert "record 9: -2.17 % of live in the reference, -1.48 % here (floor 2.00 %)" in out
+    assert "forked_turn x3: median of the runs' medians 3.16 s (2.75 to 3.53)" in out
+    written = json.loads((tmp_path / "modes.json").read_text())
+    assert set(written) == {"live", "gpu", "ahead", "modes", "compared", "repeats"}
+    assert written["compared"]["forked_turn"]["verdicts_vs_reference"]["differ"] == ["9"]
+    assert sorted(written["repeats"]["apart"]["forked_turn"]["records"], key=int) == ["3", "5", "6", "8"]
