@@ -234,23 +234,14 @@ def spread(costs: list[float]) -> dict[str, float | int | None]:
     after the first: the first fusion on a GPU also pays for filling the pipeline (its process's
     imports and preparation, with nothing before it to hide them), once per GPU and run; in a
     session of a few fusions that one cost also moves the median by a rank."""
-    if not costs:
-        return {
-            "count": 0,
-            "median_s": None,
-            "worst_s": None,
-            "first_s": None,
-            "median_after_first_s": None,
-            "worst_after_first_s": None,
-        }
     rest = costs[1:]
     return {
         "count": len(costs),
-        "median_s": statistics.median(costs),
-        "worst_s": max(costs),
-        "first_s": costs[0],
+        "median_s": statistics.median(costs) if costs else None,
+        "worst_s": max(costs, default=None),
+        "first_s": costs[0] if costs else None,
         "median_after_first_s": statistics.median(rest) if rest else None,
-        "worst_after_first_s": max(rest) if rest else None,
+        "worst_after_first_s": max(rest, default=None),
     }
 
 

@@ -25,6 +25,15 @@ def recorded_phases(session: Path, mode: str) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*.phases.json"))]
 
 
+def handover_gaps(docs: list[dict]) -> list[float]:
+    """From each process's last phase to the next one's CUDA context (``docs``: one GPU's processes'
+    phases, in the order they ended): the process's exit and the worker seeing it go."""
+    return [
+        next(p for p in after["phases"] if p["name"] == "cuda_context")["start"] - before["ended_at"]
+        for before, after in zip(docs, docs[1:])
+    ]
+
+
 def check_costs(figures: dict, costs: list[float]) -> None:
     """A run's recorded costs per fusion, and their median and worst, are what ``costs`` (read again
     from its processes or phases) give."""

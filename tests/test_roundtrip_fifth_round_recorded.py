@@ -10,7 +10,7 @@ import re
 import statistics
 
 import pytest
-from recorded_roundtrips import DATA, check_costs, recorded_modes, recorded_phases
+from recorded_roundtrips import DATA, check_costs, handover_gaps, recorded_modes, recorded_phases
 
 from benchmarks.bench_roundtrip import compare_modes, floor_costs, process_costs, spread
 
@@ -255,9 +255,6 @@ def test_between_two_default_turns_the_hand_over_takes_a_seventh_of_a_second(ses
     process's exit and the worker seeing it go, on the critical path of every turn but the first
     (median 0.133 to 0.148 s; what ``--prepare-ahead handover`` takes off)."""
     docs = sorted(recorded_phases(ROUND / "sessions" / session, "forked_turn"), key=lambda d: d["ended_at"])
-    gaps = []
-    for before, after in zip(docs, docs[1:]):
-        context = next(p for p in after["phases"] if p["name"] == "cuda_context")
-        gaps.append(context["start"] - before["ended_at"])
+    gaps = handover_gaps(docs)
     assert 0.1 < min(gaps) and max(gaps) < 0.19
     assert 0.13 <= statistics.median(gaps) <= 0.15

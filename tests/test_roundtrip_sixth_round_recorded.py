@@ -10,9 +10,9 @@ import re
 import statistics
 
 import pytest
-from recorded_roundtrips import DATA, check_costs, recorded_modes, recorded_phases
+from recorded_roundtrips import DATA, check_costs, handover_gaps, recorded_modes, recorded_phases
 
-from benchmarks.bench_roundtrip import compare_modes, process_costs
+from benchmarks.bench_roundtrip import compare_modes, live_medians, process_costs
 
 ROUND = DATA / "sixth_round"
 SESSIONS = {"stablelm_first": 10, "stablelm_second": 10, "phi2": 8, "llama3": 26}
@@ -22,12 +22,6 @@ STABLELM_LIVE = DATA / "stablelm" / "live.json"
 
 def _modes(session: str) -> dict:
     return recorded_modes(ROUND / "sessions" / session)
-
-
-def _live_medians() -> dict[str, float]:
-    """stablelm's live median per record, as the round trip's verdicts compare against."""
-    fusions = json.loads(STABLELM_LIVE.read_text())["fusions"]
-    return {str(i): f["timing"]["summary"]["median_ns"] for i, f in enumerate(fusions)}
 
 
 def _stablelm_runs(kind: str) -> list[dict]:
@@ -79,7 +73,7 @@ def test_handover_moves_stablelm_nvfusion6_past_the_noise_floor_in_both_runs():
     the 2 % floor (FASTER), against 0.9 and 1.3 % in the references beside them (SAME); the second run
     also turned record 7. llama3 and phi-2 kept every verdict. What handover changes is below."""
     modes = _modes("stablelm_first")
-    live = _live_medians()["6"]
+    live = live_medians(str(STABLELM_LIVE))["6"]
     compared = compare_modes(modes, modes["reference"])
     assert compared["forked_handover"]["verdicts_vs_reference"]["differ"] == ["6"]
     assert compared["forked_handover:2"]["verdicts_vs_reference"]["differ"] == ["6", "7"]
@@ -109,11 +103,7 @@ def _overlaps_and_context_gaps(session: str, mode: str) -> tuple[set[str], list[
                     for p in other["phases"]
                     if p["start"] < samples["end"] and p["end"] > samples["start"] and p["end"] > p["start"]
                 }
-    gaps = [
-        next(p for p in after["phases"] if p["name"] == "cuda_context")["start"] - before["ended_at"]
-        for before, after in zip(docs, docs[1:])
-    ]
-    return beside, gaps
+    return beside, handover_gaps(docs)
 
 
 @pytest.mark.parametrize("run", ["forked_handover", "forked_handover:2"])
@@ -153,7 +143,7 @@ def test_the_default_turns_record_9_in_2_of_5_runs_where_every_reference_sits_ne
     2.55 % faster than live (FASTER), one of them 13 ns past the floor; the default 1.48 to 2.50 %,
     SAME in 2 of its 5 runs. Every other record had one verdict in all nine runs but nvFusion6's
     under handover (above)."""
-    live = _live_medians()
+    live = live_medians(str(STABLELM_LIVE))
     floor = 0.02 * live["9"]
     reference, default = _stablelm_runs("reference"), _stablelm_runs("forked_turn")
     assert (len(reference), len(default)) == (4, 5)
@@ -173,7 +163,7 @@ def test_the_benchmark_now_prints_where_a_differing_record_sat_against_the_floor
     """What ``bench_roundtrip`` prints under a mode whose verdicts differ (added after this round),
     recomputed from its figures and stablelm's live medians: record 9 straddles the floor by tenths
     of a percent, handover's record 6 lies a percent and more from the reference's."""
-    from benchmarks.bench_roundtrip import live_medians, margin_words
+    from benchmarks.bench_roundtrip import margin_words
 
     first, second = _modes("stablelm_first"), _modes("stablelm_second")
     live = live_medians(str(STABLELM_LIVE))

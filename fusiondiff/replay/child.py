@@ -115,9 +115,10 @@ def run_replay(
 
     The gates of a round trip's replay started ahead of its turn: ``wait_to_prepare``, when given,
     is called once the scripts are read and torch and nvFuser imported, before anything touches the
-    GPU (alone, the ``imports`` gate: the rest is its turn, in the reference's order: context, scripts,
-    then the samples, whose window starts the profiler); ``wait_to_time`` once the CUDA context is made, the scripts have run (each fusion compiled
-    at its first execute, the inputs copied for timing) and the profiler's first window is opened
+    GPU (alone, the ``imports`` gate: the rest is its turn, in the reference's order: context,
+    scripts, then the samples, whose window starts the profiler); ``wait_to_time`` once the CUDA
+    context is made, the scripts have run (each fusion compiled at its first execute, the inputs
+    copied for timing) and the profiler's first window is opened
     and closed (its imports, done with torch's, cost 1.4-2.3 s once per process on the H200), before
     the warm-ups and samples;
     with ``wait_to_sample`` too (the ``context`` gate), ``wait_to_time`` once the context is made
