@@ -141,13 +141,19 @@ class HostTiming:
     ``fd.execute``) after the first, fusiondiff's own work left out; empty outside Thunder."""
 
     @property
-    def per_call_ns(self) -> float | None:
-        """The host time of one call as the session made it: Thunder's region call, else the
-        session's ``fd.execute``, else the protocol's; ``None`` when none was measured."""
+    def per_call_samples_ns(self) -> tuple[Duration, ...]:
+        """The host times of the calls as the session made them: Thunder's region calls, else the
+        session's ``fd.execute``, else the protocol's; empty when none was measured."""
         for samples in (self.session_call_ns, self.session_execute_ns, self.execute_ns):
             if samples:
-                return statistics.median(samples)
-        return None
+                return samples
+        return ()
+
+    @property
+    def per_call_ns(self) -> float | None:
+        """The median of :attr:`per_call_samples_ns`; ``None`` when none was measured."""
+        samples = self.per_call_samples_ns
+        return statistics.median(samples) if samples else None
 
     @property
     def kind(self) -> str | None:

@@ -322,9 +322,9 @@ def test_each_rule_fires_alone(a, b, expected, evidence):
 
 def test_every_registered_rule_has_a_case():
     covered = {rule for case in CASES for rule in case[3]}
-    # the block level's rules have theirs in tests/blocks/test_findings.py, the environment's in
-    # tests/environment/test_findings.py
-    apart = ("fusiondiff.diff.rules_blocks", "fusiondiff.diff.rules_environment")
+    # the block level's rules have theirs in tests/blocks/test_findings.py, the environment's and the
+    # host's in tests/environment/test_findings.py (and test_host_confirmed.py)
+    apart = ("fusiondiff.diff.rules_blocks", "fusiondiff.diff.rules_environment", "fusiondiff.diff.rules_host")
     blocks = {rule.__name__ for rule in RULES if rule.__module__ in apart}
     assert blocks and {rule.__name__ for rule in RULES} - blocks <= covered
 

@@ -31,7 +31,15 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 
-from fusiondiff.diff import rules_blocks, rules_environment, rules_failure, rules_fusion, rules_inputs, rules_setup
+from fusiondiff.diff import (
+    rules_blocks,
+    rules_environment,
+    rules_failure,
+    rules_fusion,
+    rules_host,
+    rules_inputs,
+    rules_setup,
+)
 from fusiondiff.diff.context import Rule, RuleContext, fusion_gap_ns, kernel_gap_ns, kernel_label, make_finding
 from fusiondiff.diff.records import Evidence, Finding
 
@@ -52,7 +60,7 @@ RULES: tuple[Rule, ...] = (
     rules_setup.l2_mode,
     rules_setup.gpu_or_versions,
     # a cause on the host's axis: the GPU waits for the calls (host time, kept apart from kernel time)
-    rules_environment.host_bound,
+    rules_host.host_bound,
     # causes: what the fusion was. Another definition comes first: its inputs are expected to
     # differ with it (a stride_order in define_tensor goes with other strides).
     rules_fusion.definition,
@@ -90,12 +98,12 @@ def unexplained(ctx: RuleContext, found: Sequence[Finding]) -> list[Finding]:
     the fusion's medians and ``verdict`` (its reason as ``subject``), and each kernel's that is
     faster or slower (its name as ``subject``)."""
     # a block-level consequence says how the time went, not why: the pair stays unexplained
-    # nor does host time (rules_environment.KEPT_APART): it explains no kernel gap
+    # nor does host time (rules_host.KEPT_APART): it explains no kernel gap
     covered = {
         label
         for f in found
         for label in f.fusions
-        if not (f.data and f.role == "consequence") and f.rule not in rules_environment.KEPT_APART
+        if not (f.data and f.role == "consequence") and f.rule not in rules_host.KEPT_APART
     }
     findings = []
     for pair in ctx.pairs:
@@ -184,7 +192,7 @@ def _attribute_once(ranked: Sequence[Finding]) -> list[Finding]:
     out = []
     for f in ranked:
         explained = f.explained_ns
-        if f.rule in rules_environment.KEPT_APART:  # host time: its own axis, no kernel gap claimed
+        if f.rule in rules_host.KEPT_APART:  # host time: its own axis, no kernel gap claimed
             out.append(f)
             continue
         if f.role == "consequence" and f.caused_by:

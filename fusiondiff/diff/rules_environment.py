@@ -1,17 +1,15 @@
 """Findings about what a side's timing ran beside (``FusionRecord.conditions``, issue #27): other
 work of its process on the GPU, other processes on the GPU, a GPU held back by its power or
-thermal limits, clocks held by a setting, and a host that keeps the GPU waiting.
+thermal limits, and clocks held by a setting.
 
-The first four are ``setup``: the two sides' numbers were not taken under like conditions, so, like
+Each is ``setup``: the two sides' numbers were not taken under like conditions, so, like
 the other setup rules, each is given the whole gap of the fusions it concerns, and they come before
 :func:`~fusiondiff.diff.rules_setup.measurement` in ``RULES``: a clock that dropped while another
 stream ran is the other stream's evidence (it is in the finding's data), not a cause of its own. In
 that order too: other work of the process, another process, throttling, a clock setting, since the
 first ones draw the power that throttles the GPU.
 
-``host_bound`` is a ``cause`` on its own axis: the host time per call beyond the kernels' time (the
-time the GPU waits for the next launch) on one side, against the other. Host time is kept apart
-from kernel time (:data:`KEPT_APART`): it explains no kernel gap and claims none.
+The host's side (a host that keeps the GPU waiting) is :mod:`fusiondiff.diff.rules_host`.
 
 Every finding's evidence is numbers with units (:class:`~fusiondiff.diff.records.Evidence`); the
 sentences are in :mod:`fusiondiff.report.environment_words`. What a side did not record (no NVML,
@@ -43,12 +41,6 @@ APPLICATIONS_CLOCKS = 0x2
 """NVML's reason for clocks held by the applications-clock setting (``nvidia-smi -ac``) or a lock."""
 LIMITS = ("power", "thermal", "reliability", "board_limit")
 """Violation policies that mean the GPU held its clocks back (not low utilization, not a setting)."""
-HOST_MARGIN_NS = 2000.0
-"""Host-bound: the GPU waits at least 2 us more per call on one side ..."""
-HOST_SHARE = 0.10
-"""... and at least 10 % of the other side's host time per call more."""
-KEPT_APART = frozenset({"host_bound"})
-"""Rules whose time is host time: it explains no kernel-time gap and claims no fusion's gap."""
 
 _UNRECORDED = TimingConditions()
 """The conditions of a record written before they were recorded: nothing known."""
@@ -376,73 +368,3 @@ def clocks_locked(ctx: RuleContext) -> Iterator[Finding]:
             yield _finding(
                 "clocks_locked", "setup", affected, data + _common(ctx, affected), ctx.total_gap_ns(affected)
             )
-
-
-# ---------------------------------------------------------------- the host
-
-
-def _host(record: FusionRecord) -> float | None:
-    host = _conditions(record).host
-    return None if host is None else host.per_call_ns
-
-
-def _wait(host_ns: float, kernel_ns: float) -> float:
-    return max(host_ns - kernel_ns, 0.0)
-
-
-def host_bound(ctx: RuleContext) -> Iterator[Finding]:
-    """A side's calls take longer on the host than their kernels on the GPU, and the GPU waits
-    longer for them than on the other side."""
-    affected: tuple[list[FusionPair], list[FusionPair]] = ([], [])
-    waits = [0.0, 0.0]
-    for pair, (ra, rb) in zip(ctx.pairs, ctx.records):  # both sides in one walk, as _affected does
-        ha, hb = _host(ra), _host(rb)
-        if pair.failed or ha is None or hb is None:
-            continue
-        wa, wb = _wait(ha, pair.timing.median_a_ns), _wait(hb, pair.timing.median_b_ns)
-        for index, (mine, theirs, their_host) in enumerate(((wa, wb, hb), (wb, wa, ha))):
-            if mine > 0 and mine - theirs >= max(HOST_MARGIN_NS, HOST_SHARE * their_host):
-                affected[index].append(pair)
-                waits[index] += mine - theirs
-    for index in (0, 1):
-        if affected[index]:
-            yield _finding("host_bound", "cause", affected[index], _host_evidence(ctx, affected[index]), waits[index])
-
-
-def _host_evidence(ctx: RuleContext, pairs: Sequence[FusionPair]) -> list[Evidence]:
-    """Host and kernel time per call (medians over ``pairs``), the GPU's wait per call (summed over
-    them, one call of each) and per step (each times the live side's calls, which the replay stands
-    for), and what the host time is made of (Thunder's call, the session's ``fd.execute``, the
-    protocol's)."""
-    calls = [ctx.fusion_a(p).call_count for p in pairs]
-    hosts = [[_host(_records(ctx, p)[i]) or 0.0 for p in pairs] for i in (0, 1)]
-    kernels = [[p.timing.median_a_ns for p in pairs], [p.timing.median_b_ns for p in pairs]]
-    waits = [[_wait(h, k) for h, k in zip(hosts[i], kernels[i])] for i in (0, 1)]
-
-    def both(field: str, a: float | None, b: float | None, unit: Unit = "ns") -> Evidence:
-        return Evidence(field, a, b, unit)
-
-    bound = [float(sum(1 for w in waits[i] if w > 0)) for i in (0, 1)]
-
-    def per_step(values: list[float]) -> float:
-        return sum(v * n for v, n in zip(values, calls))
-
-    data = [
-        both("host_bound_fusions", bound[0], bound[1], "count"),
-        both("host_per_call_ns", _median(hosts[0]), _median(hosts[1])),
-        both("kernel_per_call_ns", _median(kernels[0]), _median(kernels[1])),
-        both("gpu_wait_per_call_ns", sum(waits[0]), sum(waits[1])),
-        both("host_step_ns", per_step(hosts[0]), per_step(hosts[1])),
-        both("kernel_step_ns", per_step(kernels[0]), per_step(kernels[1])),
-        both("gpu_wait_step_ns", per_step(waits[0]), per_step(waits[1])),
-    ]
-    for name in ("session_call_ns", "session_execute_ns", "execute_ns"):
-
-        def median(r: FusionRecord, samples: str = name) -> float | None:
-            host = _conditions(r).host
-            return None if host is None else _median(getattr(host, samples))
-
-        ev = _evidence(ctx, pairs, name, "ns", median)
-        if ev.a is not None or ev.b is not None:
-            data.append(ev)
-    return data

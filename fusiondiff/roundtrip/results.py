@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fusiondiff.diff.rules_environment import KEPT_APART
+from fusiondiff.diff.rules_host import KEPT_APART
 from fusiondiff.model import Capture
 from fusiondiff.notes import ROUNDTRIP_SOURCE
 from fusiondiff.roundtrip.host_totals import host_per_call_ns

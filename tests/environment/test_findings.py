@@ -9,8 +9,7 @@ import dataclasses
 import pytest
 
 from fusiondiff.conditions import DeviceActivity, GpuProcess, HostTiming, OtherKernel, OtherWork, TimingConditions
-from fusiondiff.diff import diff
-from fusiondiff.diff import rules_environment as re_
+from fusiondiff.diff import diff, rules_host
 from fusiondiff.model import Capture, FusionRecord
 from fusiondiff.report import wording
 from fusiondiff.store import load_capture, save_capture
@@ -152,7 +151,7 @@ def test_twin_quiet_records_give_no_environment_finding():
     assert not [
         f
         for f in result.findings
-        if f.rule in re_.KEPT_APART | {"other_work", "other_processes", "gpu_throttled", "clocks_locked"}
+        if f.rule in rules_host.KEPT_APART | {"other_work", "other_processes", "gpu_throttled", "clocks_locked"}
     ]
     assert result.exit_code() == 0
 
