@@ -37,7 +37,10 @@ def test_olmo_step_round_trip_ranks_host_time_first_and_names_the_one_faster_fus
     verdicts = sorted(p.timing.verdict for p in result.pairs)
     assert verdicts == ["FASTER"] + ["SAME"] * 9
     assert [f.rule for f in result.findings][:2] == ["host_bound", "unexplained"]
-    assert "[host_bound, cause] 10 fusions" in done.stdout
+    # nvFusion1's one live call (336 us on the host) lies inside its replay's four (219 to 376 us):
+    # its host times are not told apart, so the other nine fusions are host-bound and it is not
+    assert "[host_bound, cause] 9 fusions" in done.stdout
+    assert not any(label.startswith("nvFusion1 ") for label in result.findings[0].fusions)
 
 
 def test_a_long_aten_kernel_name_gets_a_line_of_its_own_in_the_fusion_table():

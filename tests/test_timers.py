@@ -378,7 +378,9 @@ def test_old_captures_load_with_kineto_named_on_every_timing():
         if data.get("protocol", {}).get("method") == "nvfuser":  # recorded with --timer nvfuser
             continue
         capture = load_capture(path)
-        for f in capture.fusions:
+        for raw, f in zip(data.get("fusions", []), capture.fusions):
+            if "timer" in raw.get("timing", {}):  # recorded since the field: it names its own timer
+                continue
             assert f.timing.timer == "kineto"
             assert all(k.timing.timer == "kineto" and k.reported_bandwidth is None for k in f.kernels)
 

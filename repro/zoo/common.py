@@ -2,11 +2,12 @@
 
 A scenario module defines ``CAUSE`` (the differ's rule id it plants, ``None`` for the control),
 ``STORY`` (one sentence), and ``live(out)`` / ``reconstructed(out)`` writing ``out/live.json`` and
-``out/replay.json``. ``python -m repro.zoo.<scenario> OUTDIR`` records both.
+``out/replay.json``. ``python -m repro.zoo.<scenario> OUTDIR`` records both, each in a process of its own.
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -94,9 +95,26 @@ def replay_fusiondiff_repro(out: Path, protocol: TimingProtocol = PROTOCOL) -> P
     return replay_script(str(script), output=str(out / "replay.json"), options=RecordingOptions(protocol=protocol))
 
 
+SIDES = ("live", "reconstructed")
+"""The two sides of a scenario, each recorded in a process of its own: a replay made while the live
+process still held its CUDA context would run beside another process, a second cause the scenario
+did not plant (fusiondiff reports it as ``other_processes``)."""
+
+
 def scenario_main(live: Callable[[Path], object], reconstructed: Callable[[Path], object]) -> None:
-    """Entry point of a scenario module: ``python -m repro.zoo.<scenario> OUTDIR``."""
+    """Entry point of a scenario module: ``python -m repro.zoo.<scenario> OUTDIR [live|reconstructed]``.
+
+    Without a side, each side runs in a fresh process of its own, the live one first."""
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
-    live(out)
-    reconstructed(out)
+    side = sys.argv[2] if len(sys.argv) > 2 else None
+    if side is None:
+        module = sys.modules["__main__"].__spec__.name  # type: ignore[union-attr]
+        for name in SIDES:
+            subprocess.run([sys.executable, "-m", module, str(out), name], check=True)
+    elif side == "live":
+        live(out)
+    elif side == "reconstructed":
+        reconstructed(out)
+    else:
+        raise SystemExit(f"unknown side {side!r}: live or reconstructed")

@@ -40,6 +40,10 @@ class ZooResult:
     replay_us: float
     error: str | None = None
 
+    host_findings: tuple[str, ...] = ()
+    """Findings on the host's axis (``rules_host.KEPT_APART``), apart from ``findings``: the host
+    time a scenario's calls take is not what it plants, and it claims no kernel gap."""
+
     @property
     def correct(self) -> bool:
         if self.error:
@@ -54,10 +58,11 @@ def planted_cause(scenario: str) -> str | None:
 def diagnose(scenario: str, directory: Path) -> ZooResult:
     """Diff a scenario's recorded sides and report what fusiondiff names first."""
     from fusiondiff.api import diff_files
+    from fusiondiff.diff.rules_host import KEPT_APART
     from fusiondiff.store import load_capture
 
     result = diff_files(directory / "live.json", directory / "replay.json")
-    rules = tuple(f.rule for f in result.findings)
+    rules = tuple(f.rule for f in result.findings if f.rule not in KEPT_APART)
     live, replay = load_capture(directory / "live.json"), load_capture(directory / "replay.json")
     return ZooResult(
         scenario=scenario,
@@ -66,20 +71,25 @@ def diagnose(scenario: str, directory: Path) -> ZooResult:
         findings=rules,
         live_us=live.fusions[0].timing.median_ns / 1000,
         replay_us=replay.fusions[0].timing.median_ns / 1000,
+        host_findings=tuple(f.rule for f in result.findings if f.rule in KEPT_APART),
     )
 
 
 def record(scenario: str, outdir: Path, timeout_s: float = 300.0) -> str | None:
-    """Record one scenario in a fresh process; returns an error line or None."""
-    proc = subprocess.run(
-        [sys.executable, "-m", f"repro.zoo.{scenario}", str(outdir / scenario)],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-    )
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        return " | ".join(tail) or f"exit code {proc.returncode}"
+    """Record one scenario, each side in a fresh process of its own (``common.SIDES``: the live
+    process has exited before its replay starts); returns an error line or None."""
+    from repro.zoo.common import SIDES
+
+    for side in SIDES:
+        proc = subprocess.run(
+            [sys.executable, "-m", f"repro.zoo.{scenario}", str(outdir / scenario), side],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            return f"{side}: " + (" | ".join(tail) or f"exit code {proc.returncode}")
     return None
 
 
@@ -97,11 +107,14 @@ def run_all(outdir: Path | None, scenarios: tuple[str, ...] = SCENARIOS) -> list
 
 
 def render_table(results: list[ZooResult]) -> str:
-    lines = [f"{'scenario':<28} {'planted cause':<20} {'top finding':<20} {'live us':>9} {'replay us':>10}  ok"]
+    lines = [
+        f"{'scenario':<28} {'planted cause':<20} {'top finding':<20} {'live us':>9} {'replay us':>10}  ok   host axis"
+    ]
     for r in results:
         lines.append(
             f"{r.scenario:<28} {str(r.planted):<20} {str(r.top_finding):<20} {r.live_us:9.2f} {r.replay_us:10.2f}  "
-            f"{'yes' if r.correct else 'NO'}" + (f"  error: {r.error}" if r.error else "")
+            f"{'yes' if r.correct else 'NO ':<4} {', '.join(r.host_findings) or '-'}"
+            + (f"  error: {r.error}" if r.error else "")
         )
     lines.append(f"{sum(r.correct for r in results)}/{len(results)} scenarios diagnosed correctly")
     return "\n".join(lines)

@@ -7,7 +7,8 @@ from repro.zoo.common import capture_live, replay_text, scenario_main
 CAUSE = "definition"
 STORY = "the region ran on a contiguous input, then on a transposed one: last_used is the transposed fusion"
 
-_state: dict[str, object] = {}
+SCRIPT = "last_used_repro.py"
+"""Where the live side leaves the script it wrote: the reconstructed side runs in another process."""
 
 
 def live(out: Path) -> None:
@@ -25,11 +26,11 @@ def live(out: Path) -> None:
     wrapper = bsym._call_ctx[bsym.sym.name]
     print(f"wrapper cache: {wrapper.cache_info()}")
     # what a user does: take last_used and write its repro, believing it is the fusion they timed
-    _state["script"] = wrapper.last_used.repro_script_for([transposed])
+    (out / SCRIPT).write_text(wrapper.last_used.repro_script_for([transposed]))
 
 
 def reconstructed(out: Path) -> None:
-    replay_text(out, str(_state["script"]))
+    replay_text(out, (out / SCRIPT).read_text())
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
+# -*- coding: utf-8 -*-
+# Written by fusiondiff; nothing from the capture is on these first two lines.
 # Repro of fusion script/fusion0/8214d131fe90 (fusion0, script, called once),
-# written by fusiondiff 0.1.0 from capture /tmp/zoo/cupti_conflict/live.json.
-# Recorded at 2026-11-30T10:08:21+00:00 on NVIDIA H200 (sm 9.0): driver 580.159.04,
+# written by fusiondiff 0.1.0 from capture /tmp/zoo39/cupti_conflict/live.json.
+# Recorded at 2026-12-03T17:27:14+00:00 on NVIDIA H200 (sm 9.0): driver 580.159.04,
 #   CUDA 13.0, torch 2.11.0+cu130, nvFuser 0.2.36+git7e04d26, Thunder 0.2.6.
 # It keeps what nvFuser's repro_script_for drops: the NVFUSER_* variables, each input's storage
 # offset (so its pointer alignment), strides and integer value range, the enable/disable options
@@ -48,7 +50,10 @@ with FusionDefinition() as fd:
     nvfuser_fusion(fd)
 
 
-def _storage(numel, dtype, device, low=0, high=9):
+def synthesize_storage(numel, dtype, device, low=0, high=9):
+    """A fresh flat storage of ``numel`` random values; integers in ``[low, high]``."""
+    import torch
+
     # A fresh storage: the caching allocator aligns it to 512 bytes, so the recorded storage
     # offset alone gives the data pointer the alignment it had in the recording.
     if dtype.is_floating_point or dtype.is_complex:
@@ -60,23 +65,28 @@ def _storage(numel, dtype, device, low=0, high=9):
     return torch.randint(low, high + 1, (numel,), dtype=dtype, device=device)
 
 
-def _check_alignment(index, tensor, recorded):
-    # Largest power of two dividing the data pointer, capped at 256, as fusiondiff records it:
-    # nvFuser vectorizes by it, so another alignment can mean another kernel.
-    ptr = tensor.data_ptr()
-    got = 256 if ptr == 0 else min(ptr & -ptr, 256)
+def alignment_of(address: int, cap: int = 256) -> int:
+    """Largest power of two dividing ``address``, at most ``cap`` (0 aligns to everything)."""
+    if address == 0:
+        return cap
+    return min(address & -address, cap)
+
+
+def check_alignment(index, tensor, recorded):
+    """Warn on stderr when an input's data pointer is aligned otherwise than in the recording."""
+    # nvFuser vectorizes by the alignment, so another alignment can mean another kernel.
+    got = alignment_of(tensor.data_ptr())
     if got != recorded:
-        print(f'warning: input {index} is {got}-byte aligned; in the recording it was {recorded}',
-              file=sys.stderr)
+        print(f"warning: input {index} is {got}-byte aligned; in the recording it was {recorded}", file=sys.stderr)
 
 
 inputs = []
 # input 0: torch.bfloat16 shape (4, 1024, 4096) stride (4194304, 4096, 1), storage offset 0
-inputs.append(_storage(16777216, torch.bfloat16, 'cuda:0').as_strided((4, 1024, 4096), (4194304, 4096, 1), 0))
-_check_alignment(0, inputs[-1], 256)
+inputs.append(synthesize_storage(16777216, torch.bfloat16, 'cuda:0').as_strided((4, 1024, 4096), (4194304, 4096, 1), 0))
+check_alignment(0, inputs[-1], 256)
 # input 1: torch.bfloat16 shape (4096,) stride (1,), storage offset 0
-inputs.append(_storage(4096, torch.bfloat16, 'cuda:0').as_strided((4096,), (1,), 0))
-_check_alignment(1, inputs[-1], 256)
+inputs.append(synthesize_storage(4096, torch.bfloat16, 'cuda:0').as_strided((4096,), (1,), 0))
+check_alignment(1, inputs[-1], 256)
 
 # The per-call options the recording passed (Thunder passes them; nvFuser's repro drops them).
 outputs = fd.execute(inputs, _enable_options=[], _disable_options=[])

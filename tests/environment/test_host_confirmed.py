@@ -1,0 +1,86 @@
+"""Host-bound only where the timing statistics confirm it (fusiondiff.diff.rules_host), on pairs
+recorded on the H200: the zoo as recorded on 2026-12-03, its replays made while the live process
+still held its CUDA context (tests/data/zoo_same_process) and with each side in a process of its
+own (tests/data/zoo). A side's host time is four warm-ups there, spread 12 to 77 us around kernels
+of 7 to 27 us, so a gap of medians alone named a host-bound side in 12 of the 21 pairs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fusiondiff.api import diff_files
+from fusiondiff.diff import rules_host
+from fusiondiff.store import load_capture
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _host_findings(folder: Path):
+    result = diff_files(folder / "live.json", folder / "replay.json")
+    return [f for f in result.findings if f.rule == "host_bound"], result
+
+
+def _samples_us(folder: Path, side: str) -> list[float]:
+    record = load_capture(folder / f"{side}.json").fusions[0]
+    return sorted(s / 1000 for s in record.conditions.host.per_call_samples_ns)
+
+
+def _median_rule_fires(folder: Path) -> bool:
+    """What the rule said before its statistics: a gap of medians beyond the margin."""
+    a, b = (load_capture(folder / f"{side}.json").fusions[0] for side in ("live", "replay"))
+    waits = [max(r.conditions.host.per_call_ns - r.timing.median_ns, 0.0) for r in (a, b)]
+    hosts = [a.conditions.host.per_call_ns, b.conditions.host.per_call_ns]
+    return any(
+        waits[i] > 0 and waits[i] - waits[1 - i] >= max(rules_host.HOST_MARGIN_NS, rules_host.HOST_SHARE * hosts[1 - i])
+        for i in (0, 1)
+    )
+
+
+def test_both_sides_host_bound_and_their_host_times_not_told_apart_is_no_finding():
+    folder = DATA / "zoo" / "constant_precision"
+    live, replay = _samples_us(folder, "live"), _samples_us(folder, "replay")
+    assert live[-1] > replay[0]  # the four host times of each side overlap (18.6 > 18.3 us)
+    assert _median_rule_fires(folder)  # medians 13.0 and 19.8 us around 7 us kernels
+    assert _host_findings(folder)[0] == []
+
+
+def test_host_times_that_overlap_the_kernels_are_no_finding():
+    folder = DATA / "zoo_same_process" / "runtime_reuse"
+    replay = _samples_us(folder, "replay")
+    kernel_us = load_capture(folder / "replay.json").fusions[0].timing.median_ns / 1000
+    assert replay[0] < kernel_us < replay[-1]  # 12.8 and 34.2 us around a 19.7 us kernel
+    assert _median_rule_fires(folder)
+    assert _host_findings(folder)[0] == []
+
+
+def test_a_side_without_kernel_times_is_not_called_host_bound():
+    for folder in (DATA / "zoo_same_process" / "cupti_conflict", DATA / "zoo" / "cupti_conflict"):
+        assert load_capture(folder / "live.json").fusions[0].timing.median_ns == 0  # CUPTI taken first
+        assert _median_rule_fires(folder)
+        assert _host_findings(folder)[0] == []
+
+
+def test_a_confirmed_host_bound_side_is_found_and_claims_no_kernel_gap():
+    folder = DATA / "zoo" / "option_live_only"
+    live = _samples_us(folder, "live")
+    kernel_us = load_capture(folder / "live.json").fusions[0].timing.median_ns / 1000
+    assert live[0] > kernel_us  # every one of the live side's host times is above its kernels
+    found, result = _host_findings(folder)
+    assert len(found) == 1
+    data = {e.field: e for e in found[0].data}
+    assert data["host_per_call_ns"].a > data["kernel_per_call_ns"].a
+    assert data["gpu_wait_per_call_ns"].a > data["gpu_wait_per_call_ns"].b
+    assert found[0].explained_ns > 0
+    assert result.pairs[0].timing.verdict == "SAME"  # the kernels run alike: the planted option explains nothing
+
+
+def test_a_replay_beside_the_live_process_names_that_process_before_the_planted_cause():
+    """Why the zoo records its sides in processes of their own (repro/zoo/common.SIDES): a replay
+    made while the live process held its context ran beside it, and that setup finding took the
+    storage offset's gap."""
+    same, apart = DATA / "zoo_same_process" / "misaligned_input", DATA / "zoo" / "misaligned_input"
+    rules_same = [f.rule for f in diff_files(same / "live.json", same / "replay.json").findings]
+    rules_apart = [f.rule for f in diff_files(apart / "live.json", apart / "replay.json").findings]
+    assert rules_same[:2] == ["other_processes", "storage_offset"]
+    kernel_axis = [rule for rule in rules_apart if rule not in rules_host.KEPT_APART]
+    assert "other_processes" not in rules_apart and kernel_axis[0] == "storage_offset"
