@@ -1,8 +1,9 @@
 """Host-bound only where the timing statistics confirm it (fusiondiff.diff.rules_host), on pairs
 recorded on the H200: the zoo as recorded on 2026-12-03, its replays made while the live process
 still held its CUDA context (tests/data/zoo_same_process) and with each side in a process of its
-own (tests/data/zoo). A side's host time is four warm-ups there, spread 12 to 77 us around kernels
-of 7 to 27 us, so a gap of medians alone named a host-bound side in 12 of the 21 pairs."""
+own (tests/data/zoo). A side's host time is four warm-ups there, spread 10 to 77 us around kernels
+of 5 to 27 us, so a gap of medians alone named a host-bound side in 12 of the 21 pairs (the
+statistics: in 8)."""
 
 from __future__ import annotations
 
