@@ -1,0 +1,3 @@
+# the second device command of 2026-12-03 (seventh round), as sent after batch1.sh on the same machine
+source .gpu/activate.sh && export PYTHONPATH=/tmp/site:$PYTHONPATH; bash .probe/placement/run.sh > $OUT/placement_out.txt 2>&1; bash .probe/compile_where/run.sh > $OUT/cw_out.txt 2>&1; timeout 200 python3 -m pytest -q -rA -m gpu tests/gpu/test_end_to_end.py -p no:cacheprovider > $OUT/e2e.txt 2>&1; echo "e2e rc $?" >> $OUT/log.txt; cd $OUT && tar czf probes37.tgz place_*.jsonl where_*.txt placement_out.txt cw_out.txt place.err 2>/dev/null; tail -5 e2e.txt; cat log.txt; head -40 placement_out.txt; head -60 cw_out.txt
+# .probe/placement and .probe/compile_where are probes/placement and probes/compile_where here

@@ -1,0 +1,3 @@
+# fourth and fifth commands (a fresh machine): the zoo again, keeping its pairs (the fourth had left out
+# the msgspec install and stopped at an import; this is the fifth), at 30ad947, both sides in one process
+source .gpu/activate.sh && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl && unset PYTHONDONTWRITEBYTECODE; export PYTHONPYCACHEPREFIX=/tmp/pyc; rm -rf /tmp/zoo38; mkdir -p /tmp/zoo38; FUSIONDIFF_ZOO_OUT=/tmp/zoo38 timeout 380 python3 -m pytest -q -rA -m gpu tests/gpu/test_zoo.py -p no:cacheprovider > $OUT/zoo.txt 2>&1; echo "zoo rc $?"; tar czf $OUT/zoo38.tgz --exclude='*.safetensors' -C /tmp zoo38; du -sh /tmp/zoo38 $OUT/zoo38.tgz; grep -A14 "^scenario" $OUT/zoo.txt

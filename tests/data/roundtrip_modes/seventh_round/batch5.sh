@@ -1,0 +1,3 @@
+# sixth command (a fresh machine): the zoo with each side in a process of its own and the host rule
+# confirmed by statistics (the working tree before 4f886c5 and 67cfed1 were committed)
+source .gpu/activate.sh && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl && unset PYTHONDONTWRITEBYTECODE; export PYTHONPYCACHEPREFIX=/tmp/pyc; mkdir -p /tmp/zoo39; FUSIONDIFF_ZOO_OUT=/tmp/zoo39 timeout 235 python3 -m pytest -q -rA -m gpu tests/gpu/test_zoo.py -p no:cacheprovider > $OUT/zoo.txt 2>&1; echo "zoo rc $?"; tar czf $OUT/zoo39.tgz --exclude='*.safetensors' -C /tmp zoo39; grep -A14 "^scenario" $OUT/zoo.txt; tail -3 $OUT/zoo.txt
