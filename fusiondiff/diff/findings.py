@@ -5,7 +5,10 @@ Each rule is a small function in ``rules_inputs``, ``rules_fusion`` or ``rules_s
 
 1. Every finding has ``explained_ns``: the absolute median gap of the kernels it names, else of
    the fusions it names (nothing for fusions whose verdict is SAME); setup findings get the gap of
-   every fusion they invalidate.
+   every fusion they invalidate. Other processes that NVML never saw at work
+   (:func:`~fusiondiff.diff.rules_environment.not_seen_at_work`) are sorted as if they explained
+   nothing and tie after the consequences, so they rank after every recorded difference and keep
+   only the gap left.
 2. A consequence (segmentation, kernel variant, CUDA source, runtime history) whose fusions are all
    named by a cause is *explained by* that cause: it never ranks above it (its sort value is capped
    at the cause's ``explained_ns``), it lists the cause's rank in ``caused_by``, and the cause lists
@@ -139,12 +142,15 @@ def rank_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
     rule_order = {rule.__name__: i for i, rule in enumerate(RULES)}
     causes_by_label: dict[str, list[int]] = defaultdict(list)
     for i, f in enumerate(findings):
-        if f.role == "cause":
+        if f.role == "cause" and f.rule not in rules_host.KEPT_APART:  # host time leads to no kernel
             for label in f.fusions:
                 causes_by_label[label].append(i)
 
     causes_of: dict[int, list[int]] = {}
-    sort_ns = [f.explained_ns for f in findings]
+    # other processes never seen at work rank after the causes and keep only what is left
+    idle = [rules_environment.not_seen_at_work(f) for f in findings]
+    sort_ns = [0.0 if idle[i] else f.explained_ns for i, f in enumerate(findings)]
+    role_order = [_ROLE_ORDER["consequence"] + 0.5 if idle[i] else _ROLE_ORDER[f.role] for i, f in enumerate(findings)]
     for i, f in enumerate(findings):
         if f.role != "consequence" or not f.fusions:
             continue
@@ -159,7 +165,7 @@ def rank_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
         key=lambda i: (
             findings[i].role != "failure",  # a side without numbers comes before any timing
             -sort_ns[i],
-            _ROLE_ORDER[findings[i].role],
+            role_order[i],
             rule_order.get(findings[i].rule, len(rule_order)),
             findings[i].fusions[:1],
         ),

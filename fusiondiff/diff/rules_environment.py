@@ -238,6 +238,25 @@ def _more_processes(mine: int | None, theirs: int | None) -> bool:
     return theirs is None or theirs < mine
 
 
+def not_seen_at_work(finding: Finding) -> bool:
+    """An ``other_processes`` finding whose processes NVML never saw running kernels during the
+    timing: no per-process SM utilization above zero on the side that had more of them (NVML
+    samples a process only while it runs kernels). An idle context costs a fusion about 1-2 % (the
+    round trip's third round, ``benchmarks/RESULTS.md``), so such a finding ranks after any cause
+    that explains the gap and keeps only the gap no finding above it explains
+    (:func:`fusiondiff.diff.findings.rank_findings`): otherwise a live process waiting for its
+    replay took the whole gap of a storage offset that changed the kernel (the zoo, 2026-12-03)."""
+    if finding.rule != "other_processes":
+        return False
+    evidence = {e.field: e for e in finding.data if e.subject is None}
+    count, util = evidence.get("other_processes"), evidence.get("other_process_sm_util")
+    if count is None or util is None:
+        return False
+    more_in_a = (count.a or 0) > (count.b or 0)
+    seen = util.a if more_in_a else util.b
+    return not seen
+
+
 def other_processes(ctx: RuleContext) -> Iterator[Finding]:
     """Other processes had a compute context on a side's GPU while it was timed (NVML)."""
     for affected in _affected(ctx, _process_count, _more_processes):

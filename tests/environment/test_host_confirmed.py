@@ -73,15 +73,3 @@ def test_a_confirmed_host_bound_side_is_found_and_claims_no_kernel_gap():
     assert data["gpu_wait_per_call_ns"].a > data["gpu_wait_per_call_ns"].b
     assert found[0].explained_ns > 0
     assert result.pairs[0].timing.verdict == "SAME"  # the kernels run alike: the planted option explains nothing
-
-
-def test_a_replay_beside_the_live_process_names_that_process_before_the_planted_cause():
-    """Why the zoo records its sides in processes of their own (repro/zoo/common.SIDES): a replay
-    made while the live process held its context ran beside it, and that setup finding took the
-    storage offset's gap."""
-    same, apart = DATA / "zoo_same_process" / "misaligned_input", DATA / "zoo" / "misaligned_input"
-    rules_same = [f.rule for f in diff_files(same / "live.json", same / "replay.json").findings]
-    rules_apart = [f.rule for f in diff_files(apart / "live.json", apart / "replay.json").findings]
-    assert rules_same[:2] == ["other_processes", "storage_offset"]
-    kernel_axis = [rule for rule in rules_apart if rule not in rules_host.KEPT_APART]
-    assert "other_processes" not in rules_apart and kernel_axis[0] == "storage_offset"
