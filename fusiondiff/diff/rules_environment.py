@@ -252,9 +252,12 @@ def not_seen_at_work(finding: Finding) -> bool:
     count, util = evidence.get("other_processes"), evidence.get("other_process_sm_util")
     if count is None or util is None:
         return False
-    more_in_a = (count.a or 0) > (count.b or 0)
-    seen = util.a if more_in_a else util.b
-    return not seen
+
+    def number(value: object) -> float:
+        return float(value) if isinstance(value, (int, float)) else 0.0
+
+    seen = util.a if number(count.a) > number(count.b) else util.b
+    return number(seen) <= 0.0
 
 
 def other_processes(ctx: RuleContext) -> Iterator[Finding]:
