@@ -43,9 +43,6 @@ def test_record_starts_the_live_side_then_the_reconstructed_one_each_in_its_own_
     assert run_zoo.record("control", tmp_path) is None
     out = str(tmp_path / "control")
     assert calls == [["-m", "repro.zoo.control", out, "live"], ["-m", "repro.zoo.control", out, "reconstructed"]]
-        [side_args[0], side_args[1], str(tmp_path / "control"), side]
-        for side, side_args in zip(common.SIDES, [["-m", "repro.zoo.control"]] * 2)
-    ]
 
 
 def test_a_failed_side_is_named_in_the_error(tmp_path, monkeypatch):
