@@ -224,3 +224,16 @@ def test_the_gpu_tests_as_they_ran():
     assert "0/11 scenarios diagnosed correctly" in (tests / "zoo_one_process_kept.txt").read_text()
     apart = (tests / "zoo_sides_apart.txt").read_text()
     assert "10/11 scenarios diagnosed correctly" in apart and "KeyError: 'script'" in apart
+
+
+def test_a_default_turn_is_its_compile_and_a_quarter_second():
+    """Per run, the median turn's compile (the ``scripts`` phase) 1.36 to 2.10 s, its CUDA context
+    0.23 to 0.25 s, its samples 0.07 s: the run's median follows the compile."""
+    for session in ("stablelm", "llama3"):
+        for figures in _runs(_modes(session), "forked_turn"):
+            phases = figures["phase_medians_s"]
+            assert 1.35 < phases["scripts"] < 2.1
+            assert 0.23 < phases["cuda_context"] < 0.26 and phases["samples"] < 0.08
+    stablelm = _runs(_modes("stablelm"), "forked_turn")
+    by_compile = sorted(stablelm, key=lambda f: f["phase_medians_s"]["scripts"])
+    assert by_compile == sorted(stablelm, key=lambda f: f["median_s"])
