@@ -315,6 +315,16 @@ def _stop_at_limit(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt  # the round trip stops its replays, keeps what finished, says interrupted
 
 
+def import_before_limits() -> None:
+    """Import what a round trip's diff imports lazily (deepdiff, and pandas through it) before any
+    mode's limit is armed. The limit is a SIGALRM that raises ``KeyboardInterrupt`` wherever the
+    process is; on the H200 (seventh round, phi-2) it fell 2 s after the default's replays had all
+    finished, in its diff's first import of pandas (compiled into a fresh bytecode cache), which
+    lost that mode's figures and left pandas half initialized: the next mode's diff then died on
+    ``partially initialized module 'pandas'``."""
+    import deepdiff  # noqa: F401
+
+
 def run_mode(
     live: str,
     mode: str,
@@ -515,6 +525,7 @@ def main_modes(args: argparse.Namespace) -> int:
     distinct = len(distinct_fusions(load_capture(args.live)))
     gpu = [g.strip() for g in args.gpus.split(",") if g.strip()][0]
     limits = mode_limits(args.limit_s, modes)
+    import_before_limits()
     figures = {m: run_mode(args.live, m, work, gpu, args.ahead, limits[m], distinct, args.context_ahead) for m in modes}
     if "floor" not in figures and (work / "floor" / "bench_mode.json").is_file():
         figures["floor"] = json.loads((work / "floor" / "bench_mode.json").read_text())  # an earlier command's

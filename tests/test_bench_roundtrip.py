@@ -274,3 +274,35 @@ def test_the_modes_report_from_recorded_runs_prints_and_writes_every_part(monkey
     assert set(written) == {"live", "gpu", "ahead", "modes", "compared", "repeats"}
     assert written["compared"]["forked_turn"]["verdicts_vs_reference"]["differ"] == ["9"]
     assert sorted(written["repeats"]["apart"]["forked_turn"]["records"], key=int) == ["3", "5", "6", "8"]
+
+
+def test_the_diffs_lazy_imports_are_made_before_any_modes_limit_is_armed(monkeypatch, tmp_path):
+    """A limit that fell in pandas' first import lost the seventh round's phi-2 run on the H200
+    (``benchmarks/RESULTS.md``): the bench imports deepdiff, and pandas through it, first."""
+    import argparse
+    import json
+    import sys
+    from pathlib import Path
+
+    import benchmarks.bench_roundtrip as bench
+
+    data = Path(__file__).parent / "data" / "roundtrip_modes"
+    recorded = json.loads((data / "seventh_round" / "sessions" / "llama3" / "modes.json").read_text())["modes"]
+    order: list[str] = []
+    monkeypatch.setattr(bench, "import_before_limits", lambda: order.append("imports"))
+    monkeypatch.setattr(bench, "run_mode", lambda live, mode, *rest: order.append(mode) or recorded[mode])
+    args = argparse.Namespace(
+        live=str(data.parent / "fidelity" / "llama3" / "live.json"),
+        workdir=str(tmp_path),
+        gpus="0",
+        limit_s="60",
+        modes="forked_turn,reference",
+        ahead=1,
+        context_ahead=6,
+        json=None,
+    )
+    bench.main_modes(args)
+    assert order == ["imports", "forked_turn", "reference"]
+    monkeypatch.undo()
+    bench.import_before_limits()
+    assert "deepdiff" in sys.modules

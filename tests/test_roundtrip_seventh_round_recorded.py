@@ -126,13 +126,18 @@ def test_llama3s_one_turned_verdict_sits_on_the_floor():
     assert verdicts["margins"]["17"]["gap"] == pytest.approx(-0.0170, abs=5e-5)
 
 
-def test_phi2s_reference_run_was_lost_to_a_pandas_import_in_the_bench_process():
+def test_phi2s_run_was_lost_to_the_benchs_limit_falling_in_a_pandas_import():
+    """The default's replays all finished at 28 s; its 30 s limit fell in the diff after them, in
+    pandas' first import: that mode kept nothing, and the reference's diff met pandas half imported."""
     session = ROUND / "sessions" / "phi2"
     assert not (session / "modes.json").exists()
     err = (session / "bench.err").read_text()
+    assert "[forked_turn] fusiondiff roundtrip: [####################] 8/8 done, 28 s elapsed" in err
     assert "partially initialized module 'pandas'" in err and "deepdiff" in err
     figures = json.loads((session / "forked_turn" / "bench_mode.json").read_text())
-    assert figures["median_s"] is None  # the bench computes its figures after the diff
+    assert figures["stopped_at_limit"] and figures["limit_s"] == 30.0 and 30.0 < figures["wall_s"] < 30.1
+    assert figures["median_s"] is None and figures["processes"] == []
+    assert len(list((session / "forked_turn" / "logs").glob("*.phases.json"))) == 8
 
 
 # ---------------------------------------------------------------- where the inputs sit
