@@ -26,7 +26,7 @@ def live(out: Path) -> None:
     wrapper = bsym._call_ctx[bsym.sym.name]
     print(f"wrapper cache: {wrapper.cache_info()}")
     # what a user does: take last_used and write its repro, believing it is the fusion they timed
-    (out / SCRIPT).write_text(wrapper.last_used.repro_script_for([transposed]))
+    (out / SCRIPT).write_text(str(wrapper.last_used.repro_script_for([transposed])))
 
 
 def reconstructed(out: Path) -> None:
