@@ -7,7 +7,9 @@ the other setup rules, each is given the whole gap of the fusions it concerns, a
 :func:`~fusiondiff.diff.rules_setup.measurement` in ``RULES``: a clock that dropped while another
 stream ran is the other stream's evidence (it is in the finding's data), not a cause of its own. In
 that order too: other work of the process, another process, throttling, a clock setting, since the
-first ones draw the power that throttles the GPU.
+first ones draw the power that throttles the GPU. Other processes that NVML never saw running
+kernels are the exception: they yield the gap to the recorded differences
+(:func:`not_seen_at_work`).
 
 The host's side (a host that keeps the GPU waiting) is :mod:`fusiondiff.diff.rules_host`.
 
