@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
+import statistics
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -73,6 +74,11 @@ def fusion_gap_ns(pair: FusionPair) -> float:
 
 def kernel_gap_ns(kernel: KernelPair) -> float:
     return verdict_gap_ns(kernel.timing)
+
+
+def median_or_none(values: Sequence[float]) -> float | None:
+    """The median of ``values``; ``None`` where there are none (a side that did not record it)."""
+    return statistics.median(values) if values else None
 
 
 def kernel_label(pair: FusionPair, kernel: KernelPair) -> str:

@@ -27,7 +27,7 @@ from typing import TypeVar
 
 from fusiondiff.conditions import DeviceActivity, OtherWork, TimingConditions
 from fusiondiff.diff.clocks import max_clock_mhz, running
-from fusiondiff.diff.context import RuleContext
+from fusiondiff.diff.context import RuleContext, median_or_none
 from fusiondiff.diff.records import Evidence, Finding, FusionPair, Role, Unit
 from fusiondiff.model import FusionRecord
 
@@ -76,10 +76,6 @@ def _affected(
     return affected
 
 
-def _median(values: Sequence[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
 def _per_side(
     ctx: RuleContext, pairs: Sequence[FusionPair], value: Callable[[FusionRecord], float | None]
 ) -> tuple[list[float], list[float]]:
@@ -94,7 +90,7 @@ def _evidence(
 ) -> Evidence:
     """Evidence of ``field``: the median of ``value`` over each side's records of ``pairs``."""
     a, b = _per_side(ctx, pairs, value)
-    return Evidence(field, _median(a), _median(b), unit)
+    return Evidence(field, median_or_none(a), median_or_none(b), unit)
 
 
 def _common(ctx: RuleContext, pairs: Sequence[FusionPair]) -> list[Evidence]:
@@ -107,7 +103,7 @@ def _common(ctx: RuleContext, pairs: Sequence[FusionPair]) -> list[Evidence]:
         readings = record.sm_clock_mhz
         if len(readings) == 3 and running(readings[1:2], limit):
             return float(readings[1])  # read while the middle sample's kernels ran (since issue #23)
-        return _median(running(readings, limit))
+        return median_or_none(running(readings, limit))
 
     a = sum(p.timing.median_a_ns for p in pairs)
     b = sum(p.timing.median_b_ns for p in pairs)
@@ -294,7 +290,7 @@ def _device_number(field: str) -> Callable[[FusionRecord], float | None]:
 
 def _gpu_util(record: FusionRecord) -> float | None:
     d = _device(record)
-    return None if d is None else _median(d.gpu_util_samples)
+    return None if d is None else median_or_none(d.gpu_util_samples)
 
 
 _PROCESS_EVIDENCE: tuple[tuple[str, Unit, Callable[[FusionRecord], float | None]], ...] = (

@@ -15,11 +15,10 @@ host time is confirmed longer than the other's, or its kernels confirmed faster.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterator, Sequence
 
 from fusiondiff.conditions import HostTiming
-from fusiondiff.diff.context import RuleContext
+from fusiondiff.diff.context import RuleContext, make_finding, median_or_none
 from fusiondiff.diff.records import Evidence, Finding, FusionPair, Unit
 from fusiondiff.diff.stats import compare_timings
 from fusiondiff.model import FusionRecord, Timing
@@ -86,17 +85,10 @@ def host_bound(ctx: RuleContext) -> Iterator[Finding]:
             waits[index] += extra_wait
     for index in (0, 1):
         if affected[index]:
-            yield Finding(
-                rule="host_bound",
-                role="cause",
-                fusions=tuple(p.label for p in affected[index]),
-                explained_ns=waits[index],
-                data=tuple(_host_evidence(ctx, affected[index])),
+            pairs = affected[index]
+            yield make_finding(
+                "host_bound", "cause", _host_evidence(ctx, pairs), [p.label for p in pairs], waits[index]
             )
-
-
-def _median(values: Sequence[float]) -> float | None:
-    return statistics.median(values) if values else None
 
 
 def _host_evidence(ctx: RuleContext, pairs: Sequence[FusionPair]) -> list[Evidence]:
@@ -120,8 +112,8 @@ def _host_evidence(ctx: RuleContext, pairs: Sequence[FusionPair]) -> list[Eviden
 
     data = [
         both("host_bound_fusions", bound[0], bound[1], "count"),
-        both("host_per_call_ns", _median(hosts[0]), _median(hosts[1])),
-        both("kernel_per_call_ns", _median(kernels[0]), _median(kernels[1])),
+        both("host_per_call_ns", median_or_none(hosts[0]), median_or_none(hosts[1])),
+        both("kernel_per_call_ns", median_or_none(kernels[0]), median_or_none(kernels[1])),
         both("gpu_wait_per_call_ns", sum(waits[0]), sum(waits[1])),
         both("host_step_ns", per_step(hosts[0]), per_step(hosts[1])),
         both("kernel_step_ns", per_step(kernels[0]), per_step(kernels[1])),
@@ -132,10 +124,10 @@ def _host_evidence(ctx: RuleContext, pairs: Sequence[FusionPair]) -> list[Eviden
             [
                 m
                 for r in records
-                if (h := _host_timing(r[i])) is not None and (m := _median(getattr(h, name))) is not None
+                if (h := _host_timing(r[i])) is not None and (m := median_or_none(getattr(h, name))) is not None
             ]
             for i in (0, 1)
         ]
         if medians[0] or medians[1]:
-            data.append(both(name, _median(medians[0]), _median(medians[1])))
+            data.append(both(name, median_or_none(medians[0]), median_or_none(medians[1])))
     return data
