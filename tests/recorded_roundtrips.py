@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.bench_roundtrip import spread
+from benchmarks.bench_roundtrip import base_mode, spread
 
 DATA = Path(__file__).parent / "data" / "roundtrip_modes"
 
@@ -17,6 +17,11 @@ DATA = Path(__file__).parent / "data" / "roundtrip_modes"
 def recorded_modes(session: Path) -> dict:
     """Each mode's figures, by mode name (``reference:2`` for a second run of one)."""
     return json.loads((session / "modes.json").read_text())["modes"]
+
+
+def recorded_runs(modes: dict, kind: str) -> list[dict]:
+    """The figures of every run of ``kind`` (``forked_turn``, ``reference``...) among ``modes``, in order."""
+    return [figures for mode, figures in modes.items() if base_mode(mode) == kind]
 
 
 def recorded_phases(session: Path, mode: str) -> list[dict]:

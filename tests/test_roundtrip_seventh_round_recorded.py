@@ -11,7 +11,7 @@ import statistics
 from pathlib import Path
 
 import pytest
-from recorded_roundtrips import DATA, check_costs, recorded_modes
+from recorded_roundtrips import DATA, check_costs, recorded_modes, recorded_runs
 
 from benchmarks.bench_roundtrip import compare_modes, live_medians, process_costs
 
@@ -22,10 +22,6 @@ MODES = {"stablelm": ("forked_turn", "reference", "forked_turn:2", "reference:2"
 
 def _modes(session: str, round_: Path = ROUND) -> dict:
     return recorded_modes(round_ / "sessions" / session)
-
-
-def _runs(modes: dict, kind: str) -> list[dict]:
-    return [figures for mode, figures in modes.items() if mode.split(":")[0] == kind]
 
 
 @pytest.mark.parametrize(("session", "mode"), [(s, m) for s in ("stablelm", "llama3") for m in _modes(s)])
@@ -65,9 +61,11 @@ def test_the_defaults_median_and_worst_beside_the_reference(session, expected):
 def test_stablelms_default_median_over_eight_runs_of_two_rounds_is_above_three_seconds():
     """The target of 3 s is met by 2 of the 8 default runs on stablelm (2.75 and 2.86 s); their
     median is 3.36 s."""
-    medians = [f["median_s"] for f in _runs(_modes("stablelm"), "forked_turn")]
+    medians = [f["median_s"] for f in recorded_runs(_modes("stablelm"), "forked_turn")]
     medians += [
-        f["median_s"] for s in ("stablelm_first", "stablelm_second") for f in _runs(_modes(s, SIXTH), "forked_turn")
+        f["median_s"]
+        for s in ("stablelm_first", "stablelm_second")
+        for f in recorded_runs(_modes(s, SIXTH), "forked_turn")
     ]
     assert len(medians) == 8
     assert sum(m <= 3.0 for m in medians) == 2
@@ -77,7 +75,7 @@ def test_stablelms_default_median_over_eight_runs_of_two_rounds_is_above_three_s
 def _ratios(modes: dict, record: str) -> list[float]:
     """Each default run's replay median of ``record`` over the first reference's in its command."""
     reference = modes["reference"]["replay_median_ns"][record]
-    return [f["replay_median_ns"][record] / reference for f in _runs(modes, "forked_turn")]
+    return [f["replay_median_ns"][record] / reference for f in recorded_runs(modes, "forked_turn")]
 
 
 def test_nvfusion3_and_6_no_longer_replay_slower_in_the_default():
@@ -92,8 +90,8 @@ def test_nvfusion3_and_6_no_longer_replay_slower_in_the_default():
     assert all(1.0 <= r < 1.008 for ratios in seventh.values() for r in ratios)
     modes = _modes("stablelm")
     for rec in ("3", "6"):
-        default = [f["replay_median_ns"][rec] for f in _runs(modes, "forked_turn")]
-        reference = [f["replay_median_ns"][rec] for f in _runs(modes, "reference")]
+        default = [f["replay_median_ns"][rec] for f in recorded_runs(modes, "forked_turn")]
+        reference = [f["replay_median_ns"][rec] for f in recorded_runs(modes, "reference")]
         assert min(default) <= max(reference)
     compared = compare_modes(modes, modes["reference"])
     assert all(compared[m]["shifts_vs_reference"]["shifted"] == [] for m in MODES["stablelm"])
@@ -235,10 +233,10 @@ def test_a_default_turn_is_its_compile_and_a_quarter_second():
     """Per run, the median turn's compile (the ``scripts`` phase) 1.36 to 2.10 s, its CUDA context
     0.23 to 0.25 s, its samples 0.07 s: the run's median follows the compile."""
     for session in ("stablelm", "llama3"):
-        for figures in _runs(_modes(session), "forked_turn"):
+        for figures in recorded_runs(_modes(session), "forked_turn"):
             phases = figures["phase_medians_s"]
             assert 1.35 < phases["scripts"] < 2.1
             assert 0.23 < phases["cuda_context"] < 0.26 and phases["samples"] < 0.08
-    stablelm = _runs(_modes("stablelm"), "forked_turn")
+    stablelm = recorded_runs(_modes("stablelm"), "forked_turn")
     by_compile = sorted(stablelm, key=lambda f: f["phase_medians_s"]["scripts"])
     assert by_compile == sorted(stablelm, key=lambda f: f["median_s"])

@@ -10,9 +10,9 @@ import re
 import statistics
 
 import pytest
-from recorded_roundtrips import DATA, check_costs, handover_gaps, recorded_modes, recorded_phases
+from recorded_roundtrips import DATA, check_costs, handover_gaps, recorded_modes, recorded_phases, recorded_runs
 
-from benchmarks.bench_roundtrip import compare_modes, live_medians, process_costs
+from benchmarks.bench_roundtrip import base_mode, compare_modes, live_medians, process_costs
 
 ROUND = DATA / "sixth_round"
 SESSIONS = {"stablelm_first": 10, "stablelm_second": 10, "phi2": 8, "llama3": 26}
@@ -27,10 +27,7 @@ def _modes(session: str) -> dict:
 def _stablelm_runs(kind: str) -> list[dict]:
     """Every run of ``kind`` (``forked_turn``, ``reference``...) on stablelm, both commands, in order."""
     return [
-        figures
-        for session in ("stablelm_first", "stablelm_second")
-        for mode, figures in _modes(session).items()
-        if mode.split(":")[0] == kind
+        figures for session in ("stablelm_first", "stablelm_second") for figures in recorded_runs(_modes(session), kind)
     ]
 
 
@@ -248,7 +245,7 @@ def test_pooled_over_both_commands_only_nvfusion3_and_6_lie_apart_from_every_ref
     pooled = {}
     for session in ("stablelm_first", "stablelm_second"):
         for mode, figures in _modes(session).items():
-            base = mode.split(":")[0]
+            base = base_mode(mode)
             if base in ("forked_turn", "reference"):
                 pooled[f"{base}:{session}:{mode}"] = figures
     apart = repeat_summary(pooled)["apart"]["forked_turn"]
