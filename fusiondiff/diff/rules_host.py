@@ -52,28 +52,21 @@ def _wait(host_ns: float, kernel_ns: float) -> float:
 def host_bound(ctx: RuleContext) -> Iterator[Finding]:
     """A side's calls take longer on the host than their kernels on the GPU (confirmed by the
     timing statistics), and the GPU waits longer for them than on the other side."""
-    candidates: list[tuple[int, FusionPair, FusionRecord, FusionRecord, float]] = []
+    # per candidate side: its index, the pair, (kernels, host) of that side and of the other, the extra wait
+    candidates: list[tuple[int, FusionPair, tuple[Timing, Timing], tuple[Timing, Timing], float]] = []
     for pair, (ra, rb) in zip(ctx.pairs, ctx.records):  # both sides in one walk
         ha, hb = _host(ra), _host(rb)
         if pair.failed or ha is None or hb is None:
             continue
         wa, wb = _wait(ha, pair.timing.median_a_ns), _wait(hb, pair.timing.median_b_ns)
+        sides = ((ra.timing, _host_samples(ra)), (rb.timing, _host_samples(rb)))
         for index, (mine, theirs, their_host) in enumerate(((wa, wb, hb), (wb, wa, ha))):
             if mine > 0 and mine - theirs >= max(HOST_MARGIN_NS, HOST_SHARE * their_host):
-                own, other = (ra, rb) if index == 0 else (rb, ra)
-                candidates.append((index, pair, own, other, mine - theirs))
+                candidates.append((index, pair, sides[index], sides[1 - index], mine - theirs))
     # three verdicts per candidate, in one batch: its host against its kernels, the other side's
     # host against the other side's kernels, and its host against the other side's
     verdicts = compare_timings(
-        [
-            comparison
-            for _, _, own, other, _ in candidates
-            for comparison in (
-                (own.timing, _host_samples(own)),
-                (other.timing, _host_samples(other)),
-                (_host_samples(other), _host_samples(own)),
-            )
-        ]
+        [comparison for _, _, own, other, _ in candidates for comparison in (own, other, (other[1], own[1]))]
     )
     affected: tuple[list[FusionPair], list[FusionPair]] = ([], [])
     waits = [0.0, 0.0]
