@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from fusiondiff import termination
-from fusiondiff.cli_options import add_capture_options
+from fusiondiff.cli_options import add_capture_options, gates
 from fusiondiff.cli_parser import build_parser
 from fusiondiff.errors import FusionDiffError, OutputError
 from fusiondiff.escape import printable, printable_lines
@@ -238,7 +238,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     )
     if unwritten is not None:
         raise unwritten
-    return result.exit_code(strict=args.strict)
+    return result.exit_code(gates=gates(args))
 
 
 def _cmd_ranks(args: argparse.Namespace) -> int:
@@ -248,7 +248,7 @@ def _cmd_ranks(args: argparse.Namespace) -> int:
 
     result = diff_ranks(load_rank_captures(args.captures))
     emit(render_ranks_text(result))
-    return result.exit_code(strict=args.strict)
+    return result.exit_code(gates=gates(args))
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -310,7 +310,7 @@ def _cmd_roundtrip(args: argparse.Namespace) -> int:
         forked=args.processes == "forked",
     )
     emit(render_summary(result, top=args.top))
-    return EXIT_INTERRUPTED if result.interrupted else result.exit_code
+    return EXIT_INTERRUPTED if result.interrupted else result.exit_code_for(gates(args))
 
 
 def _executor(args: argparse.Namespace) -> SlurmExecutor | None:

@@ -36,6 +36,40 @@ SECONDS = number(float, 1e-3, math.inf)
 """A timeout: a positive, finite number of seconds."""
 
 
+EXIT_CODES = (
+    "Exit codes: 0 when every gated question passes; 1 when one fails; 2 on error. The kernel question "
+    "is always gated: 1 when a matched fusion's kernel time differs, a side failed or a fusion is missing. "
+    "--gate host adds the host question (fd.execute's host time per call differs, or a side's host keeps "
+    "its GPU waiting); --strict adds repro fidelity (any recorded property differs, e.g. what B runs "
+    "differently from A)."
+)
+"""The exit codes of every command that diffs (diff, ranks, roundtrip), in their descriptions."""
+
+
+def add_gate_options(p: argparse.ArgumentParser, whose: str = "") -> None:
+    """``--gate`` and ``--strict``: the questions besides kernel time that decide the exit code."""
+    p.add_argument(
+        "--gate",
+        action="append",
+        choices=("kernel", "host", "fidelity"),
+        default=[],
+        help="also exit 1 when this question fails (repeatable): host, the host time per call "
+        "(fd.execute against fd.execute) or a side whose host keeps its GPU waiting; fidelity, as --strict "
+        "(kernel time is always gated)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help=f"exit 1 on any recorded property difference{whose}, even one that explains no time "
+        "(the same as --gate fidelity)",
+    )
+
+
+def gates(args: argparse.Namespace) -> tuple[str, ...]:
+    """The questions ``--gate`` and ``--strict`` add to the kernel question's gate."""
+    return tuple(dict.fromkeys([*getattr(args, "gate", []), *(["fidelity"] if getattr(args, "strict", False) else [])]))
+
+
 def add_protocol_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("timing protocol (shared by capture and replay)")
     g.add_argument(

@@ -11,7 +11,16 @@ import argparse
 from typing import NoReturn
 
 from fusiondiff.blocks.cli_options import add_timeline_options
-from fusiondiff.cli_options import COUNT, SECONDS, add_capture_options, add_protocol_options, add_timer_option, number
+from fusiondiff.cli_options import (
+    COUNT,
+    EXIT_CODES,
+    SECONDS,
+    add_capture_options,
+    add_gate_options,
+    add_protocol_options,
+    add_timer_option,
+    number,
+)
 from fusiondiff.replay.stages import DEFAULT_AHEAD, DEFAULT_FORKED, DEFAULT_PREPARE, PREPARE_CHOICES
 from fusiondiff.version import __version__
 
@@ -156,22 +165,17 @@ def build_parser() -> argparse.ArgumentParser:
         "diff",
         help="compare two captures and rank what explains the gap",
         description="Match the fusions and kernels of two captures, compare every recorded property and the "
-        "timing distributions, and rank the findings. The verdict line says whether a side crashed, whether B "
-        "runs at the same speed as A (or how much faster or slower, with the statistics), and whether the "
-        "recorded properties are identical. Exit 0: every matched fusion has the same speed and no finding "
-        "explains measurable time (property differences that cost no time are listed, not counted); 1: a speed "
-        "differs, a fusion is missing or failed, or a cause explains time (with --strict, also any property "
-        "difference); 2: error.",
+        "timing distributions, and answer three questions apart, each with its verdict line, its ledger (the "
+        "gap apportioned once to the root causes present) and its ranked findings: kernel time (whether B "
+        "runs each fusion's kernels at A's speed, and why not), host time per call (fd.execute against "
+        "fd.execute, and what a side's host makes its GPU wait) and repro fidelity (what B runs differently "
+        "from A). " + EXIT_CODES,
     )
     p.add_argument("a", help="first capture (usually the live one)")
     p.add_argument("b", help="second capture (usually the replay)")
     p.add_argument("--json", metavar="FILE", help="also write the diff record as JSON")
     p.add_argument("--format", choices=("text", "json"), default="text", help="what to print on stdout")
-    p.add_argument(
-        "--strict",
-        action="store_true",
-        help="exit 1 on any recorded property difference, even one that explains no time",
-    )
+    add_gate_options(p)
 
     p = sub.add_parser(
         "ranks",
@@ -179,13 +183,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Diff each rank's capture (live.rank1.json, ...) against rank 0's: the same fusion across "
         "ranks, one verdict line per rank, then the ranks slower than rank 0 ranked by their fusions' total time "
         "gap per step, each with the top finding of its diff (another kernel variant, clocks, inputs, L2...). "
-        "A rank's own device (cuda:1 for rank 1) and its rank fields are not differences. Exit codes as `diff`: "
-        "0 when every rank runs its fusions like rank 0, 1 when a rank differs, 2 on error.",
+        "A rank's own device (cuda:1 for rank 1) and its rank fields are not differences. Exit codes as `diff`, "
+        "over every rank: " + EXIT_CODES,
     )
     p.add_argument(
         "captures", nargs="+", metavar="DIR_OR_FILE", help="per-rank capture files, or a folder of NAME.rank<N>.json"
     )
-    p.add_argument("--strict", action="store_true", help="exit 1 on any recorded property difference of a rank")
+    add_gate_options(p, " of a rank")
 
     p = sub.add_parser("show", help="summarise one capture", description="Print a summary of a capture file.")
     p.add_argument("capture", help="capture file (.json)")
@@ -239,10 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
         "runs, and lets it touch the GPU only in its turn), keep each replay in DIR/replays (a rerun resumes "
         "and skips those; Ctrl-C keeps what finished), then write the merged replay DIR/replay.json and the diff "
         "record DIR/diff.json, and print every fusion live vs replay ranked by the time nothing recorded "
-        "explains, with the step's totals. Progress and an ETA go to stderr. Exit codes are the diff's: 0: every "
-        "fusion replayed at its live speed and no cause explains time; 1: a speed differs, a replay failed or is "
-        "missing, or a cause explains time (also host time: a live side whose calls take longer on the host "
-        "than their kernels, host_bound, as small fusions under Thunder often do); 2: error.",
+        "explains, with the step's totals. Progress and an ETA go to stderr. Exit codes are the diff's (a replay "
+        "that failed or is missing fails the kernel question): " + EXIT_CODES,
     )
     p.add_argument(
         "live",
@@ -354,6 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--cuda-source", action="store_true", help="also store the generated CUDA source text (the diff compares it)"
     )
     add_protocol_options(p)
+    add_gate_options(p)
     p.set_defaults(save_inputs=False)
 
     p = sub.add_parser(

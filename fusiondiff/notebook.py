@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from fusiondiff.diff.records import KernelPair, PropertyChange, TimingVerdict
 
 CaptureTable = Literal["fusions", "kernels", "samples", "ctas"]
-DiffTable = Literal["fusions", "kernels", "samples", "findings", "ctas"]
+DiffTable = Literal["fusions", "kernels", "samples", "findings", "ledger", "ctas"]
 
 
 def _pandas() -> Any:
@@ -139,6 +139,10 @@ class DiffView:
         """What ``fusiondiff diff`` would exit with (see :meth:`DiffResult.exit_code`)."""
         return self.report.result.exit_code()
 
+    def passes(self, question: str) -> bool:
+        """Whether ``kernel``, ``host`` or ``fidelity`` passes its gate (:meth:`DiffResult.passes`)."""
+        return self.report.result.passes(question)
+
     def _repr_html_(self) -> str:
         from fusiondiff.report.html import diff_html_fragment
 
@@ -168,7 +172,8 @@ class DiffView:
 
     def to_dataframe(self, table: DiffTable = "fusions") -> pandas.DataFrame:
         """``fusions``: one row per matched fusion; ``kernels``: one per matched kernel;
-        ``samples``: one per sample, side and kernel (long form); ``findings``: ranked findings."""
+        ``samples``: one per sample, side and kernel (long form); ``findings``: ranked findings (with
+        their question); ``ledger``: each question's gap apportioned, one row per share."""
         from fusiondiff.report import wording
 
         pd = _pandas()
@@ -182,13 +187,33 @@ class DiffView:
             rows = [
                 {
                     "rank": f.rank,
+                    "question": f.question,
                     "rule": f.rule,
                     "role": f.role,
                     "title": wording.title(f),
                     "explained_us": _us(f.explained_ns),
+                    "joint_with": ", ".join(f.joint_with),
                     "fusions": ", ".join(f.fusions),
                 }
                 for f in result.findings
+            ]
+        elif table == "ledger":
+            rows = [
+                {
+                    "question": ledger.question,
+                    "causes": " and ".join(causes),
+                    "explained_us": _us(ns),
+                    "fusions": ", ".join(fusions),
+                }
+                for ledger in result.ledgers
+                for causes, ns, fusions in [
+                    *((e.causes, e.explained_ns, e.fusions) for e in ledger.entries),
+                    *(
+                        [(("unexplained",), ledger.unexplained_ns, ledger.unexplained_fusions)]
+                        if ledger.unexplained_ns > 0
+                        else []
+                    ),
+                ]
             ]
         elif table == "samples":
             from fusiondiff.report.content import samples_of

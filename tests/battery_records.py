@@ -215,7 +215,7 @@ RECORDS = [
         REPORT_RECORD,
         record(("schema_version", "1")),
         2,
-        r"has diff record schema '1'; this fusiondiff reads 1 to 2",
+        r"has diff record schema '1'; this fusiondiff reads 1 to 3",
     ),
     Case(
         "record",

@@ -54,25 +54,31 @@ fusiondiff diff
   A (live): synthetic: live
   B (replay): synthetic: replay
 verdict: same speed: the 1 matched fusion(s) SAME within noise; recorded properties identical
+host: fd.execute's host time was not measured on both sides
+fidelity: B runs what A ran (definition, constants, inputs, options and variables as recorded)
 
 fusions
   fusion / kernel           A median us   B median us      B/A   p-value  verdict (B vs A)
   nvFusion0 [forward]             N         N    Nx         -  SAME
   B/A: B's median over A's (above 1: B is slower); p-value: two-sided Mann-Whitney U test, - where no test was run: the medians are within the noise floor, or a side has under 2 samples
+
+kernel time (passes, gated by default): no gap to apportion
 """
 
 OFFSET_TEXT = """\
 fusiondiff diff
   A (live): synthetic: live
   B (replay): synthetic: replay
-verdict: B is Nx slower: N us in A, N us in B (medians of 30 and 30 samples, Mann-Whitney p=N); recorded properties differ: 3 finding(s), explaining N us
+verdict: B is Nx slower: N us in A, N us in B (medians of 30 and 30 samples, Mann-Whitney p=N); recorded properties differ: 3 finding(s), explaining N us of the N us gap
+host: fd.execute's host time was not measured on both sides
+fidelity: B runs 1 thing(s) differently from A: storage_offset (N us of kernel time)
 
 fusions
   fusion / kernel           A median us   B median us      B/A   p-value  verdict (B vs A)
   nvFusion0 [forward]             N         N    Nx   N  SLOWER
   B/A: B's median over A's (above 1: B is slower); p-value: two-sided Mann-Whitney U test, - where no test was run: the medians are within the noise floor, or a side has under 2 samples
 
-findings, ranked: failures first, then by the time they explain (each gap counted once)
+kernel time (fails, gated by default): gap N us: storage_offset N us
   1. [storage_offset, cause] Input 0 of nvFusion0 [forward] starts at another storage offset (alignment 256 B vs 2 B)  (explains N us)
        input 0 (bfloat16[4, 1024, 4096]): storage offset 0 element(s) in A, 1 in B
        data pointer alignment: 256 B in A, 2 B in B (widest vector access: 8 element(s) in A, 1 element(s) in B)
@@ -86,6 +92,9 @@ findings, ranked: failures first, then by the time they explain (each gap counte
        nvfuser_inner_persistent_g0: c1_r0 in A, c1_r1 in B (nvfuser_inner_persistent_f0_c1_r0_g0 vs nvfuser_inner_persistent_f0_c1_r1_g0)
        a runtime index above 0 means the process compiled other runtimes of this fusion before (other inputs) and nvFuser picked among them by history; NVFUSER_DISABLE=kernel_reuse on both sides rules reuse out
        follows from: #1 storage_offset
+
+repro fidelity (fails, gated with --strict): gap N us: storage_offset N us
+  B runs 1 thing(s) differently from A: storage_offset (N us of kernel time)
 """
 
 
@@ -209,7 +218,7 @@ def test_cli_exit_1_on_a_finding_and_writes_json(tmp_path, capsys):
     assert code == 1
     assert "1. [storage_offset, cause]" in capsys.readouterr().out
     record = json.loads(out.read_text())
-    assert record["schema_version"] == 2 and record["record"] == "fusiondiff diff"
+    assert record["schema_version"] == 3 and record["record"] == "fusiondiff diff"
     assert record["diff"]["findings"][0]["rule"] == "storage_offset" and record["exit_code"] == 1
     assert set(record["sides"]) == {"A", "B"} and record["sides"]["A"]["protocol"]["samples"] == 30
     assert record["samples"] and len(record["samples"][0]["a_ns"]) == 30

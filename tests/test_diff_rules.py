@@ -204,22 +204,40 @@ CASES: list[tuple[str, Callable[[], Capture], Callable[[], Capture], set[str]]] 
         {"measurement"},
     ),
     (
-        "measurement (clocks)",
+        "clocks",
         live,
         lambda: replay_of(
             base_fusion(kernels=[b_kernel()]),
             environment=dataclasses.replace(syn.SYNTHETIC_ENVIRONMENT, sm_clock_mhz=1410),
         ),
-        {"measurement"},
+        {"clocks"},
     ),
     (
-        "gpu_or_versions",
+        "versions",
         live,
         lambda: replay_of(
             base_fusion(kernels=[b_kernel()]),
             environment=dataclasses.replace(syn.SYNTHETIC_ENVIRONMENT, nvfuser_version="0.2.35"),
         ),
-        {"gpu_or_versions"},
+        {"versions"},
+    ),
+    (
+        "gpu",
+        live,
+        lambda: replay_of(
+            base_fusion(kernels=[b_kernel()]),
+            environment=dataclasses.replace(syn.SYNTHETIC_ENVIRONMENT, gpu_name="synthetic other GPU"),
+        ),
+        {"gpu"},
+    ),
+    (
+        "flush_size",
+        live,
+        lambda: dataclasses.replace(
+            replay_of(base_fusion(kernels=[b_kernel()])),
+            protocol=dataclasses.replace(TimingProtocol(), flush_bytes=100 * 2**20),
+        ),
+        {"flush_size"},
     ),
     ("unexplained", live, lambda: replay_of(base_fusion(kernels=[b_kernel(median_ns=25_000)])), {"unexplained"}),
     (
@@ -285,8 +303,10 @@ DATA: dict[str, tuple[object, ...]] = {
         None,
         "torch.profiler: CUPTI initialization failed; no kernel events recorded",
     ),
-    "measurement (clocks)": ("timed_sm_clock_mhz", 1980, 1410),
-    "gpu_or_versions": ("nvfuser_version", "0.2.36", "0.2.35"),
+    "clocks": ("timed_sm_clock_mhz", 1980, 1410),
+    "versions": ("nvfuser_version", "0.2.36", "0.2.35"),
+    "gpu": ("gpu_name", ANY, "synthetic other GPU"),
+    "flush_size": ("protocol.flush_bytes", ANY, 100 * 2**20),
     "unexplained": ("verdict", "SLOWER", "SLOWER"),
     "failed_execution": ("failure_kind", None, "compile_error"),
     "index_out_of_range": ("index_range", ANY, [-9, 9], "index_select"),
@@ -350,7 +370,7 @@ def test_idle_clock_at_recording_start_is_not_a_measurement_difference():
     assert result.findings == () and result.warnings == () and result.comparable
     slower = replay_of(base_fusion(kernels=[b_kernel()], sm_clock_mhz=(1410, 1410)))
     (finding,) = diff(a, slower).findings
-    assert finding.rule == "measurement"
+    assert finding.rule == "clocks"
     assert holds(finding, "timed_sm_clock_mhz", 1980, 1410)
 
 
@@ -432,6 +452,11 @@ def test_protocol_difference_invalidates_the_whole_gap_and_ranks_first():
     assert holds(result.findings[0], "input_bytes", 33562624, 33562624, "nvFusion0 [forward]")
     assert holds(result.findings[0], "l2_bytes", 60 * 2**20, 60 * 2**20)
     assert result.findings[1].rule == "storage_offset"
+    # two root causes of one fusion's gap: the data cannot tell their shares apart, so they share it
+    gap = result.ledger("kernel").gap_ns
+    assert [(e.causes, e.explained_ns) for e in result.ledger("kernel").entries] == [
+        (("l2_mode", "storage_offset"), gap)
+    ]
     assert any("timing protocols differ" in w for w in result.warnings)
 
 
@@ -456,7 +481,7 @@ def test_zero_samples_are_reported_as_missing_kernel_events():
 def test_different_gpu_is_a_warning_and_a_finding():
     other = dataclasses.replace(syn.SYNTHETIC_ENVIRONMENT, gpu_name="synthetic other GPU", l2_bytes=96 * 2**20)
     result = diff(live(), replay_of(base_fusion(kernels=[b_kernel()]), environment=other))
-    assert rules_of(result.findings) == {"gpu_or_versions"}
+    assert rules_of(result.findings) == {"gpu"}
     assert any("different GPUs" in w for w in result.warnings)
 
 

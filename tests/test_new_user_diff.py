@@ -103,7 +103,8 @@ def test_times_read_in_a_unit_chosen_for_them_and_integers_as_integers():
     assert "time in collectives differs by 83 %: rank 0 2.01 s, rank 1 0.33 s" in table
     llama = fusiondiff("diff", LLAMA3 / "live.json", LLAMA3 / "replay.json").stdout
     assert "(median gap -0.56 us is within the noise floor of 2.21 us)" in llama
-    assert "(explains 0.448 us)" in llama and " ns" not in llama
+    assert "(kernels 0.448 us apart inside a fusion of the same speed, counted in no gap)" in llama
+    assert "(1.90 us unexplained)" in llama and " ns" not in llama
     crash = fusiondiff("diff", DATA / "fidelity" / "crash" / "live.json", DATA / "fidelity" / "crash" / "replay.json")
     assert "A held [131, 128243] there" in crash.stdout
     assert "values [131, 128243] in A, [-9, 9] in B" in crash.stdout and "128243.0" not in crash.stdout

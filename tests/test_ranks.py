@@ -115,7 +115,7 @@ def test_planted_per_rank_cause_is_found_and_ranked_first(recorded, tmp_path, ca
     assert "device_index" not in fusion_changes
     assert not [ch for rc in result.comparisons for ch in rc.result.changes if ch.category == "environment"]
     assert all(p.matched_by == "definition_and_inputs" for p in result.comparisons[1].result.pairs)
-    assert {f.rule for f in result.stragglers[1].result.findings} >= {"measurement"}
+    assert {f.rule for f in result.stragglers[1].result.findings} >= {"clocks"}
 
     assert main(["ranks", str(tmp_path)]) == 1
     out = capsys.readouterr().out

@@ -10,7 +10,6 @@ import pytest
 from fusiondiff.api import diff_files
 from fusiondiff.cli import main
 from fusiondiff.diff import diff
-from fusiondiff.diff.rules_host import KEPT_APART
 from fusiondiff.recording.nvfuser_adapter import canonical_source
 from fusiondiff.replay.repro import render_repro
 from fusiondiff.report.diff_text import render_diff_text
@@ -139,9 +138,9 @@ def test_zoo_table_names_every_scenario_and_its_cause():
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_zoo_pair_is_diagnosed(scenario):
     result = diff_files(DATA / "zoo" / scenario / "live.json", DATA / "zoo" / scenario / "replay.json")
-    # a scenario plants a cause of kernel time; host time is its own axis (rules_host.KEPT_APART)
-    rules = [f.rule for f in result.findings if f.rule not in KEPT_APART]
+    # the whole output: every finding, whatever its question (failures, kernel time, then host)
+    rules = [f.rule for f in result.findings]
     if PLANTED[scenario] is None:
-        assert rules == []
+        assert result.findings_of("kernel") == () and result.exit_code() == 0, rules
     else:
         assert rules and rules[0] == PLANTED[scenario], rules

@@ -11,6 +11,7 @@ import statistics
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from fusiondiff.diff.causes import node
 from fusiondiff.diff.records import (
     Category,
     Evidence,
@@ -18,7 +19,6 @@ from fusiondiff.diff.records import (
     FusionPair,
     KernelPair,
     PropertyChange,
-    Role,
     TimingVerdict,
 )
 from fusiondiff.model import Capture, FusionRecord
@@ -87,18 +87,23 @@ def kernel_label(pair: FusionPair, kernel: KernelPair) -> str:
 
 def make_finding(
     rule: str,
-    role: Role,
     data: Sequence[Evidence],
     fusions: Sequence[str],
-    explained_ns: float,
     kernels: Sequence[str] = (),
+    *,
+    evidenced: bool = True,
 ) -> Finding:
-    """A finding before ranking, its evidence as data (:mod:`fusiondiff.report.wording` words it)."""
+    """A finding of the node ``rule`` before the ledger counts it, its evidence as data
+    (:mod:`fusiondiff.report.wording` words it); its role and question are the causal model's
+    (:mod:`fusiondiff.diff.causes`). ``evidenced``: False where the rule saw the node but no sign
+    that it acted."""
+    n = node(rule)
     return Finding(
         rule=rule,
-        role=role,
+        role=n.role,
         fusions=tuple(fusions),
         kernels=tuple(kernels),
-        explained_ns=float(explained_ns),
         data=tuple(data),
+        question=n.question,
+        evidenced=evidenced,
     )

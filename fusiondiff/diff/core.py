@@ -9,12 +9,13 @@ from collections.abc import Sequence
 from fusiondiff.collector import collector_paused
 from fusiondiff.definition import canonical_definition
 from fusiondiff.diff.compare import RecordComparer, compare_captures, definition_diff
-from fusiondiff.diff.context import RuleContext
+from fusiondiff.diff.context import RuleContext, median_or_none
 from fusiondiff.diff.devices import on_own_device_of
 from fusiondiff.diff.findings import find_findings
 from fusiondiff.diff.match import FusionMatch, KernelMatch, match_fusions, match_kernels
 from fusiondiff.diff.records import (
     DiffResult,
+    Evidence,
     FusionPair,
     KernelPair,
     PropertyChange,
@@ -26,7 +27,7 @@ from fusiondiff.diff.records import (
 from fusiondiff.diff.rules_setup import capture_warnings
 from fusiondiff.diff.stats import MIN_SAMPLES, compare_timings
 from fusiondiff.errors import DiffError
-from fusiondiff.model import Capture, FusionRecord, traced_name
+from fusiondiff.model import Capture, FusionRecord, Timing, traced_name
 from fusiondiff.notes import from_roundtrip
 
 
@@ -72,11 +73,18 @@ def _diff(
         for fa, fb in records
     ]
     fusion_verdicts, kernel_verdicts = _timing_verdicts(records, kernel_matches)
+    host_verdicts = _host_verdicts(records)
     comparer = RecordComparer()
     pairs = tuple(
-        _fusion_pair(comparer, fa, fb, m, km, label, fv, kv)
-        for (fa, fb), m, km, label, fv, kv in zip(
-            records, matches, kernel_matches, _pair_labels(records, matches), fusion_verdicts, kernel_verdicts
+        _fusion_pair(comparer, fa, fb, m, km, label, fv, kv, hv)
+        for (fa, fb), m, km, label, fv, kv, hv in zip(
+            records,
+            matches,
+            kernel_matches,
+            _pair_labels(records, matches),
+            fusion_verdicts,
+            kernel_verdicts,
+            host_verdicts,
         )
     )
     unmatched = tuple(
@@ -84,7 +92,7 @@ def _diff(
         for left in left_overs
     )
     changes = compare_captures(a, b)
-    findings = find_findings(RuleContext(a=a, b=b, pairs=pairs, changes=changes))
+    findings, ledgers = find_findings(RuleContext(a=a, b=b, pairs=pairs, changes=changes))
     subset = _replays_subset(b, pairs, unmatched)
     return DiffResult(
         label_a=label_a or f"A ({a.kind})",
@@ -98,6 +106,8 @@ def _diff(
         warnings=tuple(_warnings(a, b, changes, pairs, unmatched, subset)),
         b_replays_subset=subset,
         b_from_roundtrip=from_roundtrip(b),
+        ledgers=ledgers,
+        host_times=_host_times(records, pairs),
     )
 
 
@@ -132,6 +142,47 @@ def _timing_verdicts(
     return verdicts[: len(records)], [[verdicts[k] for k in kernel_places] for kernel_places in places]
 
 
+def _host_verdicts(records: Sequence[tuple[FusionRecord, FusionRecord]]) -> list[TimingVerdict | None]:
+    """Each pair's host time per call measured alike on both sides (``fd.execute`` in the
+    protocol's warm-ups), judged by the same statistics as kernel time, in a batch of its own (a
+    batch's rows share the U test's method); ``None`` where a side did not measure it."""
+
+    def execute(record: FusionRecord) -> Timing | None:
+        host = record.conditions.host if record.conditions is not None else None
+        return Timing(host.execute_ns) if host is not None and host.execute_ns and not record.failure else None
+
+    sides = [(execute(fa), execute(fb)) for fa, fb in records]
+    measured = [(ta, tb) for ta, tb in sides if ta is not None and tb is not None]
+    verdicts = iter(compare_timings(measured)) if measured else iter(())
+    return [next(verdicts) if ta is not None and tb is not None else None for ta, tb in sides]
+
+
+def _host_times(
+    records: Sequence[tuple[FusionRecord, FusionRecord]], pairs: Sequence[FusionPair]
+) -> tuple[Evidence, ...]:
+    """Each side's host time per call as :attr:`DiffResult.host_times` says."""
+    timed = [(r, p) for r, p in zip(records, pairs) if not p.failed]
+    hosts = [[c.host if (c := r[i].conditions) is not None else None for r, _ in timed] for i in (0, 1)]
+
+    def medians(field: str, side: int) -> float | None:
+        values = [m for h in hosts[side] if h is not None and (m := median_or_none(getattr(h, field))) is not None]
+        return median_or_none(values)
+
+    data = [
+        Evidence(field, medians(field, 0), medians(field, 1), "ns")
+        for field in ("execute_ns", "session_execute_ns", "session_call_ns")
+    ]
+    kernels = [[p.timing.median_a_ns for _, p in timed], [p.timing.median_b_ns for _, p in timed]]
+    data.append(Evidence("kernel_per_call_ns", median_or_none(kernels[0]), median_or_none(kernels[1]), "ns"))
+    waits: list[float | None] = []
+    for side in (0, 1):
+        per_call = [h.per_call_ns if h is not None else None for h in hosts[side]]
+        known = [(c, k, r[0].call_count) for c, k, (r, _) in zip(per_call, kernels[side], timed) if c is not None]
+        waits.append(sum(max(c - k, 0.0) * n for c, k, n in known if k == k) if known else None)
+    data.append(Evidence("gpu_wait_step_ns", waits[0], waits[1], "ns"))
+    return tuple(e for e in data if e.a is not None or e.b is not None)
+
+
 def _name(f: FusionRecord) -> str:
     return traced_name(f.name, f.trace)
 
@@ -161,6 +212,7 @@ def _fusion_pair(
     label: str,
     timing: TimingVerdict,
     kernel_timings: Sequence[TimingVerdict],
+    host: TimingVerdict | None,
 ) -> FusionPair:
     records = [(fa.kernels[i], fb.kernels[j]) for i, j in kernel_match.pairs]
     sides: tuple[tuple[Side, FusionRecord], ...] = (("A", fa), ("B", fb))
@@ -211,6 +263,7 @@ def _fusion_pair(
         else (),
         failed=failed,
         failure_kinds=failure_kinds,
+        host=host,
     )
 
 

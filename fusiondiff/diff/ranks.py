@@ -122,9 +122,9 @@ class RanksResult:
         """Ranks slower than the reference, the largest total gap first."""
         return tuple(sorted((c for c in self.comparisons if c.is_straggler), key=lambda c: (-c.gap_ns, c.rank)))
 
-    def exit_code(self, strict: bool = False) -> int:
-        """As ``fusiondiff diff``: 0 when every rank's diff exits 0, else 1."""
-        return max((c.result.exit_code(strict) for c in self.comparisons), default=0)
+    def exit_code(self, strict: bool = False, gates: tuple[str, ...] = ()) -> int:
+        """As ``fusiondiff diff``: 0 when every rank's diff exits 0 under the same gates, else 1."""
+        return max((c.result.exit_code(strict, gates) for c in self.comparisons), default=0)
 
 
 def _step_gap_ns(result: DiffResult, b: Capture) -> float:

@@ -18,12 +18,15 @@ side's execution of the fusion failed, so it has no samples (see ``FusionPair.fa
 
 Side = Literal["A", "B"]
 
-Role = Literal["failure", "cause", "setup", "consequence", "unexplained"]
-"""What a finding is: ``failure``, a side's execution failed (it ranks first, with the cause the
-data shows for it); ``cause``, a recorded input or setting of the fusion differs; ``setup``, the
-two numbers were not taken like for like (protocol, machine, versions, missing events);
-``consequence``, nvFuser made something else of the fusion (segments, launch config, source);
-``unexplained``, the times differ and no recorded property does."""
+Role = Literal["failure", "cause", "setup", "consequence", "circumstance", "unexplained"]
+"""What a finding is, as the causal model (:mod:`fusiondiff.diff.causes`) declares its rule:
+``failure``, a side's execution failed (it ranks first, with the cause the data shows for it);
+``cause``, a recorded input or setting of the fusion differs; ``setup``, the two numbers were not
+taken like for like (protocol, machine, versions, what ran beside); ``consequence``, a mechanism:
+how a cause acted (clocks, nvFuser's segments, launch config, source, the block level);
+``circumstance``, what one side's run was like, reported beside a gap but never counted in it (a
+live step whose host keeps its GPU waiting); ``unexplained``, the times differ and nothing
+recorded does."""
 
 Category = Literal[
     "definition",
@@ -145,6 +148,9 @@ class FusionPair:
     """Sides whose execution of the fusion failed (see ``FusionRecord.failure``): no timing there."""
     failure_kinds: tuple[str, ...] = ()
     """``FusionFailure.kind`` of each side in ``failed``, in the same order."""
+    host: TimingVerdict | None = None
+    """The host time of one call measured alike on both sides: ``fd.execute`` in the timing
+    protocol's warm-ups (``HostTiming.execute_ns``); ``None`` where a side did not measure it."""
 
 
 @dataclass(frozen=True)
@@ -206,16 +212,25 @@ class Finding:
     kernels: tuple[str, ...] = ()
     """``<pair label>/<normalized kernel name>`` of the kernels it explains, if kernel-specific."""
     explained_ns: NaNFloat = 0.0
-    """The part of the timing gap it explains, counted once: the absolute median gap of the kernels
-    it names, else of its fusions (0 where their verdict is SAME), less what a finding ranked above
-    it already explains. A consequence of a ranked cause explains nothing itself: it is that
-    cause's evidence (``caused_by``). 0 for a property that differs but costs no measurable time."""
+    """The part of its question's gap the ledger gives it (:mod:`fusiondiff.diff.ledger`): the gaps
+    of its fusions where it is the one root present, or one of several (``joint_with`` names the
+    others). 0 for what follows from another finding of the same fusions (it is that finding's
+    evidence: ``caused_by``), and for a property that differs but costs no measurable time."""
     rank: int = 0
-    """1 for the finding that explains most; see :func:`fusiondiff.diff.findings.rank_findings`."""
+    """1 for the first finding of the kernel question; see :func:`fusiondiff.diff.ledger.rank`."""
     caused_by: tuple[int, ...] = ()
-    """For a consequence: ranks of the findings that explain the same fusions as causes."""
+    """For a consequence: ranks of the findings it follows from (the causal model's edges) that
+    name the same fusions."""
     supported_by: tuple[int, ...] = ()
-    """For a cause: ranks of the consequences it explains (e.g. the kernel variant it led to)."""
+    """For a cause: ranks of the findings that follow from it (e.g. the kernel variant it led to)."""
+    question: str = "kernel"
+    """The question it is counted on (``kernel``, ``host``): :data:`fusiondiff.diff.causes.QUESTIONS`."""
+    evidenced: bool = True
+    """False where the rule saw the node but no sign that it acted (other processes NVML never saw
+    running kernels): listed, but given no share of a gap."""
+    joint_with: tuple[str, ...] = ()
+    """The other root causes its ``explained_ns`` is shared with, jointly: present for the same
+    fusions, none following from another, so the data cannot tell their shares apart."""
     data: tuple[Evidence, ...] = ()
     """The evidence as data: numbers with their units, values and names from the records. The
     words (a title, a line per piece of evidence) are the renderers', all from
@@ -226,6 +241,39 @@ class Finding:
     title its rule wrote, rendered as it is."""
     evidence: tuple[str, ...] = ()
     """Empty as a rule yields it; in JSON, the evidence lines (see ``title``)."""
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One share of a question's gap: the fusions whose gap it is, and the root causes it goes to
+    (one, or several jointly)."""
+
+    causes: tuple[str, ...]
+    """Rule names (nodes of :mod:`fusiondiff.diff.causes`), in name order."""
+    explained_ns: float
+    fusions: tuple[str, ...]
+    """Labels of the fusion pairs whose gap this is."""
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """One question's gap apportioned once: ``sum(e.explained_ns for e in entries) +
+    unexplained_ns == gap_ns``, always (:func:`fusiondiff.diff.ledger.attribute`)."""
+
+    question: str
+    """``kernel``, ``host`` or ``fidelity``."""
+    gap_ns: float
+    """The sum over fusion pairs of the absolute median gap: kernel, of the fusion's kernel time
+    where its verdict is not SAME; host, of ``fd.execute``'s host time where the statistics confirm
+    a difference (FASTER, SLOWER); fidelity, the kernel gap of the fusions B runs differently."""
+    entries: tuple[LedgerEntry, ...] = ()
+    """Largest first; equal ones in the order of their causes' names."""
+    unexplained_ns: float = 0.0
+    unexplained_fusions: tuple[str, ...] = ()
+
+    @property
+    def explained_ns(self) -> float:
+        return sum(e.explained_ns for e in self.entries)
 
 
 @dataclass(frozen=True)
@@ -243,13 +291,33 @@ class DiffResult:
     changes: tuple[PropertyChange, ...]
     """Capture-level differences: environment, NVFUSER_* variables, clocks, timing protocol."""
     findings: tuple[Finding, ...]
-    """Ranked: ``findings[0]`` explains most."""
+    """Ranked: failures, then the kernel question's findings (``findings[0]`` explains most),
+    then the host question's."""
     warnings: tuple[str, ...] = ()
     b_replays_subset: bool = False
     """B is a replay whose every fusion matched one of A's: the usual case of a repro script for one
     fusion of a session. A's other fusions were not replayed, which is not a difference."""
     b_from_roundtrip: bool = False
     """B is the merged replay ``fusiondiff roundtrip`` wrote (:func:`fusiondiff.notes.from_roundtrip`)."""
+    ledgers: tuple[Ledger, ...] = ()
+    """Each question's gap apportioned once (kernel, host, fidelity); empty in a diff record
+    written before the questions were apart."""
+    host_times: tuple[Evidence, ...] = ()
+    """Each side's host time per call, medians over the timed pairs: ``execute_ns`` (``fd.execute``
+    in the protocol's warm-ups, alike on both sides), ``session_execute_ns`` (the session's own
+    ``fd.execute``), ``session_call_ns`` (Thunder's region call: wrapper, cache lookup, input
+    descriptors, ``fd.execute``: what #1852 timed), ``kernel_per_call_ns``; and ``gpu_wait_step_ns``,
+    the GPU's wait for the host over one call of each fusion times A's calls of it. Only the
+    fields some side measured."""
+
+    def ledger(self, question: str) -> Ledger:
+        """The ledger of ``question``; an empty one where none was recorded."""
+        return next((x for x in self.ledgers if x.question == question), Ledger(question, 0.0))
+
+    def findings_of(self, question: str) -> tuple[Finding, ...]:
+        """The findings counted on ``question`` (``kernel``, ``host``), in rank order. The fidelity
+        question's are kernel findings: :func:`fusiondiff.diff.ledger.fidelity_findings`."""
+        return tuple(f for f in self.findings if f.question == question)
 
     @property
     def not_replayed(self) -> tuple[UnmatchedFusion, ...]:
@@ -278,24 +346,36 @@ class DiffResult:
         )
 
     @property
-    def time_explained(self) -> bool:
-        """A cause or a setup difference explains measurable time."""
-        return any(f.role in ("cause", "setup") and f.explained_ns > 0 for f in self.findings)
-
-    @property
     def properties_identical(self) -> bool:
-        """No finding at all: every recorded property compared is the same on both sides."""
-        return not self.findings and not any(p.unmatched_kernels for p in self.pairs)
+        """No finding of the kernel question: every recorded property compared is the same on both
+        sides (what a side's host was like, the host question's, is no property of the fusion)."""
+        return not self.findings_of("kernel") and not any(p.unmatched_kernels for p in self.pairs)
 
     @property
     def comparable(self) -> bool:
         """Same speed and identical recorded properties: the two runs may be treated as the same."""
         return self.same_speed and self.properties_identical
 
-    def exit_code(self, strict: bool = False) -> int:
-        """0 when every matched fusion has the same speed and no finding explains measurable time;
-        1 when a speed differs, a fusion is missing or failed, or a cause explains time. With
-        ``strict``, also 1 when any recorded property differs."""
-        if not self.same_speed or self.time_explained:
-            return 1
-        return 1 if strict and not self.properties_identical else 0
+    @property
+    def host_same(self) -> bool:
+        """The host time per call (``fd.execute`` against ``fd.execute``) is not confirmed to
+        differ in any pair, and no side's host keeps its GPU waiting (``host_bound``)."""
+        return not self.findings_of("host") and not any(
+            p.host is not None and p.host.verdict in ("FASTER", "SLOWER") for p in self.pairs
+        )
+
+    def passes(self, question: str) -> bool:
+        """The question's gate: ``kernel``, every matched fusion at the same kernel speed, none
+        failed or missing; ``host``, :attr:`host_same`; ``fidelity``, every recorded property the
+        same (:attr:`properties_identical`)."""
+        if question == "host":
+            return self.host_same
+        if question == "fidelity":
+            return self.properties_identical
+        return self.same_speed
+
+    def exit_code(self, strict: bool = False, gates: tuple[str, ...] = ()) -> int:
+        """0 when every gated question passes (:meth:`passes`), else 1. The kernel question is
+        always gated; ``gates`` adds others (``host``); ``strict`` adds ``fidelity``."""
+        gated = {"kernel", *gates, *(("fidelity",) if strict else ())}
+        return 0 if all(self.passes(q) for q in gated) else 1

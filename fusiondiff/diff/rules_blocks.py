@@ -7,18 +7,17 @@ SAME) against the other, and speaks only of what makes the slower side slower. O
 GPU may hold SMs in a few runs only (seen on the H200: 2 of 5 runs on 52 SMs while a second stream
 ran matmuls), so the two rules about it look at each run, the others at medians over the runs:
 
-- ``blocks_fewer_sms``: in some run it used fewer SMs than the other side did in any; with the
-  same grid that is the machine (other work, a partition), so ``setup``; with another grid,
-  ``consequence``;
-- ``blocks_starts_delayed``: in some run an SM started its first CTA late: SMs held by other work
-  (``setup``);
+- ``blocks_fewer_sms``: in some run it used fewer SMs than the other side did in any (with the
+  same grid, the machine held SMs: other work, a partition);
+- ``blocks_starts_delayed``: in some run an SM started its first CTA late: SMs held by other work;
 - ``blocks_extra_wave``: its busiest SM needed more waves (fewer CTAs fit at once, or more CTAs);
 - ``blocks_tail``: the last 10 % of its CTAs took longer;
 - ``blocks_every_cta_slower``: its whole CTA-duration distribution moved: the work itself;
 - ``blocks_few_ctas_slower``: its median CTA is unchanged but its slowest CTAs are much slower:
   imbalance or contention.
 
-The evidence is numbers with units (:class:`~fusiondiff.diff.records.Evidence`); the sentences are
+They describe how the time went, not why: the causal model (:mod:`fusiondiff.diff.causes`) gives
+them no share of a gap. The evidence is numbers with units (:class:`~fusiondiff.diff.records.Evidence`); the sentences are
 :mod:`fusiondiff.report.wording`'s. The thresholds are set above what two runs of one kernel
 differ by (``tests/data/blocks/same_kernel``: CTA median 3 %, p99 10 %, tail 7 %, first starts
 30 ns apart) and are module constants, so they can be read and tested.
@@ -31,8 +30,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from fusiondiff.blocks.model import KernelTimeline
-from fusiondiff.diff.context import RuleContext, kernel_gap_ns, kernel_label
-from fusiondiff.diff.records import Evidence, Finding, FusionPair, KernelPair, Role, Unit
+from fusiondiff.diff.context import RuleContext, kernel_label, make_finding
+from fusiondiff.diff.records import Evidence, Finding, FusionPair, KernelPair, Unit
 
 CTA_SHIFT = 0.10
 """Every CTA slower: p10, median and p90 all at least 10 % longer."""
@@ -80,15 +79,8 @@ class _Kernel:
     def evidence(self, *names: str) -> tuple[Evidence, ...]:
         return tuple(Evidence(name, self.a.stat(name), self.b.stat(name), _UNITS.get(name, "ns")) for name in names)
 
-    def finding(self, rule: str, role: Role, *names: str) -> Finding:
-        return Finding(
-            rule=rule,
-            role=role,
-            fusions=(self.pair.label,),
-            kernels=(kernel_label(self.pair, self.kernel),),
-            explained_ns=kernel_gap_ns(self.kernel),
-            data=self.evidence(*names),
-        )
+    def finding(self, rule: str, *names: str) -> Finding:
+        return make_finding(rule, self.evidence(*names), [self.pair.label], [kernel_label(self.pair, self.kernel)])
 
 
 def measured_kernels(ctx: RuleContext) -> Iterator[_Kernel]:
@@ -113,8 +105,7 @@ def blocks_fewer_sms(ctx: RuleContext) -> Iterator[Finding]:
         fewest = min(k.runs("sms_used", slow=False))
         below = [n for n in k.runs("sms_used", slow=True) if n < fewest]
         if below:
-            same_grid = k.a.runs[0].ctas == k.b.runs[0].ctas
-            finding = k.finding("blocks_fewer_sms", "setup" if same_grid else "consequence", "sms_used", "ctas")
+            finding = k.finding("blocks_fewer_sms", "sms_used", "ctas")
             counts = {side: _runs_below(k, side, "sms_used") for side in ("A", "B")}
             extra = (
                 Evidence("sms_used_min", k.a.extremes("sms_used")[0], k.b.extremes("sms_used")[0], "count"),
@@ -135,9 +126,7 @@ def blocks_starts_delayed(ctx: RuleContext) -> Iterator[Finding]:
         slow, fast = (k.b, k.a) if k.slow_is_b else (k.a, k.b)
         late = slow.extremes("first_start_max_ns")[1] - fast.extremes("first_start_max_ns")[1]
         if late >= DELAY_NS and late >= DELAY_SHARE * k.fast("span_ns"):
-            finding = k.finding(
-                "blocks_starts_delayed", "setup", "first_start_max_ns", "first_start_p50_ns", "sms_used"
-            )
+            finding = k.finding("blocks_starts_delayed", "first_start_max_ns", "first_start_p50_ns", "sms_used")
             latest = Evidence(
                 "first_start_max_ns_max",
                 k.a.extremes("first_start_max_ns")[1],
@@ -150,14 +139,14 @@ def blocks_starts_delayed(ctx: RuleContext) -> Iterator[Finding]:
 def blocks_extra_wave(ctx: RuleContext) -> Iterator[Finding]:
     for k in measured_kernels(ctx):
         if min(k.runs("waves", slow=True)) > max(k.runs("waves", slow=False)):
-            yield k.finding("blocks_extra_wave", "consequence", "waves", "ctas_at_once", "max_ctas_per_sm", "ctas")
+            yield k.finding("blocks_extra_wave", "waves", "ctas_at_once", "max_ctas_per_sm", "ctas")
 
 
 def blocks_tail(ctx: RuleContext) -> Iterator[Finding]:
     for k in measured_kernels(ctx):
         slow, fast = k.slow("tail_ns"), k.fast("tail_ns")
         if slow >= TAIL_RATIO * fast and slow >= TAIL_SHARE * k.slow("span_ns") and slow > fast:
-            yield k.finding("blocks_tail", "consequence", "tail_ns", "span_ns")
+            yield k.finding("blocks_tail", "tail_ns", "span_ns")
 
 
 def _longer(k: _Kernel, name: str, by: float) -> bool:
@@ -167,11 +156,11 @@ def _longer(k: _Kernel, name: str, by: float) -> bool:
 def blocks_every_cta_slower(ctx: RuleContext) -> Iterator[Finding]:
     for k in measured_kernels(ctx):
         if all(_longer(k, name, CTA_SHIFT) for name in ("cta_p10_ns", "cta_p50_ns", "cta_p90_ns")):
-            yield k.finding("blocks_every_cta_slower", "consequence", "cta_p10_ns", "cta_p50_ns", "cta_p90_ns")
+            yield k.finding("blocks_every_cta_slower", "cta_p10_ns", "cta_p50_ns", "cta_p90_ns")
 
 
 def blocks_few_ctas_slower(ctx: RuleContext) -> Iterator[Finding]:
     for k in measured_kernels(ctx):
         median_moved = abs(k.slow("cta_p50_ns") - k.fast("cta_p50_ns")) >= CTA_SHIFT * k.fast("cta_p50_ns")
         if not median_moved and _longer(k, "cta_p99_ns", FEW_SLOWER):
-            yield k.finding("blocks_few_ctas_slower", "consequence", "cta_p50_ns", "cta_p90_ns", "cta_p99_ns")
+            yield k.finding("blocks_few_ctas_slower", "cta_p50_ns", "cta_p90_ns", "cta_p99_ns")

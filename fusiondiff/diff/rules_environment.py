@@ -2,14 +2,12 @@
 work of its process on the GPU, other processes on the GPU, a GPU held back by its power or
 thermal limits, and clocks held by a setting.
 
-Each is ``setup``: the two sides' numbers were not taken under like conditions, so, like
-the other setup rules, each is given the whole gap of the fusions it concerns, and they come before
-:func:`~fusiondiff.diff.rules_setup.measurement` in ``RULES``: a clock that dropped while another
-stream ran is the other stream's evidence (it is in the finding's data), not a cause of its own. In
-that order too: other work of the process, another process, throttling, a clock setting, since the
-first ones draw the power that throttles the GPU. Other processes that NVML never saw running
-kernels are the exception: they yield the gap to the recorded differences
-(:func:`not_seen_at_work`).
+Other work, other processes and a clock setting are root causes of the setup: the two sides'
+numbers were not taken under like conditions. Throttling is a mechanism that follows from the
+first two (they draw the power that throttles the GPU), as the clocks do: the causal model
+(:mod:`fusiondiff.diff.causes`) says so, and the ledger counts a gap once. Other processes that
+NVML never saw running kernels are reported, but are no evidence that they acted
+(:func:`seen_at_work`).
 
 The host's side (a host that keeps the GPU waiting) is :mod:`fusiondiff.diff.rules_host`.
 
@@ -27,8 +25,8 @@ from typing import TypeVar
 
 from fusiondiff.conditions import DeviceActivity, OtherWork, TimingConditions
 from fusiondiff.diff.clocks import max_clock_mhz, running
-from fusiondiff.diff.context import RuleContext, median_or_none
-from fusiondiff.diff.records import Evidence, Finding, FusionPair, Role, Unit
+from fusiondiff.diff.context import RuleContext, make_finding, median_or_none
+from fusiondiff.diff.records import Evidence, Finding, FusionPair, Unit
 from fusiondiff.model import FusionRecord
 
 OVERLAP_MIN = 0.05
@@ -110,16 +108,10 @@ def _common(ctx: RuleContext, pairs: Sequence[FusionPair]) -> list[Evidence]:
     return [Evidence("fusion_median_ns", a, b, "ns"), _evidence(ctx, pairs, "sm_clock_mhz", "mhz", clock)]
 
 
-def _finding(rule: str, role: Role, pairs: Sequence[FusionPair], data: Sequence[Evidence], explained: float) -> Finding:
+def _finding(rule: str, pairs: Sequence[FusionPair], data: Sequence[Evidence], *, evidenced: bool = True) -> Finding:
     """A finding about ``pairs``; which side it concerns shows in its evidence (the wording reads
     it there: the side that overlapped, throttled or waited more)."""
-    return Finding(
-        rule=rule,
-        role=role,
-        fusions=tuple(p.label for p in pairs),
-        explained_ns=float(explained),
-        data=tuple(data),
-    )
+    return make_finding(rule, data, [p.label for p in pairs], evidenced=evidenced)
 
 
 # ---------------------------------------------------------------- other work of the process
@@ -147,7 +139,7 @@ def other_work(ctx: RuleContext) -> Iterator[Finding]:
     for index, affected in enumerate(_affected(ctx, _overlap, _overlapped_more)):
         if affected:
             data = _other_work_evidence(ctx, affected, index) + _common(ctx, affected) + _block_delays(ctx, affected)
-            yield _finding("other_work", "setup", affected, data, ctx.total_gap_ns(affected))
+            yield _finding("other_work", affected, data)
 
 
 def _other_work_evidence(ctx: RuleContext, pairs: Sequence[FusionPair], index: int) -> list[Evidence]:
@@ -236,26 +228,26 @@ def _more_processes(mine: int | None, theirs: int | None) -> bool:
     return theirs is None or theirs < mine
 
 
-def not_seen_at_work(finding: Finding) -> bool:
-    """An ``other_processes`` finding whose processes NVML never saw running kernels during the
-    timing: no per-process SM utilization above zero on the side that had more of them (NVML
-    samples a process only while it runs kernels). An idle context costs a fusion about 1-2 % (the
-    round trip's third round, ``benchmarks/RESULTS.md``), so such a finding ranks after any cause
-    that explains the gap and keeps only the gap no finding above it explains
-    (:func:`fusiondiff.diff.findings.rank_findings`): otherwise a live process waiting for its
-    replay took the whole gap of a storage offset that changed the kernel (the zoo, 2026-12-03)."""
-    if finding.rule != "other_processes":
-        return False
-    evidence = {e.field: e for e in finding.data if e.subject is None}
+def seen_at_work(data: Sequence[Evidence]) -> bool:
+    """An ``other_processes`` finding's evidence shows its processes at work: NVML saw one of them
+    running kernels during the timing (per-process SM utilization above zero on the side that had
+    more of them; NVML samples a process only while it runs kernels), or could not tell (no
+    utilization recorded, or a process list without this process: another PID namespace). A context
+    that only waits (a live process waiting for its replay: the zoo, 2026-12-03) is no evidence
+    that it acted, so it takes no share of a gap (:mod:`fusiondiff.diff.ledger`)."""
+    evidence = {e.field: e for e in data if e.subject is None}
     count, util = evidence.get("other_processes"), evidence.get("other_process_sm_util")
     if count is None or util is None:
-        return False
+        return True
 
     def number(value: object) -> float:
         return float(value) if isinstance(value, (int, float)) else 0.0
 
-    seen = util.a if number(count.a) > number(count.b) else util.b
-    return number(seen) <= 0.0
+    side_a = number(count.a) > number(count.b)
+    listed = evidence.get("own_process_listed")
+    if listed is not None and number(listed.a if side_a else listed.b) == 0.0:
+        return True  # NVML's list lacked this process (another PID namespace): it cannot tell who ran
+    return number(util.a if side_a else util.b) > 0.0
 
 
 def other_processes(ctx: RuleContext) -> Iterator[Finding]:
@@ -263,9 +255,7 @@ def other_processes(ctx: RuleContext) -> Iterator[Finding]:
     for affected in _affected(ctx, _process_count, _more_processes):
         if affected:
             data = [_evidence(ctx, affected, name, unit, value) for name, unit, value in _PROCESS_EVIDENCE]
-            yield _finding(
-                "other_processes", "setup", affected, data + _common(ctx, affected), ctx.total_gap_ns(affected)
-            )
+            yield _finding("other_processes", affected, data + _common(ctx, affected), evidenced=seen_at_work(data))
 
 
 def _process_util(record: FusionRecord) -> float | None:
@@ -336,7 +326,7 @@ def gpu_throttled(ctx: RuleContext) -> Iterator[Finding]:
             if (ev.on("A") or 0) > 0 or (ev.on("B") or 0) > 0:
                 data.append(ev)
         data.append(_reasons_evidence(ctx, affected))
-        yield _finding("gpu_throttled", "setup", affected, data + _common(ctx, affected), ctx.total_gap_ns(affected))
+        yield _finding("gpu_throttled", affected, data + _common(ctx, affected))
 
 
 def _limit(record: FusionRecord, name: str) -> float | None:
@@ -385,6 +375,4 @@ def clocks_locked(ctx: RuleContext) -> Iterator[Finding]:
                 return None if d is None or d.applications_clock_mhz is None else float(d.applications_clock_mhz)
 
             data = [_evidence(ctx, affected, "applications_clock_mhz", "mhz", clock), _reasons_evidence(ctx, affected)]
-            yield _finding(
-                "clocks_locked", "setup", affected, data + _common(ctx, affected), ctx.total_gap_ns(affected)
-            )
+            yield _finding("clocks_locked", affected, data + _common(ctx, affected))

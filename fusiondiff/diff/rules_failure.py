@@ -106,7 +106,7 @@ def index_out_of_range(ctx: RuleContext) -> Iterator[Finding]:
                 ),
             ]
         if data:
-            yield make_finding("index_out_of_range", "failure", [_side(side), *data], [pair.label], 0.0)
+            yield make_finding("index_out_of_range", [_side(side), *data], [pair.label])
 
 
 def view_past_storage(ctx: RuleContext) -> Iterator[Finding]:
@@ -126,7 +126,7 @@ def view_past_storage(ctx: RuleContext) -> Iterator[Finding]:
                     ),
                 ]
         if data:
-            yield make_finding("view_past_storage", "failure", [_side(side), *data], [pair.label], 0.0)
+            yield make_finding("view_past_storage", [_side(side), *data], [pair.label])
 
 
 def failed_execution(ctx: RuleContext) -> Iterator[Finding]:
@@ -145,7 +145,7 @@ def failed_execution(ctx: RuleContext) -> Iterator[Finding]:
         inputs = sorted({c.path for c in pair.changes if c.category == "inputs"})
         if inputs:
             data.append(Evidence("differing_inputs", tuple(inputs), tuple(inputs), "value"))
-        yield make_finding("failed_execution", "failure", data, [pair.label], 0.0)
+        yield make_finding("failed_execution", data, [pair.label])
 
 
 def _side(side: str) -> Evidence:

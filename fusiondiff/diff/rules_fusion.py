@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from fusiondiff.definition import canonical_definition
 from fusiondiff.diff.compare import lossy_constants
-from fusiondiff.diff.context import RuleContext, fusion_gap_ns, kernel_gap_ns, kernel_label, make_finding
+from fusiondiff.diff.context import RuleContext, kernel_label, make_finding
 from fusiondiff.diff.records import Evidence, Finding, FusionPair, KernelPair
 from fusiondiff.model import kernel_history
 
@@ -27,7 +27,7 @@ def definition(ctx: RuleContext) -> Iterator[Finding]:
             Evidence("structure_hash", ctx.fusion_a(pair).structure_hash, ctx.fusion_b(pair).structure_hash, "text")
         ]
         data += [Evidence("definition_diff", None, None, "text", subject=line) for line in pair.definition_diff]
-        yield make_finding("definition", "cause", data, [pair.label], fusion_gap_ns(pair))
+        yield make_finding("definition", data, [pair.label])
 
 
 def constant_precision(ctx: RuleContext) -> Iterator[Finding]:
@@ -48,7 +48,7 @@ def constant_precision(ctx: RuleContext) -> Iterator[Finding]:
         exact_a, exact_b = sorted(fa.exact_constants), sorted(fb.exact_constants)
         if data or (exact_a and exact_b and exact_a != exact_b):
             data.append(Evidence("exact_constants", tuple(fa.exact_constants), tuple(fb.exact_constants), "value"))
-            yield make_finding("constant_precision", "cause", data, [pair.label], fusion_gap_ns(pair))
+            yield make_finding("constant_precision", data, [pair.label])
 
 
 def options(ctx: RuleContext) -> Iterator[Finding]:
@@ -56,7 +56,7 @@ def options(ctx: RuleContext) -> Iterator[Finding]:
     for pair in ctx.pairs:
         data = [Evidence(c.path, c.a, c.b, "value") for c in pair.changes if c.category == "options"]
         if data:
-            yield make_finding("options", "cause", data, [pair.label], fusion_gap_ns(pair))
+            yield make_finding("options", data, [pair.label])
 
 
 def segmentation(ctx: RuleContext) -> Iterator[Finding]:
@@ -80,7 +80,7 @@ def segmentation(ctx: RuleContext) -> Iterator[Finding]:
             for k in pair.unmatched_kernels
         ]
         kernels = [f"{pair.label}/{k.normalized_name}" for k in pair.unmatched_kernels]
-        yield make_finding("segmentation", "consequence", data, [pair.label], fusion_gap_ns(pair), kernels)
+        yield make_finding("segmentation", data, [pair.label], kernels)
 
 
 def _on_side(side: str, value: float) -> tuple[float | None, float | None]:
@@ -88,9 +88,8 @@ def _on_side(side: str, value: float) -> tuple[float | None, float | None]:
 
 
 def _kernel_finding(pair: FusionPair, kernels: list[KernelPair], rule: str, data: list[Evidence]) -> Finding:
-    explained = sum(kernel_gap_ns(k) for k in kernels)
     labels = [kernel_label(pair, k) for k in kernels]
-    return make_finding(rule, "consequence", data, [pair.label], explained, labels)
+    return make_finding(rule, data, [pair.label], labels)
 
 
 def kernel_variant(ctx: RuleContext) -> Iterator[Finding]:

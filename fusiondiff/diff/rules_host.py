@@ -1,8 +1,10 @@
 """The host's side of a fusion's time: a side whose calls take longer on the host than their
 kernels on the GPU, so that the GPU waits for the next launch, longer than on the other side.
 
-``host_bound`` is a ``cause`` on its own axis. Host time is kept apart from kernel time
-(:data:`KEPT_APART`): it explains no kernel gap and claims none.
+``host_bound`` belongs to the host question (:mod:`fusiondiff.diff.causes`): a circumstance of the
+side it is found on, reported with what the GPU waits per call and per step, never counted in a
+kernel gap nor blamed on the other side. The host question's own gap is ``fd.execute`` against
+``fd.execute`` (``FusionPair.host``), measured alike on both sides.
 
 Host times are a few samples per fusion (the protocol's warm-ups after the first, or the session's
 own calls) and spread wide: four warm-ups of one 19 us fusion took 12.6 to 36.9 us on the H200 (the
@@ -27,8 +29,6 @@ HOST_MARGIN_NS = 2000.0
 """Host-bound: the GPU waits at least 2 us more per call on one side ..."""
 HOST_SHARE = 0.10
 """... and at least 10 % of the other side's host time per call more."""
-KEPT_APART = frozenset({"host_bound"})
-"""Rules whose time is host time: it explains no kernel-time gap and claims no fusion's gap."""
 
 
 def _host_timing(record: FusionRecord) -> HostTiming | None:
@@ -69,19 +69,15 @@ def host_bound(ctx: RuleContext) -> Iterator[Finding]:
         [comparison for _, _, own, other, _ in candidates for comparison in (own, other, (other[1], own[1]))]
     )
     affected: tuple[list[FusionPair], list[FusionPair]] = ([], [])
-    waits = [0.0, 0.0]
-    for n, (index, pair, _, _, extra_wait) in enumerate(candidates):
+    for n, (index, pair, _, _, _) in enumerate(candidates):
         own_bound, other_bound, own_host_longer = (v.verdict == "SLOWER" for v in verdicts[3 * n : 3 * n + 3])
         own_kernels_faster = pair.timing.verdict == ("SLOWER" if index == 0 else "FASTER")
         if own_bound and (not other_bound or own_host_longer or own_kernels_faster):
             affected[index].append(pair)
-            waits[index] += extra_wait
     for index in (0, 1):
         if affected[index]:
             pairs = affected[index]
-            yield make_finding(
-                "host_bound", "cause", _host_evidence(ctx, pairs), [p.label for p in pairs], waits[index]
-            )
+            yield make_finding("host_bound", _host_evidence(ctx, pairs), [p.label for p in pairs])
 
 
 def _host_evidence(ctx: RuleContext, pairs: Sequence[FusionPair]) -> list[Evidence]:

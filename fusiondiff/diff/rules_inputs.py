@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from fusiondiff.diff.compare import itemsize_bytes
-from fusiondiff.diff.context import RuleContext, fusion_gap_ns, make_finding
+from fusiondiff.diff.context import RuleContext, make_finding
 from fusiondiff.diff.records import Evidence, Finding, FusionPair, PropertyChange, Unit
 from fusiondiff.model import TensorMeta
 
@@ -93,7 +93,7 @@ def _alignment(change: PropertyChange, described: Evidence) -> list[Evidence]:
 
 
 def _input_finding(pair: FusionPair, rule: str, data: list[Evidence]) -> Finding:
-    return make_finding(rule, "cause", data, [pair.label], fusion_gap_ns(pair))
+    return make_finding(rule, data, [pair.label])
 
 
 def storage_offset(ctx: RuleContext) -> Iterator[Finding]:

@@ -29,7 +29,7 @@ def env_vars(ctx: RuleContext) -> Iterator[Finding]:
     ``nvfuser_env.NVFUSER_DISABLE``)."""
     data = [Evidence(c.path, c.a, c.b, "value") for c in ctx.capture_changes("env_vars")]
     if data:
-        yield make_finding("env_vars", "cause", data, ctx.labels, ctx.total_gap_ns())
+        yield make_finding("env_vars", data, ctx.labels)
 
 
 def protocol_changes(changes: Sequence[PropertyChange]) -> dict[str, PropertyChange]:
@@ -53,7 +53,7 @@ def l2_mode(ctx: RuleContext) -> Iterator[Finding]:
     for pair in ranked[:5]:
         working_set = input_bytes(ctx.fusion_a(pair))
         data.append(Evidence("input_bytes", working_set, working_set, "bytes", subject=pair.label))
-    yield make_finding("l2_mode", "setup", data, ctx.labels, ctx.total_gap_ns())
+    yield make_finding("l2_mode", data, ctx.labels)
 
 
 def _clocks_apart(a: object, b: object) -> bool:
@@ -121,8 +121,9 @@ def idle_clock_notes(clocks: tuple[TimedClock, TimedClock]) -> list[str]:
 
 def _capture_issues(ctx: RuleContext) -> list[Evidence]:
     """Measurement problems that affect every fusion of the captures: the protocol's fields that
-    differ (``protocol.method``...), the clocks, and each capture's profiler trouble
-    (``capture_warning``, on its side) that the other does not share."""
+    differ (``protocol.method``...) and each capture's profiler trouble (``capture_warning``, on its
+    side) that the other does not share. The flush size and the clocks are mechanisms of their own
+    (:func:`flush_size`, :func:`clocks`): they follow from the GPU."""
     protocol = protocol_changes(ctx.changes)
     data = (
         [Evidence("protocol.method", protocol["method"].a, protocol["method"].b, "text")]
@@ -131,10 +132,9 @@ def _capture_issues(ctx: RuleContext) -> list[Evidence]:
     )
     data += [
         Evidence(f"protocol.{name}", protocol[name].a, protocol[name].b, "value")
-        for name in ("warmup", "flush_bytes", "on_copies")
+        for name in ("warmup", "on_copies")
         if name in protocol
     ]
-    data += _clock_evidence(_timed_clocks(ctx.a, ctx.b), ctx.changes)
     # a warning both captures carry describes both the same way: it does not make them unlike
     shared = set(ctx.a.warnings) & set(ctx.b.warnings)
     for side, capture in (("A", ctx.a), ("B", ctx.b)):
@@ -153,8 +153,8 @@ def _on(side: str, value: EvidenceValue) -> tuple[EvidenceValue, EvidenceValue]:
 
 def _fusion_issues(side: str, f: FusionRecord, max_mhz: float | None, label: str) -> list[Evidence]:
     """One side's weak numbers for a fusion (its label as ``subject``), on that side: ``samples``
-    (fewer than :data:`~fusiondiff.diff.stats.MIN_SAMPLES`), ``zero_samples`` (every sample 0 ns),
-    ``sm_clock_moved_mhz`` ((lowest, highest) reading) and its profiler trouble (``fusion_warning``)."""
+    (fewer than :data:`~fusiondiff.diff.stats.MIN_SAMPLES`), ``zero_samples`` (every sample 0 ns)
+    and its profiler trouble (``fusion_warning``). A clock that moved is :func:`clocks`'."""
     data: list[Evidence] = []
     if f.failure is not None:
         return data  # no samples because it failed: the failure rules say so
@@ -163,11 +163,6 @@ def _fusion_issues(side: str, f: FusionRecord, max_mhz: float | None, label: str
         data.append(Evidence("samples", *_on(side, count), "count", subject=label))
     if count and not any(f.timing.samples_ns):
         data.append(Evidence("zero_samples", *_on(side, count), "count", subject=label))
-    clocks = running(f.sm_clock_mhz, max_mhz)  # an idle reading was taken while nothing ran
-    if len(clocks) >= 2:
-        moved = (min(clocks), max(clocks))
-        if _clocks_apart(*moved):
-            data.append(Evidence("sm_clock_moved_mhz", *_on(side, moved), "mhz", subject=label))
     if f.warnings:
         data += [
             Evidence("fusion_warning", *_on(side, n.text), "text", subject=label)
@@ -179,7 +174,7 @@ def _fusion_issues(side: str, f: FusionRecord, max_mhz: float | None, label: str
 
 def measurement(ctx: RuleContext) -> Iterator[Finding]:
     """The numbers themselves are weak: few samples, another timing method, missing kernel events,
-    clocks that differ or moved. Capture-wide evidence first (no ``subject``), then each fusion's
+    clocks that moved during a fusion's samples. Capture-wide evidence first (no ``subject``), then each fusion's
     (its label as ``subject``); the capture-wide kind makes it concern every fusion."""
     capture_data = _capture_issues(ctx)
     fusion_data: list[Evidence] = []
@@ -195,19 +190,105 @@ def measurement(ctx: RuleContext) -> Iterator[Finding]:
         return
     pairs = ctx.pairs if capture_data else tuple(affected)
     data = capture_data + fusion_data
-    yield make_finding("measurement", "setup", data, [p.label for p in pairs], ctx.total_gap_ns(pairs))
+    yield make_finding("measurement", data, [p.label for p in pairs])
 
 
-def gpu_or_versions(ctx: RuleContext) -> Iterator[Finding]:
-    """Another GPU, driver, CUDA, torch, nvFuser or Thunder version, or another device index: each
-    by its path, a fusion's own (its device) with the fusion's label as ``subject``."""
-    data = [Evidence(c.path, c.a, c.b, "value") for c in ctx.capture_changes("environment")]
-    for pair in ctx.pairs:
-        data += [
-            Evidence(c.path, c.a, c.b, "value", subject=pair.label) for c in pair.changes if c.category == "environment"
+def flush_size(ctx: RuleContext) -> Iterator[Finding]:
+    """The L2 flush buffer differs in size (the protocol makes it twice the GPU's L2), with each
+    side's L2 size."""
+    change = protocol_changes(ctx.changes).get("flush_bytes")
+    if change is not None:
+        data = [
+            Evidence("protocol.flush_bytes", change.a, change.b, "bytes"),
+            Evidence("l2_bytes", ctx.a.environment.l2_bytes, ctx.b.environment.l2_bytes, "bytes"),
         ]
+        yield make_finding("flush_size", data, ctx.labels)
+
+
+def _clock_moved(side: str, f: FusionRecord, max_mhz: float | None, label: str) -> list[Evidence]:
+    """``sm_clock_moved_mhz``: the (lowest, highest) SM clock read around a fusion's samples on
+    ``side``, where they are further apart than :data:`CLOCK_TOLERANCE` (its label as ``subject``)."""
+    if f.failure is not None:
+        return []
+    clocks = running(f.sm_clock_mhz, max_mhz)  # an idle reading was taken while nothing ran
+    if len(clocks) >= 2:
+        moved = (min(clocks), max(clocks))
+        if _clocks_apart(*moved):
+            return [Evidence("sm_clock_moved_mhz", *_on(side, moved), "mhz", subject=label)]
+    return []
+
+
+def clocks(ctx: RuleContext) -> Iterator[Finding]:
+    """The clocks differ: between the captures (the SM clock the samples ran at, the boost limit,
+    the memory clock: :func:`_clock_evidence`; it concerns every fusion), or during a fusion's
+    samples (``sm_clock_moved_mhz``, its label as ``subject``)."""
+    capture_data = _clock_evidence(_timed_clocks(ctx.a, ctx.b), ctx.changes)
+    limit = max_clock_mhz(ctx.a, ctx.b)
+    moved: list[Evidence] = []
+    affected: list[str] = []
+    for pair, (fa, fb) in zip(ctx.pairs, ctx.records):
+        found = _clock_moved("A", fa, limit, pair.label) + _clock_moved("B", fb, limit, pair.label)
+        if found:
+            affected.append(pair.label)
+            moved += found
+    if capture_data or moved:
+        yield make_finding("clocks", capture_data + moved, ctx.labels if capture_data else affected)
+
+
+GPU_FIELDS = ("gpu_name", "compute_capability", "sm_count", "l2_bytes")
+"""The environment's fields that say which GPU a capture ran on; the others are software versions."""
+_SHOWN_LAUNCHES = 5
+"""Kernels whose launch configuration differs, named in the GPU's evidence (the rest counted)."""
+
+
+def gpu(ctx: RuleContext) -> Iterator[Finding]:
+    """Another GPU model: the GPU's figures that differ (name, compute capability, SM count, L2,
+    the boost and memory clocks), then how many matched kernels nvFuser launched with another
+    configuration there and the first few of them (launch fields, the kernel as ``subject``).
+    Another device index of a fusion (where it ran) is said here too."""
+    changes = {c.path: c for c in ctx.capture_changes("environment") if c.path in GPU_FIELDS}
+    if not changes:
+        data = _device_changes(ctx)
+        if data:
+            yield make_finding("gpu", data, ctx.labels)
+        return
+    data = [Evidence(c.path, c.a, c.b, "value") for c in changes.values()]
+    data += [
+        Evidence(c.path, c.a, c.b, "mhz")
+        for c in ctx.capture_changes("clocks")
+        if c.path in ("max_sm_clock_mhz", "memory_clock_mhz") and c.a != c.b
+    ]
+    relaunched = [
+        (pair, k) for pair in ctx.pairs for k in pair.kernels if any(c.category == "launch" for c in k.changes)
+    ]
+    matched = sum(len(pair.kernels) for pair in ctx.pairs)
+    data += [
+        Evidence("kernels_launched_otherwise", len(relaunched), len(relaunched), "count"),
+        Evidence("kernels_matched", matched, matched, "count"),
+    ]
+    for pair, k in relaunched[:_SHOWN_LAUNCHES]:
+        data += [
+            Evidence(c.path, c.a, c.b, "value", subject=f"{pair.label}/{k.normalized_name}")
+            for c in k.changes
+            if c.category == "launch"
+        ]
+    yield make_finding("gpu", data + _device_changes(ctx), ctx.labels)
+
+
+def _device_changes(ctx: RuleContext) -> list[Evidence]:
+    return [
+        Evidence(c.path, c.a, c.b, "value", subject=pair.label)
+        for pair in ctx.pairs
+        for c in pair.changes
+        if c.category == "environment"
+    ]
+
+
+def versions(ctx: RuleContext) -> Iterator[Finding]:
+    """Another driver, CUDA, torch, nvFuser, Thunder or Python version: each by its path."""
+    data = [Evidence(c.path, c.a, c.b, "value") for c in ctx.capture_changes("environment") if c.path not in GPU_FIELDS]
     if data:
-        yield make_finding("gpu_or_versions", "setup", data, ctx.labels, ctx.total_gap_ns())
+        yield make_finding("versions", data, ctx.labels)
 
 
 def _text(value: object) -> str:

@@ -8,13 +8,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from fusiondiff.codec import to_jsonable
+from fusiondiff.diff.ledger import fidelity_findings
 from fusiondiff.diff.records import DiffResult, Finding, FusionPair, TimingVerdict
 from fusiondiff.escape import printable
 from fusiondiff.model import traced_name
 from fusiondiff.report import wording
 from fusiondiff.report.paths import short_list
+from fusiondiff.report.questions import fidelity_line, host_line, kernel_line, question_views
 from fusiondiff.report.text import NAME_WIDTH
-from fusiondiff.units import Column, duration, durations, p_value, ratio
+from fusiondiff.units import Column, duration, p_value, ratio
+
+verdict_line = kernel_line
+"""The kernel question's verdict line, by its older name (:func:`fusiondiff.report.questions.kernel_line`)."""
 
 MAX_FUSION_ROWS = 20
 """Beyond this many fusions, SAME ones are counted instead of listed."""
@@ -33,91 +38,6 @@ def _row(name: str, t: TimingVerdict, width: int, column: Column) -> list[str]:
     if len(name) > width:  # an ATen kernel's C++ signature: a line of its own, its numbers in the column below
         return [f"  {name}", f"  {'':<{width}}  {numbers}"]
     return [f"  {name:<{width}}  {numbers}"]
-
-
-def verdict_line(result: DiffResult) -> str:
-    """The verdict in one line: whether a side failed, whether B runs at the same speed as A (or
-    faster, slower: by how much, with the statistics), and whether the recorded properties are
-    identical."""
-    if not result.pairs:
-        return "nothing matched: the captures hold different fusions"
-    parts = []
-    for side in ("B", "A"):
-        failed = [p for p in result.failed if side in p.failed]
-        if failed:
-            kinds = sorted({dict(zip(p.failed, p.failure_kinds))[side].replace("_", " ") for p in failed})
-            parts.append(f"{side} crashed: {_names(failed)} failed ({', '.join(kinds)})")
-    parts.append(_speed(result))
-    if result.missing:
-        sides = sorted({u.side for u in result.missing})
-        parts.append(f"{len(result.missing)} fusion(s) only in {' or '.join(sides)}")
-    parts.append(_properties(result))
-    text = "; ".join(parts)
-    if result.b_replays_subset:
-        text += f" (B replays {len(result.pairs)} of A's fusions; {len(result.not_replayed)} not replayed)"
-    return text
-
-
-def _names(pairs: tuple[FusionPair, ...] | list[FusionPair], limit: int = 3) -> str:
-    names = [p.label for p in pairs]
-    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
-
-
-def _speed(result: DiffResult) -> str:
-    timed = [p for p in result.pairs if not p.failed]
-    if not timed:
-        return "no fusion was timed on both sides"
-    differing = [p for p in timed if p.timing.verdict in ("FASTER", "SLOWER")]
-    unclear = [p for p in timed if p.timing.verdict == "AMBIGUOUS"]
-    if not differing and not unclear:
-        return f"same speed: {'the' if len(timed) == 1 else 'all'} {len(timed)} matched fusion(s) SAME within noise"
-    if len(timed) == 1 and unclear:
-        return f"undecided whether B runs at A's speed: {timed[0].timing.reason}"
-    if len(timed) == 1 and differing:
-        t = timed[0].timing
-        word = "faster" if t.verdict == "FASTER" else "slower"
-        factor = 1 / t.ratio if t.verdict == "FASTER" else t.ratio
-        median_a, median_b = durations(t.median_a_ns, t.median_b_ns)
-        return (
-            f"B is {factor:.2f}x {word}: {median_a} in A, {median_b} in B "
-            f"(medians of {t.count_a} and {t.count_b} samples, Mann-Whitney p={p_value(t.p_value)})"
-        )
-    counts = []
-    for verdict, word in (("SLOWER", "slower"), ("FASTER", "faster")):
-        n = sum(1 for p in differing if p.timing.verdict == verdict)
-        if n:
-            counts.append(f"{word} in {n}")
-    if counts:
-        text = f"B is {' and '.join(counts)} of {len(timed)} fusion(s)"
-    else:
-        text = f"undecided in {len(unclear)} of {len(timed)} fusion(s)"
-    if differing:
-        worst = max(differing, key=lambda p: abs(p.timing.gap_ns))
-        t = worst.timing
-        median_a, median_b = durations(t.median_a_ns, t.median_b_ns)
-        text += f" (largest gap: {worst.label} {median_a} -> {median_b}, {ratio(t.ratio)}, p={p_value(t.p_value)})"
-    if unclear and counts:
-        text += f", {len(unclear)} undecided"
-    same = len(timed) - len(differing) - len(unclear)
-    return text + (f", SAME in {same}" if same else "")
-
-
-def _properties(result: DiffResult) -> str:
-    property_findings = [f for f in result.findings if f.role != "unexplained"]
-    if not property_findings and not any(p.unmatched_kernels for p in result.pairs):
-        if not result.findings:
-            return "recorded properties identical"
-        if result.same_speed:
-            kernels = sum(len(f.kernels) for f in result.findings)
-            return f"recorded properties identical ({kernels} kernel(s) inside same-speed fusions differ in time, unexplained)"
-        return "recorded properties identical: nothing recorded explains the gap"
-    explaining = sum(f.explained_ns for f in result.findings if f.role in ("cause", "setup"))
-    count = len(property_findings)
-    if explaining > 0:
-        return f"recorded properties differ: {count} finding(s), explaining {duration(explaining)}"
-    if any(f.role == "failure" for f in result.findings):
-        return f"{count} finding(s)"
-    return f"recorded properties differ ({count} finding(s)) but explain no measurable time"
 
 
 def _kernels_shown(pair: FusionPair) -> bool:
@@ -195,13 +115,25 @@ def _fusion_section(result: DiffResult) -> list[str]:
 
 
 def explains_text(f: Finding) -> str:
-    """What a finding explains, in words: its share of the gap, the cause it is evidence for, or nothing."""
+    """What a finding explains, in words: its share of the gap (joint with whom), the cause it is
+    evidence for, or nothing."""
+    if f.role == "unexplained":
+        if f.explained_ns > 0:
+            return f"{duration(f.explained_ns)} unexplained"
+        kernels = [e for e in f.data if e.field == "kernel_median_ns"]
+        gap = sum(abs((e.on("B") or 0.0) - (e.on("A") or 0.0)) for e in kernels)
+        return f"kernels {duration(gap)} apart inside a fusion of the same speed, counted in no gap"
     if f.explained_ns > 0:
-        return f"explains {duration(f.explained_ns)}"
+        joint = f" jointly with {', '.join(f.joint_with)}" if f.joint_with else ""
+        return f"explains {duration(f.explained_ns)}{joint}"
     if f.caused_by:
         return "evidence for " + ", ".join(f"#{r}" for r in f.caused_by)
     if f.role == "failure":
         return "no timing on the failed side"
+    if f.role == "circumstance":
+        return "reported, not counted in a gap"
+    if not f.evidenced:
+        return "not seen acting: counted in no gap"
     return "explains no measurable time"
 
 
@@ -246,6 +178,8 @@ def render_diff_text(result: DiffResult) -> str:
         f"  {result.label_a}: {short_list(result.source_a or '?')}",
         f"  {result.label_b}: {short_list(result.source_b or '?')}",
         f"verdict: {verdict_line(result)}",
+        f"host: {host_line(result)}",
+        f"fidelity: {fidelity_line(result)}",
         "",
     ]
     section = _fusion_section(result)
@@ -260,19 +194,50 @@ def render_diff_text(result: DiffResult) -> str:
         for u in result.unmatched[:MAX_UNMATCHED]:
             lines.append(f"  {u.side}: {traced_name(u.name, u.trace)} ({duration(u.median_ns)} median): {u.reason}")
         lines += [*_more_line(len(result.unmatched)), ""]
-    if result.findings:
-        lines.append("findings, ranked: failures first, then by the time they explain (each gap counted once)")
-        rules_by_rank = {f.rank: f.rule for f in result.findings}
-        for f in result.findings[:MAX_FINDINGS]:
-            lines += _finding_lines(f, rules_by_rank)
-        if len(result.findings) > MAX_FINDINGS:
-            lines.append(f"  ... {len(result.findings) - MAX_FINDINGS} more finding(s) in the JSON record (--json)")
-        lines.append("")
+    lines += _question_sections(result)
     if result.warnings:
         lines.append("warnings")
         lines += [f"  {w}" for w in result.warnings]
         lines.append("")
     return "\n".join(printable(line) for line in lines).rstrip("\n") + "\n"
+
+
+def questions_json(result: DiffResult) -> dict[str, Any]:
+    """Each question's verdict line, ledger line, whether it passes, ``exit_code`` with its gate
+    added, and the ranks of its findings (fidelity: the kernel findings of what B runs differently)."""
+    return {
+        view.question: {
+            "verdict": view.verdict,
+            "ledger": view.ledger,
+            "passes": result.passes(view.question),
+            "exit_code": result.exit_code(gates=(view.question,)),
+            "findings": [f.rank for f in (fidelity_findings(result) if view.question == "fidelity" else view.findings)],
+        }
+        for view in question_views(result)
+    }
+
+
+def _question_sections(result: DiffResult) -> list[str]:
+    """Each question's section: its gate and ledger, then its findings, ranked (failures first, then
+    by the time they explain, each gap counted once), :data:`MAX_FINDINGS` in all. The host and
+    fidelity sections are left out where they pass with nothing to say."""
+    rules_by_rank = {f.rank: f.rule for f in result.findings}
+    lines: list[str] = []
+    budget = MAX_FINDINGS
+    for view in question_views(result):
+        quiet = view.question != "kernel" and not view.findings and result.passes(view.question)
+        if quiet and not result.ledger(view.question).gap_ns > 0:
+            continue
+        lines.append(f"{view.title} ({view.gate}): {view.ledger}")
+        if view.question == "fidelity":
+            lines.append(f"  {view.verdict}")
+        for f in view.findings[:budget]:
+            lines += _finding_lines(f, rules_by_rank)
+        if len(view.findings) > budget:
+            lines.append(f"  ... {len(view.findings) - budget} more finding(s) in the JSON record (--json)")
+        budget = max(budget - len(view.findings), 0)
+        lines.append("")
+    return lines
 
 
 def json_safe(value: Any) -> Any:
@@ -288,12 +253,14 @@ def json_safe(value: Any) -> Any:
 
 def render_diff_json(result: DiffResult) -> str:
     """The whole diff record as JSON (NaN and infinity as null), with the verdict added:
-    ``verdict`` (the line), ``same_speed``, ``properties_identical``, ``comparable`` (both) and
-    ``exit_code`` (without ``--strict``)."""
+    ``verdict`` (the kernel question's line), ``same_speed``, ``properties_identical``,
+    ``comparable`` (both), ``exit_code`` (the default gate) and ``questions`` (each question's
+    verdict line, whether it passes, and the exit code with its gate added)."""
     data = json_safe(to_jsonable(wording.worded(result)))
     data["verdict"] = verdict_line(result)
     data["same_speed"] = result.same_speed
     data["properties_identical"] = result.properties_identical
     data["comparable"] = result.comparable
     data["exit_code"] = result.exit_code()
+    data["questions"] = questions_json(result)
     return json.dumps(data, indent=1, allow_nan=False) + "\n"

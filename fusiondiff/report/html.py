@@ -20,6 +20,7 @@ from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.environment_view import conditions_html
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
 from fusiondiff.report.plots import COLOR_A, COLOR_B, strip_plot_svg
+from fusiondiff.report.questions import question_views
 
 CSS = f"""
 .fd {{ font-family: -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: #1d2125;
@@ -107,25 +108,35 @@ def _sides(report: DiffReport) -> str:
 
 
 def _findings(report: DiffReport) -> str:
+    """The three questions, each with its gate, verdict, ledger and ranked findings."""
     found = report.result.findings
-    if not found:
-        return "<h2>Findings</h2><p>No finding: no recorded property differs in a way a rule explains.</p>"
     rules = {f.rank: f.rule for f in found}
-    items = []
-    for f in found:
-        links = "; ".join(
-            f"{name} " + ", ".join(f"#{r} <code>{_e(rules.get(r, '?'))}</code>" for r in ranks)
-            for name, ranks in c.finding_links(f)
+    sections = []
+    for view in question_views(report.result):
+        items = []
+        for f in view.findings:
+            links = "; ".join(
+                f"{name} " + ", ".join(f"#{r} <code>{_e(rules.get(r, '?'))}</code>" for r in ranks)
+                for name, ranks in c.finding_links(f)
+            )
+            evidence = "".join(f"<li>{_e(line)}</li>" for line in wording.evidence_lines(f))
+            items.append(
+                f'<li><div><span class="rank">{f.rank}</span><strong>{_e(wording.title(f))}</strong>'
+                f'<span class="role {_e(f.role)}">{_e(f.role)}</span></div>'
+                f'<div class="meta"><code>{_e(f.rule)}</code> · {_e(explains_text(f))}'
+                f"{' · ' + links if links else ''}</div>"
+                f'<ul class="evidence">{evidence}</ul></li>'
+            )
+        verdict = "ok" if report.result.passes(view.question) else "bad"
+        sections.append(
+            f"<h2>{_e(view.title[0].upper() + view.title[1:])} <small>({_e(view.gate)})</small></h2>"
+            f'<div class="verdict {verdict}">{_e(view.verdict)}</div>'
+            f'<p class="meta">Ledger: {_e(view.ledger)}</p>'
+            + (f'<ol class="findings">{"".join(items)}</ol>' if items else "")
         )
-        evidence = "".join(f"<li>{_e(line)}</li>" for line in wording.evidence_lines(f))
-        items.append(
-            f'<li><div><span class="rank">{f.rank}</span><strong>{_e(wording.title(f))}</strong>'
-            f'<span class="role {_e(f.role)}">{_e(f.role)}</span></div>'
-            f'<div class="meta"><code>{_e(f.rule)}</code> · {_e(explains_text(f))}'
-            f"{' · ' + links if links else ''}</div>"
-            f'<ul class="evidence">{evidence}</ul></li>'
-        )
-    return f'<h2>Findings, ranked: failures first, then by the time they explain</h2><ol class="findings">{"".join(items)}</ol>'
+    if not found:
+        sections.append("<p>No finding: no recorded property differs in a way a rule explains.</p>")
+    return "".join(sections)
 
 
 def _parts(parts: Sequence[str]) -> str:

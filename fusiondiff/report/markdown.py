@@ -18,6 +18,7 @@ from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.environment_view import conditions_markdown
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
 from fusiondiff.report.md_text import table
+from fusiondiff.report.questions import question_views
 
 FOLD_ROWS = 12
 """Tables longer than this fold into ``<details>``."""
@@ -55,22 +56,33 @@ def _title(report: DiffReport) -> list[str]:
 
 
 def _findings(report: DiffReport) -> list[str]:
+    """The three questions, each with its gate, verdict, ledger and ranked findings."""
     found = report.result.findings
-    if not found:
-        return ["### Findings", "", "No finding: no recorded property differs in a way a rule explains.", ""]
     rules = {f.rank: f.rule for f in found}
-    lines = ["### Findings, ranked: failures first, then by the time they explain", ""]
-    for f in found:
-        links = "; ".join(
-            f"{name} " + ", ".join(f"#{r} {code(rules.get(r, '?'))}" for r in ranks)
-            for name, ranks in c.finding_links(f)
-        )
-        lines.append(
-            f"{f.rank}. **{text(wording.title(f))}**  \n   {code(f.rule)}, {text(f.role)}, {text(explains_text(f))}"
-            + (f"; {links}" if links else "")
-        )
-        lines += [f"   - {text(line)}" for line in wording.evidence_lines(f)]
-    return [*lines, ""]
+    lines = []
+    for view in question_views(report.result):
+        lines += [
+            f"### {text(view.title[0].upper() + view.title[1:])} ({text(view.gate)})",
+            "",
+            f"**{text(view.verdict)}**  ",
+            f"Ledger: {text(view.ledger)}",
+            "",
+        ]
+        for f in view.findings:
+            links = "; ".join(
+                f"{name} " + ", ".join(f"#{r} {code(rules.get(r, '?'))}" for r in ranks)
+                for name, ranks in c.finding_links(f)
+            )
+            lines.append(
+                f"{f.rank}. **{text(wording.title(f))}**  \n   {code(f.rule)}, {text(f.role)}, {text(explains_text(f))}"
+                + (f"; {links}" if links else "")
+            )
+            lines += [f"   - {text(line)}" for line in wording.evidence_lines(f)]
+        if view.findings:
+            lines.append("")
+    if not found:
+        lines += ["No finding: no recorded property differs in a way a rule explains.", ""]
+    return lines
 
 
 def _timing_table(report: DiffReport) -> list[str]:

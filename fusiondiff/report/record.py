@@ -2,17 +2,25 @@
 
 ``fusiondiff report A B --format json -o diff.json`` writes it; ``fusiondiff report diff.json
 --format html`` renders it later, on another machine, without the captures ("capture once,
-render many"). Layout (``DIFF_RECORD_VERSION`` 2)::
+render many"). Layout (``DIFF_RECORD_VERSION`` 3)::
 
     {
-      "schema_version": 2,               # of this layout; bumped when a field changes meaning
+      "schema_version": 3,               # of this layout; bumped when a field changes meaning
       "record": "fusiondiff diff",       # what the file is
       "fusiondiff_version": "0.1.0",     # that wrote it
-      "verdict": "B is 1.40x faster: ...",  # the verdict line (report.diff_text.verdict_line)
+      "verdict": "B is 1.40x faster: ...",  # the kernel question's verdict line (report.questions.kernel_line)
       "same_speed": false,               # DiffResult.same_speed
       "properties_identical": false,     # DiffResult.properties_identical
       "comparable": false,               # DiffResult.comparable: both of the above
-      "exit_code": 1,                    # DiffResult.exit_code() (without --strict)
+      "exit_code": 1,                    # DiffResult.exit_code(): the kernel question's gate alone
+      "questions": {                     # the three questions, each apart (diff.causes.QUESTIONS)
+        "kernel": {"verdict": "...",     # its verdict line
+                   "ledger": "...",      # its ledger in words (DiffResult.ledgers holds the numbers)
+                   "passes": false,      # DiffResult.passes(question)
+                   "exit_code": 1,       # DiffResult.exit_code(gates=(question,))
+                   "findings": [1, 2]},  # ranks of its findings
+        "host": {...}, "fidelity": {...}
+      },
       "sides": {                         # both captures, side by side
         "A": {"label": "A (live)",       # how reports name the side
               "path": "offset/live.json",# capture file, relative to the captures' folder
@@ -24,7 +32,8 @@ render many"). Layout (``DIFF_RECORD_VERSION`` 2)::
         "B": {...}
       },
       "diff": {...},                     # fusiondiff.diff.records.DiffResult: pairs, unmatched,
-                                         # changes, findings, warnings (times in ns; NaN as null)
+                                         # changes, findings, ledgers, host_times, warnings
+                                         # (times in ns; NaN as null)
       "samples": [                       # raw per-sample device durations, ns
         {"fusion": "nvFusion0 [forward]",# FusionPair.label
          "kernel": null,                 # null: the fusion (sum of its kernels per sample);
@@ -38,7 +47,9 @@ Every time is in nanoseconds and every size in bytes, as in the capture records;
 are the renderers' business: a finding holds its evidence as data (``Finding.data``), worded when
 it is rendered (:mod:`fusiondiff.report.wording`); its ``title`` and ``evidence`` are those words,
 written beside the data for readers of the JSON (rendering the record words the data again).
-Schema 1 records (before findings were data) are read too: their findings' sentences are rendered
+Schema 2 records (before the questions were apart) are read too: their findings are given the
+question the causal model gives their rule, and they have no ledgers. Schema 1 records (before
+findings were data) are read too: their findings' sentences are rendered
 as they are, and whether B is a round trip's merged replay is read from capture B. ``captures`` repeats what ``sides`` and ``samples`` hold in a form
 for readers of the JSON: it is what a later ``fusiondiff report diff.json`` renders from.
 """
@@ -50,15 +61,16 @@ import json
 from typing import Any
 
 from fusiondiff.codec import capture_from_jsonable, decode, to_jsonable
+from fusiondiff.diff.causes import node
 from fusiondiff.diff.records import DiffResult
 from fusiondiff.errors import CaptureFormatError, ReportError
 from fusiondiff.model import Capture
 from fusiondiff.notes import from_roundtrip
-from fusiondiff.report.diff_text import json_safe, verdict_line
+from fusiondiff.report.diff_text import json_safe, questions_json, verdict_line
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.wording import worded
 
-DIFF_RECORD_VERSION = 2
+DIFF_RECORD_VERSION = 3
 """Version of the diff record's layout (independent of the capture schema). 2: findings carry
 their evidence as data (``Finding.data``), and ``DiffResult.b_from_roundtrip``."""
 
@@ -130,6 +142,7 @@ def build_diff_record(report: DiffReport) -> dict[str, Any]:
             "properties_identical": result.properties_identical,
             "comparable": result.comparable,
             "exit_code": result.exit_code(),
+            "questions": questions_json(result),
             "sides": sides,
             "diff": to_jsonable(worded(result)),
             "samples": _samples(report),
@@ -174,6 +187,9 @@ def report_from_record(data: Any, origin: str = "diff record") -> DiffReport:
     _check_references(result, a, b, f"{origin}.diff")
     if "b_from_roundtrip" not in data["diff"]:  # a schema 1 record
         result = dataclasses.replace(result, b_from_roundtrip=from_roundtrip(b))
+    if version < 3:  # before the questions were apart: each finding on its rule's question
+        findings = tuple(dataclasses.replace(f, question=node(f.rule).question) for f in result.findings)
+        result = dataclasses.replace(result, findings=findings)
     paths = []
     for side in ("A", "B"):
         where = f"{origin}.sides.{side}"

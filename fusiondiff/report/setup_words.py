@@ -83,15 +83,61 @@ def _measurement(f: Finding) -> Words:
     return "Some timings are too weak to compare", lines
 
 
-def _gpu_or_versions(f: Finding) -> Words:
-    lines = [f"{e.subject + ' ' if e.subject else ''}{e.field}: {show(e.a)} in A, {show(e.b)} in B" for e in f.data]
-    return "The captures come from another GPU or software versions", lines
+def _each(f: Finding) -> list[str]:
+    return [f"{e.subject + ' ' if e.subject else ''}{e.field}: {show(e.a)} in A, {show(e.b)} in B" for e in f.data]
+
+
+def _gpu(f: Finding) -> Words:
+    e = by_field(f.data)
+    name = e.get("gpu_name")
+    launched, matched = e.get("kernels_launched_otherwise"), e.get("kernels_matched")
+    lines = [
+        f"{x.field}: {show(x.a)} in A, {show(x.b)} in B"
+        for x in f.data
+        if x.subject is None and x.field not in ("kernels_launched_otherwise", "kernels_matched")
+    ]
+    if launched is not None and matched is not None:
+        lines.append(
+            f"nvFuser launched {show(launched.a)} of {show(matched.a)} matched kernel(s) with another configuration "
+            "there (its heuristics read the GPU):"
+        )
+    lines += limited([f"{x.subject}: {x.field} {show(x.a)} -> {show(x.b)}" for x in f.data if x.subject is not None])
+    if name is None:
+        return "The fusions ran on another device", lines
+    return f"Another GPU: {show(name.a)} in A, {show(name.b)} in B", lines
+
+
+def _versions(f: Finding) -> Words:
+    names = [e.field.removesuffix("_version") for e in f.data]
+    return f"Other software versions ({', '.join(names)})", _each(f)
+
+
+def _flush_size(f: Finding) -> Words:
+    e = by_field(f.data)
+    flush, l2 = e["protocol.flush_bytes"], e["l2_bytes"]
+
+    def size(value: object) -> str:
+        return mib(float(value)) if isinstance(value, (int, float)) else "-"
+
+    lines = [
+        f"L2 flush buffer: {size(flush.a)} in A, {size(flush.b)} in B (the protocol makes it twice the GPU's L2)",
+        f"L2: {size(l2.a)} in A, {size(l2.b)} in B",
+    ]
+    return "The L2 flush buffer differs in size", lines
+
+
+def _clocks(f: Finding) -> Words:
+    lines = [_capture_line(e) for e in f.data if e.subject is None]
+    return "The clocks differ", lines + limited([_fusion_line(e) for e in f.data if e.subject is not None])
 
 
 WORDS: dict[str, Callable[[Finding], Words]] = {
     "env_vars": _env_vars,
     "l2_mode": _l2_mode,
     "measurement": _measurement,
-    "gpu_or_versions": _gpu_or_versions,
+    "gpu": _gpu,
+    "versions": _versions,
+    "flush_size": _flush_size,
+    "clocks": _clocks,
 }
 """Each rule's words: its finding's title and evidence lines."""

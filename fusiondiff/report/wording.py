@@ -126,7 +126,8 @@ def _side(evidence: Evidence, larger: bool) -> tuple[str, str, str, str]:
 def _fewer_sms(e: dict[str, Evidence], f: Finding) -> str:
     side, n, other, m = _side(e["sms_used_min"], larger=False)
     runs = value(e["runs_with_fewer_sms"], side)
-    why = ": on the same grid, other work or a partition held SMs" if f.role == "setup" else ""
+    same_grid = e["ctas"].a == e["ctas"].b
+    why = ": on the same grid, other work or a partition held SMs" if same_grid else ""
     return f"{side} ran its CTAs on fewer SMs in {runs} run(s) (as few as {n}, against at least {m} in {other}){why}"
 
 

@@ -98,6 +98,16 @@ class ReplayProcess:
 
 
 @dataclass(frozen=True)
+class QuestionRow:
+    """One question of the round trip's diff: whether it passes, its verdict line, its ledger line."""
+
+    question: str
+    passes: bool
+    verdict: str
+    ledger: str
+
+
+@dataclass(frozen=True)
 class RoundTripResult:
     """What a round trip did and found."""
 
@@ -118,7 +128,8 @@ class RoundTripResult:
     replay_path: Path | None
     diff_path: Path | None
     exit_code: int
-    """The diff's exit code (0 all SAME and nothing explains time, 1 otherwise), 2 without a diff."""
+    """The diff's exit code under the default gate (0 every fusion replayed at its live kernel
+    speed, 1 otherwise, also where a replay failed or is missing), 2 without a diff."""
     interrupted: bool = False
     sources: tuple[LiveSource, ...] = ()
     """The live captures taken: one, or one per rank."""
@@ -133,6 +144,15 @@ class RoundTripResult:
     profiler) or ``gpu`` (context, compile, profiler); empty when none was started ahead."""
     forked: bool = False
     """The processes started ahead were forked from one server that imported torch and nvFuser once."""
+    questions: tuple[QuestionRow, ...] = ()
+    """Each question's verdict and gate, from the diff (kernel, host, fidelity); empty without one."""
+
+    def exit_code_for(self, gates: tuple[str, ...] = ()) -> int:
+        """:attr:`exit_code` with the questions ``gates`` names gated too (``host``, ``fidelity``)."""
+        if self.exit_code == 2:
+            return 2
+        failing = any(not row.passes for row in self.questions if row.question in gates)
+        return max(self.exit_code, 1 if failing else 0)
 
     @property
     def rank_rows(self) -> tuple[RankRow, ...]:

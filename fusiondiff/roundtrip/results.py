@@ -10,12 +10,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fusiondiff.diff.rules_host import KEPT_APART
 from fusiondiff.model import Capture
 from fusiondiff.notes import ROUNDTRIP_SOURCE
 from fusiondiff.roundtrip.host_totals import host_per_call_ns
 from fusiondiff.roundtrip.plan import source_of
-from fusiondiff.roundtrip.records import DistinctFusion, FusionRow, LiveSource, RoundTripResult
+from fusiondiff.roundtrip.records import DistinctFusion, FusionRow, LiveSource, QuestionRow, RoundTripResult
 
 
 def merge_replays(paths: Sequence[Path], source: str, target: Path | None = None) -> Capture | None:
@@ -129,9 +128,20 @@ def finish(
         replay_path=replay_path,
         diff_path=diff_path,
         exit_code=2 if result is None else max(result.exit_code(), 1 if not_replayed else 0),
+        questions=() if result is None else question_rows(result),
         interrupted=interrupted,
         sources=tuple(sources),
     )
+
+
+def question_rows(result: Any) -> tuple[QuestionRow, ...]:
+    """Each question's verdict line and gate (:mod:`fusiondiff.report.questions`), for the summary."""
+    from fusiondiff.diff.causes import QUESTIONS
+    from fusiondiff.report.diff_text import verdict_line
+    from fusiondiff.report.questions import fidelity_line, host_line, ledger_line
+
+    lines = {"kernel": verdict_line(result), "host": host_line(result), "fidelity": fidelity_line(result)}
+    return tuple(QuestionRow(q, result.passes(q), lines[q], ledger_line(result.ledger(q))) for q in QUESTIONS)
 
 
 def _rows(
@@ -159,12 +169,10 @@ def _rows(
 
     # the pair of each replayed distinct fusion: A of the diff lists ``have`` in order
     pair_of: dict[int, Any] = {}
-    explained: dict[str, float] = {}
+    unexplained_labels: set[str] = set()
     if result is not None:
-        for f in result.findings:
-            if f.role in ("cause", "setup") and f.fusions and f.explained_ns > 0 and f.rule not in KEPT_APART:
-                for label in f.fusions:
-                    explained[label] = explained.get(label, 0.0) + f.explained_ns / len(f.fusions)
+        # the kernel question's ledger says which fusions' gaps nothing recorded explains
+        unexplained_labels = set(result.ledger("kernel").unexplained_fusions)
         for p in result.pairs:
             pair_of[have[p.index_a].index] = p
     crossed: dict[int, int] = {}  # live fusion -> the fusion whose replay the diff paired it with
@@ -206,9 +214,7 @@ def _rows(
         t = pair.timing
         replay_ns = t.median_b_ns
         gap = abs(t.median_b_ns - t.median_a_ns)
-        unexplained_rep = (
-            0.0 if t.verdict == "SAME" or math.isnan(gap) else max(gap - explained.get(pair.label, 0.0), 0.0)
-        )
+        unexplained_rep = gap if pair.label in unexplained_labels and not math.isnan(gap) else 0.0
         if rep == i:
             unexplained = unexplained_rep
         else:  # the same fraction of this record's own gap to the shared replay

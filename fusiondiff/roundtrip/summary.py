@@ -7,6 +7,7 @@ import statistics
 from fusiondiff.model import traced_name
 from fusiondiff.replay.stages import GATE_IMPORTS, PREPARE_HANDOVER
 from fusiondiff.report.diff_text import MAX_FUSION_ROWS
+from fusiondiff.report.questions import TITLES
 from fusiondiff.roundtrip.host_totals import host_lines
 from fusiondiff.roundtrip.plan import device_words
 from fusiondiff.roundtrip.records import FusionRow, RoundTripResult
@@ -143,6 +144,11 @@ def render_summary(result: RoundTripResult, top: int | None = None, limit: int |
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
     lines.append("  verdicts: " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())))
     lines += host_lines(result)
+    if result.questions:
+        lines += ["", "the diff's three questions (each with its own gate; see `fusiondiff diff --help`):"]
+        for question in result.questions:
+            gate = "passes" if question.passes else "fails"
+            lines += [f"  {TITLES[question.question]} ({gate}): {question.verdict}", f"    {question.ledger}"]
     if result.rank_rows:
         lines += [
             "",

@@ -30,25 +30,32 @@ RECORDED = Path(__file__).resolve().parents[2] / "tests" / "data" / "zoo"
 
 @dataclass(frozen=True)
 class ZooResult:
-    """One scenario's diagnosis."""
+    """One scenario's diagnosis, read from the whole output of ``diff``: every finding, on every
+    question, and the exit codes."""
 
     scenario: str
     planted: str | None
     top_finding: str | None
+    """The diff's first finding, whatever its question (failures, then kernel time, then host)."""
     findings: tuple[str, ...]
     live_us: float
     replay_us: float
     error: str | None = None
-
-    host_findings: tuple[str, ...] = ()
-    """Findings on the host's axis (``rules_host.KEPT_APART``), apart from ``findings``: the host
-    time a scenario's calls take is not what it plants, and it claims no kernel gap."""
+    exit_code: int | None = None
+    """``fusiondiff diff``'s exit code under its default gate (kernel time)."""
+    questions: tuple[tuple[str, bool], ...] = ()
+    """Each question and whether it passes its gate."""
 
     @property
     def correct(self) -> bool:
+        """The planted cause is the diff's first finding; for the control, no finding of kernel
+        time or fidelity and exit 0: what a side's host is like is reported, never a difference."""
         if self.error:
             return False
-        return self.top_finding == self.planted if self.planted else not self.findings
+        if self.planted:
+            return self.top_finding == self.planted
+        passes = dict(self.questions)
+        return self.exit_code == 0 and passes.get("kernel", False) and passes.get("fidelity", False)
 
 
 def planted_cause(scenario: str) -> str | None:
@@ -58,11 +65,11 @@ def planted_cause(scenario: str) -> str | None:
 def diagnose(scenario: str, directory: Path) -> ZooResult:
     """Diff a scenario's recorded sides and report what fusiondiff names first."""
     from fusiondiff.api import diff_files
-    from fusiondiff.diff.rules_host import KEPT_APART
+    from fusiondiff.diff.causes import QUESTIONS
     from fusiondiff.store import load_capture
 
     result = diff_files(directory / "live.json", directory / "replay.json")
-    rules = tuple(f.rule for f in result.findings if f.rule not in KEPT_APART)
+    rules = tuple(f.rule for f in result.findings)
     live, replay = load_capture(directory / "live.json"), load_capture(directory / "replay.json")
     return ZooResult(
         scenario=scenario,
@@ -71,7 +78,8 @@ def diagnose(scenario: str, directory: Path) -> ZooResult:
         findings=rules,
         live_us=live.fusions[0].timing.median_ns / 1000,
         replay_us=replay.fusions[0].timing.median_ns / 1000,
-        host_findings=tuple(f.rule for f in result.findings if f.rule in KEPT_APART),
+        exit_code=result.exit_code(),
+        questions=tuple((q, result.passes(q)) for q in QUESTIONS),
     )
 
 
@@ -108,12 +116,14 @@ def run_all(outdir: Path | None, scenarios: tuple[str, ...] = SCENARIOS) -> list
 
 def render_table(results: list[ZooResult]) -> str:
     lines = [
-        f"{'scenario':<28} {'planted cause':<20} {'top finding':<20} {'live us':>9} {'replay us':>10}  ok   host axis"
+        f"{'scenario':<28} {'planted cause':<20} {'top finding':<20} {'live us':>9} {'replay us':>10}  ok   "
+        "exit  failing questions"
     ]
     for r in results:
+        failing = ", ".join(q for q, passes in r.questions if not passes) or "-"
         lines.append(
             f"{r.scenario:<28} {str(r.planted):<20} {str(r.top_finding):<20} {r.live_us:9.2f} {r.replay_us:10.2f}  "
-            f"{'yes' if r.correct else 'NO ':<4} {', '.join(r.host_findings) or '-'}"
+            f"{'yes' if r.correct else 'NO ':<4} {r.exit_code if r.exit_code is not None else '-':>4}  {failing}"
             + (f"  error: {r.error}" if r.error else "")
         )
     lines.append(f"{sum(r.correct for r in results)}/{len(results)} scenarios diagnosed correctly")

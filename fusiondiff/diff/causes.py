@@ -1,0 +1,160 @@
+"""The causal model the diagnosis reasons with, declared as data: every node a rule can detect,
+what kind of node it is, which question its effect is counted on, and what it follows from.
+
+fusiondiff answers three questions about two captures, each apart (:data:`QUESTIONS`):
+
+- ``kernel``: does the same fusion's kernel time differ, and why (Thunder #1869);
+- ``host``: does the host time per call differ, measured like for like (``fd.execute`` against
+  ``fd.execute``), and does a side's host keep its GPU waiting (Thunder #1852);
+- ``fidelity``: what B runs differently from A (definition, constants, inputs, options, variables).
+
+A rule only detects a node (a finding's ``rule`` is the node's name). Whether the finding is a
+root cause, a mechanism or a failure, and which findings it follows from, is read here. Root
+causes are what a user can change (the GPU, the software, the timing protocol, an input's storage
+offset, an option...); mechanisms are how they act (the clocks, the flush size, nvFuser's
+segmentation and kernel variant, the block-level shape). The ledger
+(:mod:`fusiondiff.diff.ledger`) gives each question's gap to the nodes present that have no present
+ancestor, so a mechanism is counted only where none of the causes it follows from was recorded.
+
+Adding a rule is adding its node here (with its edges) and its rule to ``findings.RULES``.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Literal
+
+from fusiondiff.diff.records import Role
+
+Question = Literal["kernel", "host", "fidelity"]
+"""The three questions a diff answers, in the order every output gives them."""
+QUESTIONS: tuple[Question, ...] = ("kernel", "host", "fidelity")
+
+
+@dataclass(frozen=True)
+class Node:
+    """One thing a rule can detect."""
+
+    name: str
+    """The rule's name (``storage_offset``), which its findings carry as ``Finding.rule``."""
+    role: Role
+    """``setup`` and ``cause``: root causes (how it was measured and where; what the fusion was
+    given); ``consequence``: a mechanism; ``failure``; ``circumstance``: reported beside a gap,
+    never counted in it; ``unexplained``."""
+    question: Question
+    """The question whose ledger its findings are counted on (one, so no finding counts twice)."""
+    follows_from: tuple[str, ...] = ()
+    """The nodes it can follow from: where one of them is present for the same fusion, this node is
+    evidence of it and gets none of the gap."""
+    explains: bool = True
+    """False for what describes how the time went without saying why (the block level), and for
+    circumstances: present, they still take no share of a gap."""
+    fidelity: bool = False
+    """What B runs differently from A: listed under the fidelity question, with the kernel time
+    the kernel ledger credits to it."""
+    host: bool = False
+    """Can also change the host time of a call (``fd.execute``): a root of the host ledger."""
+
+
+# what nvFuser compiles from: where one of these differs, the kernels it makes follow from it
+_COMPILED_FROM = (
+    "gpu",
+    "versions",
+    "definition",
+    "constant_precision",
+    "storage_offset",
+    "input_alignment",
+    "input_strides",
+    "dtype_shape",
+    "index_value_range",
+    "scalar_value",
+    "options",
+    "env_vars",
+)
+# what holds a GPU's clocks or SMs while a fusion runs
+_MACHINE = ("gpu", "other_work", "other_processes", "clocks_locked", "gpu_throttled")
+_KERNELS = ("segmentation", "kernel_variant", "cuda_source", "runtime_reuse")
+_BLOCKS = (*_COMPILED_FROM, *_MACHINE, *_KERNELS, "clocks")
+
+
+def _fidelity_root(name: str, *follows: str, host: bool = False) -> Node:
+    return Node(name, "cause", "kernel", follows, fidelity=True, host=host)
+
+
+def _block(name: str) -> Node:
+    return Node(name, "consequence", "kernel", _BLOCKS, explains=False)
+
+
+NODES: tuple[Node, ...] = (
+    # failures: a side has no numbers for the fusion; the cause the data shows comes first
+    Node("index_out_of_range", "failure", "kernel", ("index_value_range",)),
+    Node("view_past_storage", "failure", "kernel", ("storage_offset", "input_strides", "dtype_shape")),
+    Node("failed_execution", "failure", "kernel", ("index_out_of_range", "view_past_storage")),
+    # root causes of the setup: where and how each side was measured, and what it ran beside
+    Node("gpu", "setup", "kernel", host=True),
+    Node("versions", "setup", "kernel", host=True),
+    Node("measurement", "setup", "kernel"),
+    Node("l2_mode", "setup", "kernel", ("measurement",)),
+    Node("other_work", "setup", "kernel"),
+    Node("other_processes", "setup", "kernel"),
+    Node("clocks_locked", "setup", "kernel"),
+    # root causes in what the fusion was and was given: what a faithful repro keeps
+    _fidelity_root("definition", host=True),
+    _fidelity_root("constant_precision"),
+    _fidelity_root("storage_offset"),
+    _fidelity_root("input_alignment", "storage_offset"),
+    _fidelity_root("input_strides", "definition"),
+    _fidelity_root("dtype_shape", "definition", host=True),
+    _fidelity_root("index_value_range"),
+    _fidelity_root("scalar_value"),
+    _fidelity_root("options", host=True),
+    _fidelity_root("env_vars", host=True),
+    # mechanisms of the machine: the flush buffer is twice the GPU's L2, the clocks are the GPU's
+    Node("flush_size", "consequence", "kernel", ("gpu", "measurement")),
+    Node("gpu_throttled", "consequence", "kernel", ("gpu", "other_work", "other_processes")),
+    Node("clocks", "consequence", "kernel", _MACHINE),
+    # mechanisms of the compiler: what nvFuser made of the fusion
+    Node("segmentation", "consequence", "kernel", _COMPILED_FROM),
+    Node("kernel_variant", "consequence", "kernel", (*_COMPILED_FROM, "segmentation")),
+    Node("cuda_source", "consequence", "kernel", (*_COMPILED_FROM, "segmentation", "kernel_variant")),
+    Node("runtime_reuse", "consequence", "kernel", _COMPILED_FROM),
+    # the block level, measured: SMs held from a kernel on the same grid are the machine's doing
+    # (other work, a partition: where none of those was recorded, the block level is the evidence);
+    # with another grid, the kernel variant's
+    Node("blocks_fewer_sms", "setup", "kernel", _BLOCKS),
+    Node("blocks_starts_delayed", "setup", "kernel", _MACHINE),
+    # the rest say how the time went on the SMs, not why
+    _block("blocks_extra_wave"),
+    _block("blocks_tail"),
+    _block("blocks_every_cta_slower"),
+    _block("blocks_few_ctas_slower"),
+    # the host: a side whose calls keep its GPU waiting, reported, never blamed on the other side
+    Node("host_bound", "circumstance", "host", explains=False),
+    # a gap that nothing recorded explains
+    Node("unexplained", "unexplained", "kernel", explains=False),
+)
+"""Every node, upstream first."""
+
+GRAPH: dict[str, Node] = {node.name: node for node in NODES}
+
+_UNKNOWN = Node("?", "unexplained", "kernel", explains=False)
+"""A rule this graph does not know (a diff record from another version): counted on nothing."""
+
+
+def node(name: str) -> Node:
+    """The node of a rule's name; a rule unknown here explains nothing."""
+    return GRAPH.get(name, _UNKNOWN)
+
+
+@functools.cache
+def ancestors(name: str) -> frozenset[str]:
+    """Every node ``name`` follows from, directly or through others."""
+    found: set[str] = set()
+    todo = list(node(name).follows_from)
+    while todo:
+        parent = todo.pop()
+        if parent not in found:
+            found.add(parent)
+            todo.extend(node(parent).follows_from)
+    return frozenset(found)

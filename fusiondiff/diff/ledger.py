@@ -1,0 +1,216 @@
+"""The ledger: each question's gap apportioned once, to the causes the causal model allows.
+
+For every fusion pair and question, the gap (the absolute median gap where the question's verdict
+is not SAME; for host time, only where the statistics confirm it: FASTER or SLOWER) goes to the nodes present for that fusion (:mod:`fusiondiff.diff.causes`)
+that explain, whose effect is evidenced, and that have no ancestor among them (root causes first:
+a mechanism takes a share only where no root cause of the fusion was recorded): one takes the
+whole gap; several share one joint entry ("gpu and versions"), since the data cannot tell their
+shares apart; none leaves the gap unexplained. So attributed plus unexplained is the gap,
+always, and nothing depends on the order rules are listed in.
+
+The findings then read their share from the ledger (:func:`credit`) and are ranked by it
+(:func:`rank`): failures first, then the kernel question's findings by the time they explain, a
+finding before those that follow from it, then by name; then the host question's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+
+from fusiondiff.diff.causes import ancestors, node
+from fusiondiff.diff.context import fusion_gap_ns, verdict_gap_ns
+from fusiondiff.diff.records import DiffResult, Finding, FusionPair, Ledger, LedgerEntry, TimingVerdict
+
+Allocation = dict[str, tuple[str, ...]]
+"""Each fusion label with a gap -> the causes its gap went to (empty: unexplained)."""
+
+
+def attribute(
+    question: str, gaps: Iterable[tuple[str, float]], present: Mapping[str, Iterable[str]]
+) -> tuple[Ledger, Allocation]:
+    """``question``'s ledger from each fusion's gap (label, ns) and the nodes present for it, and
+    where each fusion's gap went."""
+    amounts: dict[tuple[str, ...], float] = defaultdict(float)
+    fusions: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    allocation: Allocation = {}
+    total = unexplained = 0.0
+    unexplained_fusions = []
+    for label, gap in gaps:
+        if not gap > 0:  # SAME, or a median missing
+            continue
+        total += gap
+        roots = _roots(present.get(label, ()))
+        allocation[label] = roots
+        if roots:
+            amounts[roots] += gap
+            fusions[roots].append(label)
+        else:
+            unexplained += gap
+            unexplained_fusions.append(label)
+    entries = sorted(
+        (LedgerEntry(causes, amount, tuple(fusions[causes])) for causes, amount in amounts.items()),
+        key=lambda e: (-e.explained_ns, e.causes),
+    )
+    ledger = Ledger(question, total, tuple(entries), unexplained, tuple(unexplained_fusions))
+    return ledger, allocation
+
+
+def _roots(names: Iterable[str]) -> tuple[str, ...]:
+    """The names that follow from none of the others; of those, the root causes alone where one
+    was recorded: a mechanism whose causes were not recorded (a CUDA source that differs, clocks
+    that moved) is a symptom, and a recorded root cause of the same fusion is the better answer."""
+    present = set(names)
+    top = [n for n in present if not ancestors(n) & present]
+    causes = [n for n in top if node(n).role in ("setup", "cause")]
+    return tuple(sorted(causes or top))
+
+
+def _counts(f: Finding, question: str) -> bool:
+    """The finding can take a share of ``question``'s gap."""
+    n = node(f.rule)
+    if not f.evidenced or not n.explains or n.role in ("failure", "unexplained"):
+        return False
+    return n.question == question if question == "kernel" else n.host
+
+
+def present_by_label(findings: Iterable[Finding], question: str) -> dict[str, set[str]]:
+    """For each fusion label, the rules of the findings that can take a share of its gap."""
+    present: dict[str, set[str]] = defaultdict(set)
+    for f in findings:
+        if _counts(f, question):
+            for label in f.fusions:
+                present[label].add(f.rule)
+    return present
+
+
+def ledgers(pairs: Sequence[FusionPair], findings: Sequence[Finding]) -> tuple[tuple[Ledger, ...], Allocation]:
+    """The kernel, host and fidelity ledgers of a diff, and the kernel ledger's allocation."""
+    timed = [p for p in pairs if not p.failed]
+    kernel, allocation = attribute(
+        "kernel", ((p.label, fusion_gap_ns(p)) for p in timed), present_by_label(findings, "kernel")
+    )
+    host, _ = attribute(
+        "host",
+        ((p.label, _confirmed_gap_ns(p.host)) for p in timed if p.host is not None),
+        present_by_label(findings, "host"),
+    )
+    return (kernel, host, _fidelity(timed, findings, allocation)), allocation
+
+
+def _confirmed_gap_ns(timing: TimingVerdict) -> float:
+    """A host gap counts where the statistics confirm it: a handful of warm-ups per side leaves
+    most host verdicts AMBIGUOUS, and an unconfirmed gap is noise, not a difference."""
+    return verdict_gap_ns(timing) if timing.verdict in ("FASTER", "SLOWER") else 0.0
+
+
+def _fidelity(pairs: Sequence[FusionPair], findings: Sequence[Finding], allocation: Allocation) -> Ledger:
+    """The kernel gap of the fusions B runs differently, as the kernel ledger gave it: to what B
+    runs differently (alone or jointly with other causes), or to the rest."""
+    different = {label for f in findings if node(f.rule).fidelity for label in f.fusions}
+    amounts: dict[tuple[str, ...], float] = defaultdict(float)
+    fusions: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    total = unexplained = 0.0
+    rest = []
+    for p in pairs:
+        gap = fusion_gap_ns(p)
+        if p.label not in different or not gap > 0:
+            continue
+        total += gap
+        causes = allocation.get(p.label, ())
+        if any(node(c).fidelity for c in causes):
+            amounts[causes] += gap
+            fusions[causes].append(p.label)
+        else:
+            unexplained += gap
+            rest.append(p.label)
+    entries = sorted(
+        (LedgerEntry(c, a, tuple(fusions[c])) for c, a in amounts.items()), key=lambda e: (-e.explained_ns, e.causes)
+    )
+    return Ledger("fidelity", total, tuple(entries), unexplained, tuple(rest))
+
+
+def credit(findings: Sequence[Finding], pairs: Sequence[FusionPair], allocation: Allocation) -> list[Finding]:
+    """Each finding with its share of the kernel ledger: the gaps of its fusions that went to its
+    rule, alone or jointly (``joint_with``); an ``unexplained`` finding, the gaps nothing took. A
+    host finding is reported, not credited."""
+    gap = {p.label: fusion_gap_ns(p) for p in pairs if not p.failed}
+    out = []
+    for f in findings:
+        explained, joint = 0.0, set[str]()
+        if f.rule == "unexplained":
+            explained = sum(gap[label] for label in dict.fromkeys(f.fusions) if allocation.get(label) == ())
+        elif f.question == "kernel" and _counts(f, "kernel"):
+            for label in dict.fromkeys(f.fusions):
+                causes = allocation.get(label, ())
+                if f.rule in causes:
+                    explained += gap[label]
+                    joint.update(c for c in causes if c != f.rule)
+        out.append(dataclasses.replace(f, explained_ns=explained, joint_with=tuple(sorted(joint))))
+    return out
+
+
+def rank(findings: Sequence[Finding]) -> tuple[Finding, ...]:
+    """Failures first; then the kernel question's findings by the time they explain, what was seen
+    acting before what was not (``evidenced``), a finding before those that follow from it (how
+    many of its ancestors in the causal model are present), then by rule name and fusion;
+    then the host question's in the same order. Each finding that follows from another of the same
+    fusions lists it in ``caused_by``, and that one lists it in ``supported_by``."""
+
+    present = {f.rule for f in findings if f.evidenced}
+
+    def key(i: int) -> tuple[object, ...]:
+        f = findings[i]
+        return (
+            f.role != "failure",
+            f.question != "kernel",
+            -f.explained_ns,
+            not f.evidenced,  # seen, but with no sign that it acted: after what was seen acting
+            len(ancestors(f.rule) & present),  # after what it follows from, among what is present
+            f.rule,
+            f.fusions[:1],
+            i,  # the order a rule yielded its findings in (an input rule: by input index)
+        )
+
+    order = sorted(range(len(findings)), key=key)
+    rank_of = {i: r for r, i in enumerate(order, start=1)}
+    causes_of = _follows(findings)
+    supported: dict[int, list[int]] = defaultdict(list)
+    for i, causes in causes_of.items():
+        for c in causes:
+            supported[c].append(rank_of[i])
+    return tuple(
+        dataclasses.replace(
+            findings[i],
+            rank=rank_of[i],
+            caused_by=tuple(sorted(rank_of[c] for c in causes_of.get(i, ()))),
+            supported_by=tuple(sorted(supported.get(i, ()))),
+        )
+        for i in order
+    )
+
+
+def _follows(findings: Sequence[Finding]) -> dict[int, list[int]]:
+    """For each finding, the findings it follows from: an ancestor in the causal model, evidenced,
+    that names every fusion it names."""
+    by_rule: dict[str, list[int]] = defaultdict(list)
+    for i, f in enumerate(findings):
+        if f.evidenced:
+            by_rule[f.rule].append(i)
+    out: dict[int, list[int]] = {}
+    for i, f in enumerate(findings):
+        wanted = set(f.fusions)
+        if not wanted:
+            continue
+        causes = [
+            c for parent in ancestors(f.rule) for c in by_rule.get(parent, ()) if wanted <= set(findings[c].fusions)
+        ]
+        if causes:
+            out[i] = sorted(causes)
+    return out
+
+
+def fidelity_findings(result: DiffResult) -> tuple[Finding, ...]:
+    """The findings of what B runs differently from A (the fidelity question), in rank order."""
+    return tuple(f for f in result.findings if node(f.rule).fidelity)

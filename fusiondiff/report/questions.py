@@ -1,0 +1,238 @@
+"""The words of the three questions a diff answers (:mod:`fusiondiff.diff.causes`): a verdict line
+for each and its ledger, read by every renderer (terminal, Markdown, HTML, notebook, round trip).
+
+- kernel time: :func:`kernel_line`, whether B runs each fusion's kernels at A's speed;
+- host time per call: :func:`host_line`, ``fd.execute`` against ``fd.execute``, and what a side's
+  host makes its GPU wait (Thunder's region call on the live side: the #1852 answer);
+- repro fidelity: :func:`fidelity_line`, what B runs differently, with the kernel time the kernel
+  ledger credits to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fusiondiff.diff.causes import QUESTIONS
+from fusiondiff.diff.ledger import fidelity_findings
+from fusiondiff.diff.records import DiffResult, Evidence, Finding, FusionPair, Ledger, LedgerEntry
+from fusiondiff.units import duration, durations, p_value, ratio
+
+TITLES = {"kernel": "kernel time", "host": "host time per call", "fidelity": "repro fidelity"}
+"""Each question's heading, in every output."""
+
+GATES = {
+    "kernel": "gated by default",
+    "host": "gated with --gate host",
+    "fidelity": "gated with --strict",
+}
+
+
+def causes_text(causes: tuple[str, ...]) -> str:
+    """A ledger entry's causes: ``storage_offset``, or ``gpu and versions (jointly)``."""
+    if len(causes) == 1:
+        return causes[0]
+    return f"{', '.join(causes[:-1])} and {causes[-1]} (jointly)"
+
+
+def entry_text(entry: LedgerEntry) -> str:
+    return f"{causes_text(entry.causes)} {duration(entry.explained_ns)}"
+
+
+def ledger_line(ledger: Ledger, limit: int = 4) -> str:
+    """``8.00 us of 8.00 us: storage_offset 8.00 us; unexplained 0 us``: the gap apportioned once."""
+    if not ledger.gap_ns > 0:
+        return "no gap to apportion"
+    shown = [entry_text(e) for e in ledger.entries[:limit]]
+    if len(ledger.entries) > limit:
+        rest = sum(e.explained_ns for e in ledger.entries[limit:])
+        shown.append(f"{len(ledger.entries) - limit} more {duration(rest)}")
+    if ledger.unexplained_ns > 0:
+        shown.append(f"unexplained {duration(ledger.unexplained_ns)}")
+    return f"gap {duration(ledger.gap_ns)}: " + "; ".join(shown)
+
+
+def kernel_line(result: DiffResult) -> str:
+    """The kernel question's verdict in one line: whether a side failed, whether B runs at the same speed as A (or
+    faster, slower: by how much, with the statistics), and whether the recorded properties are
+    identical."""
+    if not result.pairs:
+        return "nothing matched: the captures hold different fusions"
+    parts = []
+    for side in ("B", "A"):
+        failed = [p for p in result.failed if side in p.failed]
+        if failed:
+            kinds = sorted({dict(zip(p.failed, p.failure_kinds))[side].replace("_", " ") for p in failed})
+            parts.append(f"{side} crashed: {_names(failed)} failed ({', '.join(kinds)})")
+    parts.append(_speed(result))
+    if result.missing:
+        sides = sorted({u.side for u in result.missing})
+        parts.append(f"{len(result.missing)} fusion(s) only in {' or '.join(sides)}")
+    parts.append(_properties(result))
+    text = "; ".join(parts)
+    if result.b_replays_subset:
+        text += f" (B replays {len(result.pairs)} of A's fusions; {len(result.not_replayed)} not replayed)"
+    return text
+
+
+def _names(pairs: tuple[FusionPair, ...] | list[FusionPair], limit: int = 3) -> str:
+    names = [p.label for p in pairs]
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _speed(result: DiffResult) -> str:
+    timed = [p for p in result.pairs if not p.failed]
+    if not timed:
+        return "no fusion was timed on both sides"
+    differing = [p for p in timed if p.timing.verdict in ("FASTER", "SLOWER")]
+    unclear = [p for p in timed if p.timing.verdict == "AMBIGUOUS"]
+    if not differing and not unclear:
+        return f"same speed: {'the' if len(timed) == 1 else 'all'} {len(timed)} matched fusion(s) SAME within noise"
+    if len(timed) == 1 and unclear:
+        return f"undecided whether B runs at A's speed: {timed[0].timing.reason}"
+    if len(timed) == 1 and differing:
+        t = timed[0].timing
+        word = "faster" if t.verdict == "FASTER" else "slower"
+        factor = 1 / t.ratio if t.verdict == "FASTER" else t.ratio
+        median_a, median_b = durations(t.median_a_ns, t.median_b_ns)
+        return (
+            f"B is {factor:.2f}x {word}: {median_a} in A, {median_b} in B "
+            f"(medians of {t.count_a} and {t.count_b} samples, Mann-Whitney p={p_value(t.p_value)})"
+        )
+    counts = []
+    for verdict, word in (("SLOWER", "slower"), ("FASTER", "faster")):
+        n = sum(1 for p in differing if p.timing.verdict == verdict)
+        if n:
+            counts.append(f"{word} in {n}")
+    if counts:
+        text = f"B is {' and '.join(counts)} of {len(timed)} fusion(s)"
+    else:
+        text = f"undecided in {len(unclear)} of {len(timed)} fusion(s)"
+    if differing:
+        worst = max(differing, key=lambda p: abs(p.timing.gap_ns))
+        t = worst.timing
+        median_a, median_b = durations(t.median_a_ns, t.median_b_ns)
+        text += f" (largest gap: {worst.label} {median_a} -> {median_b}, {ratio(t.ratio)}, p={p_value(t.p_value)})"
+    if unclear and counts:
+        text += f", {len(unclear)} undecided"
+    same = len(timed) - len(differing) - len(unclear)
+    return text + (f", SAME in {same}" if same else "")
+
+
+def _properties(result: DiffResult) -> str:
+    kernel = result.findings_of("kernel")
+    property_findings = [f for f in kernel if f.role != "unexplained"]
+    if not property_findings and not any(p.unmatched_kernels for p in result.pairs):
+        if not kernel:
+            return "recorded properties identical"
+        if result.same_speed:
+            kernels = sum(len(f.kernels) for f in kernel)
+            return f"recorded properties identical ({kernels} kernel(s) inside same-speed fusions differ in time, unexplained)"
+        return "recorded properties identical: nothing recorded explains the gap"
+    ledger = result.ledger("kernel")
+    count = len(property_findings)
+    if ledger.explained_ns > 0:
+        return (
+            f"recorded properties differ: {count} finding(s), explaining {duration(ledger.explained_ns)} "
+            f"of the {duration(ledger.gap_ns)} gap"
+        )
+    if any(f.role == "failure" for f in kernel):
+        return f"{count} finding(s)"
+    return f"recorded properties differ ({count} finding(s)) but explain no measurable time"
+
+
+def _times(result: DiffResult) -> dict[str, Evidence]:
+    return {e.field: e for e in result.host_times}
+
+
+def _ns(e: Evidence | None, side: str) -> str:
+    value = None if e is None else e.on(side)
+    return "-" if value is None or value != value else duration(value)
+
+
+def host_line(result: DiffResult) -> str:
+    """Host time per call like for like (``fd.execute`` in the warm-ups on both sides), then each
+    side whose host keeps its GPU waiting (``host_bound``), reported, not blamed on the other."""
+    measured = [p for p in result.pairs if p.host is not None and not p.failed]
+    if not measured:
+        parts = ["fd.execute's host time was not measured on both sides"]
+    else:
+        differing = [p for p in measured if p.host is not None and p.host.verdict in ("FASTER", "SLOWER")]
+        times = _times(result)
+        execute = times.get("execute_ns")
+        medians = f"median {_ns(execute, 'A')} in A, {_ns(execute, 'B')} in B"
+        if not differing:
+            parts = [f"fd.execute per call: no difference confirmed in {len(measured)} fusion(s) ({medians})"]
+        else:
+            slower = sum(1 for p in differing if p.host is not None and p.host.verdict == "SLOWER")
+            worst = max(differing, key=lambda p: abs(p.host.gap_ns) if p.host is not None else 0.0)
+            t = worst.host
+            assert t is not None
+            a, b = durations(t.median_a_ns, t.median_b_ns)
+            parts = [
+                f"fd.execute per call: B slower in {slower}, faster in {len(differing) - slower} of "
+                f"{len(measured)} fusion(s) ({medians}; largest: {worst.label} {a} -> {b}, {ratio(t.ratio)})"
+            ]
+    thunder = _times(result).get("session_call_ns")
+    if thunder is not None and thunder.a is not None:
+        session = _times(result).get("session_execute_ns")
+        parts.append(f"A's Thunder region call takes {_ns(thunder, 'A')} per call (its fd.execute {_ns(session, 'A')})")
+    for f in result.findings_of("host"):
+        bound = {e.field: e for e in f.data}.get("host_bound_fusions")
+        side = "A" if bound is not None and (bound.on("A") or 0) > (bound.on("B") or 0) else "B"
+        waits = _times(result).get("gpu_wait_step_ns")
+        parts.append(f"{side}'s host keeps its GPU waiting ({_ns(waits, side)} per step): #{f.rank} {f.rule}")
+    return "; ".join(parts)
+
+
+def fidelity_line(result: DiffResult) -> str:
+    """What B runs differently from A, each with the kernel time the kernel ledger credits to it."""
+    found = fidelity_findings(result)
+    # what else differs, that follows from none of what B runs differently (the rest is its evidence)
+    others = sorted(
+        {f.rule for f in result.findings_of("kernel") if f.role != "unexplained" and not f.caused_by}
+        - {f.rule for f in found}
+    )
+    rest = f"; other recorded properties differ ({', '.join(others)}), which --strict gates too" if others else ""
+    if not found:
+        return "B runs what A ran (definition, constants, inputs, options and variables as recorded)" + rest
+    by_rule: dict[str, float] = {}
+    for f in found:
+        by_rule[f.rule] = by_rule.get(f.rule, 0.0) + f.explained_ns
+    named = [f"{rule} ({duration(ns)} of kernel time)" if ns > 0 else rule for rule, ns in by_rule.items()]
+    return f"B runs {len(by_rule)} thing(s) differently from A: {', '.join(named)}" + rest
+
+
+def gate_word(result: DiffResult, question: str) -> str:
+    """``passes`` or ``fails``, with how the question is gated."""
+    return f"{'passes' if result.passes(question) else 'fails'}, {GATES[question]}"
+
+
+@dataclass(frozen=True)
+class QuestionView:
+    """One question as every report shows it: heading, gate, verdict line, ledger line, findings."""
+
+    question: str
+    title: str
+    gate: str
+    """``passes, gated by default`` and the like (:func:`gate_word`)."""
+    verdict: str
+    ledger: str
+    findings: tuple[Finding, ...]
+    """Its findings in rank order; none for fidelity, whose findings the kernel question ranks
+    (its verdict line names them with the kernel time credited to each)."""
+
+
+def question_views(result: DiffResult) -> list[QuestionView]:
+    """The three questions of a diff, in order."""
+    verdicts = {"kernel": kernel_line(result), "host": host_line(result), "fidelity": fidelity_line(result)}
+    return [
+        QuestionView(
+            q,
+            TITLES[q],
+            gate_word(result, q),
+            verdicts[q],
+            ledger_line(result.ledger(q)) if result.ledgers else "no ledger (a diff record written before it)",
+            result.findings_of(q) if q != "fidelity" else (),
+        )
+        for q in QUESTIONS
+    ]
