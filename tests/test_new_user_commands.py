@@ -118,7 +118,9 @@ def without_live_side(*args: str | Path, cwd: Path | None = None) -> subprocess.
 def readme_live_install() -> str:
     """The GPU machine's install command README gives under "Install"."""
     section = (Path(__file__).parent.parent / "README.md").read_text().split("\n## Install\n", 1)[1]
-    command = next(line.strip() for line in section.splitlines() if line.startswith("    python3 -m pip") and "[live]" in line)
+    command = next(
+        line.strip() for line in section.splitlines() if line.startswith("    python3 -m pip") and "[live]" in line
+    )
     return command.split("#", 1)[0].strip()
 
 
