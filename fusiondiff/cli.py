@@ -270,6 +270,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"wrote {printable(args.output)} ({name})", file=sys.stderr)
     else:
         emit(printable_lines(text))  # names from the captures reach the terminal escaped, as in `show`
+    # written is done: `report A B -o r.html && xdg-open r.html` opens the page; scripts that want the
+    # verdict ask for it, as `git diff --exit-code` does
+    if not args.exit_code:
+        return EXIT_OK
     return report.result.exit_code(strict=getattr(args, "strict", False))
 
 

@@ -218,6 +218,12 @@ def build_parser() -> argparse.ArgumentParser:
         "file; without -o, text)",
     )
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument(
+        "--exit-code",
+        action="store_true",
+        help="exit with the diff's code, as `fusiondiff diff` does (1: a speed differs, a side failed or a fusion "
+        "is missing), instead of 0 once the report is written; as `git diff --exit-code`",
+    )
     g = p.add_argument_group("narrowing (the verdict then speaks of the fusions shown)")
     g.add_argument("--top", type=COUNT, metavar="N", help="only the N matched fusions with the largest median gap")
     g.add_argument(
