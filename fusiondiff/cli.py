@@ -196,7 +196,10 @@ def _cmd_repro(args: argparse.Namespace) -> int:
     def note(message: str) -> None:
         print(f"fusiondiff repro: warning: {printable(message)}", file=sys.stderr)
 
-    for path in write_repros(args.capture, args.output, fusion=args.fusion, on_note=note):
+    written = write_repros(
+        args.capture, args.output, fusion=args.fusion, on_note=note, every_record=args.every_record, progress=_progress
+    )
+    for path in written:
         print(f"wrote {printable(str(path))}", file=sys.stderr)
     return EXIT_OK
 

@@ -142,8 +142,14 @@ def build_parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         required=True,
-        help="script to write; with several fusions, a directory that gets one script per record "
+        help="script to write; with several fusions, a directory that gets one script per distinct fusion "
         "(<trace>_<name>.py, with the definition hash and then #N added where names would clash)",
+    )
+    p.add_argument(
+        "--every-record",
+        action="store_true",
+        help="one script per record; by default one per distinct fusion (same definition graph, inputs' "
+        "signature and options), for its first record, as the round trip replays them",
     )
     p.add_argument(
         "--fusion",

@@ -224,3 +224,29 @@ def test_report_exits_0_once_written_and_gives_the_diffs_code_with_exit_code(tmp
     same = (DATA / "seed" / "live_forward.json", DATA / "seed" / "replay_forward.json")
     assert fusiondiff("report", *same, "-o", tmp_path / "same.md", "--exit-code").returncode == 0
     assert fusiondiff("report", OFFSET[0], "-o", tmp_path / "x.md").returncode == 2  # not a diff record
+
+
+def test_repro_writes_one_script_per_distinct_fusion_as_the_round_trip_replays_them(tmp_path):
+    """Issue #41: ``repro`` on a 530-record session wrote 530 scripts, and ``replay repros/`` replayed
+    all of them in one process, where the round trip replays 12 distinct fusions. Now one script per
+    distinct fusion (the round trip's plan), named for its first record; ``--every-record``: one per record."""
+    from fusiondiff.roundtrip.plan import distinct_fusions
+    from fusiondiff.store import load_capture
+
+    deep = DATA / "roundtrip_deep" / "live.json.gz"
+    capture = load_capture(deep)
+    planned = distinct_fusions(capture)
+    assert len(capture.fusions) == 530 and len(planned) == 12
+    made = fusiondiff("repro", deep, "-o", tmp_path / "distinct")
+    assert made.returncode == 0, made.stderr
+    scripts = sorted((tmp_path / "distinct").glob("*.py"))
+    assert len(scripts) == len(planned)
+    headers = {script.read_text().split("# Repro of fusion ", 1)[1].split()[0] for script in scripts}
+    assert headers == {capture.fusions[d.index].key for d in planned}  # each for its first record
+    assert "530 records, 12 distinct fusion(s)" in made.stderr and "--every-record" in made.stderr
+    every = fusiondiff("repro", deep, "-o", tmp_path / "every", "--every-record")
+    assert every.returncode == 0, every.stderr
+    assert len(list((tmp_path / "every").glob("*.py"))) == 530
+    # one distinct fusion: -o x.py is that one script
+    one = fusiondiff("repro", deep, "--fusion", "nvFusion0", "-o", tmp_path / "one.py")
+    assert one.returncode == 0 and (tmp_path / "one.py").is_file(), one.stderr
