@@ -128,7 +128,9 @@ def render_capture_text(
             )
         else:
             lines.append(
-                f"  #{i} {traced_name(f.name, f.trace)}  {duration(f.timing.median_ns)} median over {f.timing.count} samples, "
+                # a fusion that launched no kernel was timed at 0: nothing was measured
+                f"  #{i} {traced_name(f.name, f.trace)}  {duration(f.timing.median_ns if f.kernels else None)} "
+                f"median over {f.timing.count} samples, "
                 f"{len(f.kernels)} kernel(s), segments {segs}, called {f.call_count}x"
             )
         lines.append(f"    inputs: {_inputs_line(f)}")

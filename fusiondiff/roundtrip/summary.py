@@ -103,8 +103,8 @@ def render_summary(result: RoundTripResult, top: int | None = None, limit: int |
     if result.replay_path:
         lines.append(f"  merged replay: {result.replay_path}   diff record: {result.diff_path}")
     shown = _listed(result, top, limit)
-    times = Column.of(t for r in shown for t in (r.live_median_ns, r.replay_median_ns))
-    gaps = Column.of(t for r in shown for t in (r.gap_ns, r.unexplained_ns))
+    # one unit for the table: gaps in the unit of the times they are gaps of (not ns beside us)
+    times = gaps = Column.of(t for r in shown for t in (r.live_median_ns, r.replay_median_ns))
     header = (
         f"  {'#':>5} {'fusion':<36} {'calls':>5} {times.header('live'):>10} {times.header('replay'):>10} "
         f"{gaps.header('gap'):>9} {gaps.header('unexpl.'):>10}  verdict"
