@@ -24,7 +24,7 @@ from fusiondiff.cli_options import add_capture_options
 from fusiondiff.cli_parser import build_parser
 from fusiondiff.errors import FusionDiffError, OutputError
 from fusiondiff.escape import printable, printable_lines
-from fusiondiff.stdio import ReportStream, StdoutError, emit, guard_closed_streams, silence_stdout
+from fusiondiff.stdio import ReportStream, StdoutError, emit, guard_closed_streams, output_width, silence_stdout
 
 if TYPE_CHECKING:
     from fusiondiff.options import RecordingOptions
@@ -294,7 +294,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit(dumps_capture(dataclasses.replace(capture, fusions=tuple(capture.fusions[i] for i in shown))))
     else:
-        emit(render_capture_text(capture, shown))
+        emit(render_capture_text(capture, shown, width=output_width()))
     return EXIT_OK
 
 
@@ -316,7 +316,7 @@ def _cmd_roundtrip(args: argparse.Namespace) -> int:
         executor=executor,
         forked=args.processes == "forked",
     )
-    emit(render_summary(result, top=args.top))
+    emit(render_summary(result, top=args.top, width=output_width()))
     return EXIT_INTERRUPTED if result.interrupted else result.exit_code
 
 
