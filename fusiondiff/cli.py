@@ -24,7 +24,7 @@ from fusiondiff.cli_options import add_capture_options, gates
 from fusiondiff.cli_parser import build_parser
 from fusiondiff.errors import FusionDiffError, OutputError
 from fusiondiff.escape import printable, printable_lines
-from fusiondiff.stdio import ReportStream, StdoutError, emit, guard_closed_streams, silence_stdout
+from fusiondiff.stdio import ReportStream, StdoutError, emit, guard_closed_streams, output_width, silence_stdout
 
 if TYPE_CHECKING:
     from fusiondiff.options import RecordingOptions
@@ -196,7 +196,10 @@ def _cmd_repro(args: argparse.Namespace) -> int:
     def note(message: str) -> None:
         print(f"fusiondiff repro: warning: {printable(message)}", file=sys.stderr)
 
-    for path in write_repros(args.capture, args.output, fusion=args.fusion, on_note=note):
+    written = write_repros(
+        args.capture, args.output, fusion=args.fusion, on_note=note, every_record=args.every_record, progress=_progress
+    )
+    for path in written:
         print(f"wrote {printable(str(path))}", file=sys.stderr)
     return EXIT_OK
 
@@ -270,6 +273,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"wrote {printable(args.output)} ({name})", file=sys.stderr)
     else:
         emit(printable_lines(text))  # names from the captures reach the terminal escaped, as in `show`
+    # written is done: `report A B -o r.html && xdg-open r.html` opens the page; scripts that want the
+    # verdict ask for it, as `git diff --exit-code` does
+    if not args.exit_code:
+        return EXIT_OK
     return report.result.exit_code(strict=getattr(args, "strict", False))
 
 
@@ -287,7 +294,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit(dumps_capture(dataclasses.replace(capture, fusions=tuple(capture.fusions[i] for i in shown))))
     else:
-        emit(render_capture_text(capture, shown))
+        emit(render_capture_text(capture, shown, width=output_width()))
     return EXIT_OK
 
 
@@ -309,7 +316,7 @@ def _cmd_roundtrip(args: argparse.Namespace) -> int:
         executor=executor,
         forked=args.processes == "forked",
     )
-    emit(render_summary(result, top=args.top))
+    emit(render_summary(result, top=args.top, width=output_width()))
     return EXIT_INTERRUPTED if result.interrupted else result.exit_code_for(gates(args))
 
 

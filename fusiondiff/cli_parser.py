@@ -151,8 +151,14 @@ def build_parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         required=True,
-        help="script to write; with several fusions, a directory that gets one script per record "
+        help="script to write; with several fusions, a directory that gets one script per distinct fusion "
         "(<trace>_<name>.py, with the definition hash and then #N added where names would clash)",
+    )
+    p.add_argument(
+        "--every-record",
+        action="store_true",
+        help="one script per record; by default one per distinct fusion (same definition graph, inputs' "
+        "signature and options), for its first record, as the round trip replays them",
     )
     p.add_argument(
         "--fusion",
@@ -222,6 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
         "file; without -o, text)",
     )
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument(
+        "--exit-code",
+        action="store_true",
+        help="exit with the diff's code, as `fusiondiff diff` does (1: a speed differs, a side failed or a fusion "
+        "is missing), instead of 0 once the report is written; as `git diff --exit-code`",
+    )
     g = p.add_argument_group("narrowing (the verdict then speaks of the fusions shown)")
     g.add_argument("--top", type=COUNT, metavar="N", help="only the N matched fusions with the largest median gap")
     g.add_argument(

@@ -3,7 +3,7 @@
 ``capture``, ``replay`` and the replays of ``roundtrip`` run nvFuser on a GPU, so they need torch
 and nvFuser (``nvfuser_direct``) in this Python; ``diff``, ``show`` and the reports need neither.
 Each command asks :func:`require` first: a package that is missing is named in one line with the
-install command of README's "Installing the live side", before any script is written, any worker
+GPU machine's install command of README's "Install", before any script is written, any worker
 started or any script run. Packages are looked up, not imported (importing torch takes seconds).
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from fusiondiff.errors import MissingPackageError
 
 LIVE_INSTALL = "python3 -m pip install -e '.[live]' nvfuser-cu130-torch210"
-"""README's install command for the live side (its "Installing the live side" section)."""
+"""README's install command for a GPU machine (its "Install" section)."""
 
 PACKAGES = {
     "torch": ("torch", "torch"),
@@ -52,5 +52,5 @@ def require(work: str, needs: Sequence[str] = tuple(PACKAGES)) -> None:
         which = f"and {' and '.join(absent)} {'are' if len(absent) > 1 else 'is'}"
     raise MissingPackageError(
         f"{work} needs {wanted}, {which} not installed in this Python ({sys.executable}): install the live side "
-        f'with `{LIVE_INSTALL}` (README, "Installing the live side": pick the nvFuser wheel for your CUDA and torch)'
+        f'with `{LIVE_INSTALL}` (README, "Install": pick the nvFuser wheel for your CUDA and torch)'
     )

@@ -325,6 +325,12 @@ class FusionRecord:
         return recorded_structural_hash(self.definition, self.graph_hash)
 
     @property
+    def replay_key(self) -> tuple[Any, ...]:
+        """Records with the same key are one distinct fusion, replayed once by the round trip and
+        written once by ``repro``: the definition's graph, the inputs' signature, the options."""
+        return (self.structure_hash, self.input_signature, self.enable_options, self.disable_options)
+
+    @property
     def key(self) -> str:
         """Stable identity within a capture: name, pass and a short definition hash."""
         return f"{self.trace or 'script'}/{self.name}/{self.definition_hash[:12]}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import sys
 
 from fusiondiff.errors import OutputError
@@ -88,3 +89,16 @@ def guard_closed_streams() -> None:
             sys.stdout = ClosedStdout()
         elif name == "stderr":
             sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the rest of the process
+
+
+def output_width() -> int:
+    """The columns a report on stdout is laid out for: the terminal's (at least 40), 100 when
+    stdout is not a terminal (a pipe, a file), as issue #41 asks."""
+    from fusiondiff.report.layout import DEFAULT_WIDTH, MIN_WIDTH
+
+    try:
+        if not sys.stdout.isatty():
+            return DEFAULT_WIDTH
+    except (AttributeError, ValueError):  # closed, or replaced by an object without isatty
+        return DEFAULT_WIDTH
+    return max(MIN_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)

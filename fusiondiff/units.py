@@ -9,7 +9,9 @@ with 3-4 significant digits: 3.36 us, 15.49 us, 110.5 us, 11.30 ms, 2.01 s, neve
   B's) share one unit, chosen for the largest of them.
 - A table column (:class:`Column`) has one unit and one number of decimals, chosen for the column's
   typical (median) value, and says its unit in its header.
-- Integers read as integers (:func:`number`: ``128243``, not ``128243.0``).
+- Integers read as integers (:func:`number`: ``128243``, not ``128243.0``), and a zero time as ``0``
+  (``0 us``); a time nothing measured reads ``-`` (``None`` or NaN: pass ``None`` where a record's
+  zero means that nothing was measured, as a fusion that launched no kernel).
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ def _decimals(value: float, unit: str) -> int:
 
 
 def _format(ns: float, scale: float, decimals: int, signed: bool) -> str:
+    if ns == 0:
+        return "0"  # an integer, as integers read (issue #41: never ``0.000 us``, nor ``+0.000``)
     return f"{ns / scale:{'+' if signed else ''}.{decimals}f}"
 
 

@@ -218,7 +218,7 @@ AMBIGUOUS = [
     Case(
         "ambiguous",
         "repro -o x.py of several fusions",
-        "repro {cap} -o {tmp}/x.py",
+        "repro {cap} -o {tmp}/x.py --every-record",  # the twins are one distinct fusion: one script by default
         twin(put("name", "nvFusion14")),
         2,
         r"x\.py names a script but .*cap\.json has 2 fusions: give a directory \(one script per record\), or pick one",

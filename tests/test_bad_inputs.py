@@ -923,7 +923,7 @@ ISSUE_12_CASES = [
     Case(
         "handled",
         "repro several fusions into a file",
-        "repro {cap} -o {other}",
+        "repro {cap} -o {other} --every-record",  # the twins are one distinct fusion: one script by default
         twin(put("name", "nvFusion14")),
         2,
         r"other\.json is a file but .* has 2 fusions",

@@ -77,7 +77,7 @@ def test_refusals_and_long_names_set_no_width_in_the_block_table():
 def test_the_olmo_reports_render(tmp_path: Path, renderer: str):
     out = tmp_path / f"report.{renderer}"
     done = _cli("report", "olmo/live.json", "olmo/rt/replay.json", "-o", str(out))
-    assert done.returncode == 1 and out.stat().st_size > 10_000, done.stderr
+    assert done.returncode == 0 and out.stat().st_size > 10_000, done.stderr  # 0 once written (issue #41)
     assert "nvfuser_inner_persistent_g6" in out.read_text()
 
 

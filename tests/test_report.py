@@ -223,16 +223,18 @@ def test_registry_knows_every_format() -> None:
 
 def test_report_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     md = tmp_path / "r.md"
-    assert main(["report", *map(str, OFFSET), "-o", str(md)]) == 1  # the runs differ
+    # 0 once written, though the runs differ (issue #41); --exit-code gives the diff's 1
+    assert main(["report", *map(str, OFFSET), "-o", str(md)]) == 0
     assert md.read_text().startswith("## fusiondiff: A (live) vs B (replay)")
     record = tmp_path / "diff.json"
-    assert main(["report", *map(str, OFFSET), "-o", str(record)]) == 1
+    assert main(["report", *map(str, OFFSET), "-o", str(record), "--exit-code"]) == 1
     assert json.loads(record.read_text())["record"] == "fusiondiff diff"
     trace = tmp_path / "trace.json"
-    assert main(["report", str(record), "--format", "perfetto", "-o", str(trace)]) == 1
+    assert main(["report", str(record), "--format", "perfetto", "-o", str(trace)]) == 0
+    assert main(["report", str(record), "--format", "perfetto", "-o", str(trace), "--exit-code"]) == 1
     assert "traceEvents" in json.loads(trace.read_text())
     capsys.readouterr()
-    assert main(["report", str(record), "--format", "text"]) == 1
+    assert main(["report", str(record), "--format", "text", "--exit-code"]) == 1
     assert "verdict:" in capsys.readouterr().out
     assert main(["report", str(OFFSET[0])]) == 2
     assert "not a diff record" in capsys.readouterr().err
@@ -292,7 +294,8 @@ def test_report_narrowed_by_top_fusion_and_min_gap(capsys: pytest.CaptureFixture
     assert select(seed, Selection()) is seed
     with pytest.raises(ReportError, match="side A of this diff has no fusion 'nvFusion99'; did you mean nvFusion9"):
         select(seed, Selection(fusion="nvFusion99"))
-    assert main(["report", *map(str, SEED), "--top", "2", "--format", "text"]) == 0  # the whole diff's code: same speed
+    # the whole diff's code: same speed
+    assert main(["report", *map(str, SEED), "--top", "2", "--format", "text", "--exit-code"]) == 0
     assert capsys.readouterr().out.startswith("(narrowed by --top 2: 2 of 13")
     assert main(["report", *map(str, SEED), "--top", "2", "--format", "json"]) == 2
 

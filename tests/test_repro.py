@@ -363,8 +363,12 @@ def test_write_several_fusions_to_a_directory(tmp_path):
         make_fusion(name="fusion0", trace=None),
     )
     capture_path = save_capture(make_capture(*fusions), tmp_path / "live.json")
-    written = write_repros(capture_path, tmp_path / "repros")
+    # by default one script per distinct fusion (issue #41): all but the fourth share graph, inputs
+    # and options, so two scripts, each named for its first record as every record is named below
     h1, h2 = (f.definition_hash[:12] for f in fusions[2:4])
+    distinct = write_repros(capture_path, tmp_path / "distinct")
+    assert [p.name for p in distinct] == ["forward_nvFusion0.py", f"forward_nvFusion1_{h2}.py"]
+    written = write_repros(capture_path, tmp_path / "repros", every_record=True)
     assert [p.name for p in written] == [
         "forward_nvFusion0.py",
         "backward_nvFusion0.py",
@@ -376,7 +380,7 @@ def test_write_several_fusions_to_a_directory(tmp_path):
     assert "fd.ops.sub(T7, S8)" in written[3].read_text()
     (tmp_path / "a_file.py").write_text("")
     with pytest.raises(FusionDiffError, match="is a file but .* has 5 fusions"):
-        write_repros(capture_path, tmp_path / "a_file.py")
+        write_repros(capture_path, tmp_path / "a_file.py", every_record=True)
 
 
 def test_one_fusion_into_an_existing_directory(tmp_path):

@@ -15,6 +15,7 @@ import dataclasses
 import gzip
 import json
 import re
+from collections import Counter
 from pathlib import Path
 
 from fusiondiff.roundtrip import render_summary, roundtrip
@@ -127,24 +128,44 @@ def test_a_gemma_2_step_of_544_records_round_trips_as_it_did_on_the_gpu(tmp_path
     assert "544 live fusion record(s), 27 distinct" in text and "544 live fusion record(s), 27 distinct" in log
 
 
-def test_plain_diff_of_a_step_against_its_round_trip_names_40_unreplayed_fusions_and_says_where_the_rest_are(
-    tmp_path,
-):
-    """``fusiondiff diff live.json rt/replay.json``: the 518 records that share a distinct fusion's
-    replay are not replayed by B; the text names 40 and says where the rest are and what pairs them."""
+def test_plain_diff_of_a_step_against_its_round_trip_counts_the_records_each_replay_stands_for(tmp_path):
+    """``fusiondiff diff live.json rt/replay.json``: the merged replay stands for every record of each
+    distinct fusion it replayed. Issue #41: it said "518 not replayed" of 530 records, though the
+    round trip had compared them all; now they are counted, and only the records of a distinct
+    fusion without a replay are not replayed (named, 40 at most, with where the rest are)."""
+    import dataclasses
+
     from fusiondiff.api import diff_files
     from fusiondiff.report.diff_text import MAX_UNMATCHED, render_diff_text
+    from fusiondiff.store import load_capture, save_capture
 
     live = tmp_path / "live.json"
     live.write_bytes(gzip.decompress((DATA / "live.json.gz").read_bytes()))
     # the merged replay written now, so its source is in the round trip's current words
     roundtrip(live, tmp_path / "rt", devices=[None], replay=recorded_replay(DATA / "replay_one_gpu.json"))
     result = diff_files(str(live), str(tmp_path / "rt" / "replay.json"))
-    assert len(result.not_replayed) == 518
-    text = render_diff_text(result)
-    block = text.split("not replayed by B (518 fusion(s) of A)\n", 1)[1].split("\n\n", 1)[0]
-    assert block.count("[forward]") + block.count("[backward]") == MAX_UNMATCHED == 40
-    assert block.splitlines()[-1] == (
-        f"  ... {518 - MAX_UNMATCHED} more in the JSON record (--json FILE); "
-        "`fusiondiff roundtrip` pairs every live record with its distinct fusion's replay"
+    assert (len(result.pairs), len(result.represented), len(result.not_replayed), len(result.missing)) == (
+        12,
+        518,
+        0,
+        0,
     )
+    text = render_diff_text(result)
+    assert "(B, a round trip's merged replay, replays 12 distinct fusion(s) for 530 of A's records)" in text
+    assert "not replayed" not in text
+    assert result.exit_code() == diff_files(str(live), str(DATA / "replay_one_gpu.json")).exit_code()
+    # a distinct fusion whose replay is gone: its records, and only they, are not replayed
+    merged, capture = load_capture(tmp_path / "rt" / "replay.json"), load_capture(live)
+    records = Counter(f.replay_key for f in capture.fusions)
+    largest = max(result.pairs, key=lambda p: records[capture.fusions[p.index_a].replay_key])
+    gone, key = largest.index_b, capture.fusions[largest.index_a].replay_key
+    partial = save_capture(
+        dataclasses.replace(merged, fusions=tuple(f for i, f in enumerate(merged.fusions) if i != gone)),
+        tmp_path / "partial.json",
+    )
+    lacking = diff_files(str(live), str(partial))
+    assert len(lacking.not_replayed) == records[key] > MAX_UNMATCHED
+    assert len(lacking.represented) == 530 - 11 - len(lacking.not_replayed)
+    text = render_diff_text(lacking)
+    assert f"{len(lacking.not_replayed)} not replayed)" in text
+    assert "`fusiondiff roundtrip` pairs every live record with its distinct fusion's replay" in text

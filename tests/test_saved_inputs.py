@@ -68,8 +68,10 @@ def test_a_saved_file_that_no_input_names_is_said(tmp_path):
 
 def test_a_script_name_for_several_fusions_is_refused(tmp_path):
     capture_path = save_capture(make_capture(make_fusion(), make_fusion(name="nvFusion1")), tmp_path / "live.json")
+    # the two records are one distinct fusion: one script by default (issue #41), two for every record
     with pytest.raises(FusionDiffError, match=r"x\.py names a script but .* has 2 fusions: give a directory"):
-        write_repros(capture_path, tmp_path / "x.py")
+        write_repros(capture_path, tmp_path / "x.py", every_record=True)
     assert not (tmp_path / "x.py").exists()
     (tmp_path / "y.py").mkdir()  # a directory the user made, whatever its name
-    assert len(write_repros(capture_path, tmp_path / "y.py")) == 2
+    assert len(write_repros(capture_path, tmp_path / "y.py", every_record=True)) == 2
+    assert len(write_repros(capture_path, tmp_path / "y.py")) == 1

@@ -87,7 +87,8 @@ def record_live_side(
     protocol = dataclasses.replace(live.protocol, flush_bytes=0)
     options = RecordingOptions(protocol=protocol, sm_timeline=runs, sm_timeline_max_overhead=max_overhead)
     with tempfile.TemporaryDirectory(prefix="fusiondiff-sm-timeline-") as work:
-        scripts: Sequence[Path] = write_repros(live_path, Path(work) / "scripts")
+        # every record its own replay: each record gets the timelines of a replay of itself
+        scripts: Sequence[Path] = write_repros(live_path, Path(work) / "scripts", every_record=True)
         replayed = Path(work) / "replay.json"
         replay_scripts(
             [str(s) for s in scripts],

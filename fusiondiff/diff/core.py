@@ -91,6 +91,12 @@ def _diff(
         _unmatched_fusion(left.side, (a if left.side == "A" else b).fusions[left.index], left.reason)
         for left in left_overs
     )
+    represented: tuple[UnmatchedFusion, ...] = ()
+    if from_roundtrip(b):  # the round trip replays each distinct fusion once, for all its records
+        replayed = {a.fusions[m.index_a].replay_key for m in matches}
+        stood_for = [left.side == "A" and a.fusions[left.index].replay_key in replayed for left in left_overs]
+        represented = tuple(u for u, s in zip(unmatched, stood_for) if s)
+        unmatched = tuple(u for u, s in zip(unmatched, stood_for) if not s)
     changes = compare_captures(a, b)
     findings, ledgers = find_findings(RuleContext(a=a, b=b, pairs=pairs, changes=changes))
     subset = _replays_subset(b, pairs, unmatched)
@@ -108,6 +114,7 @@ def _diff(
         b_from_roundtrip=from_roundtrip(b),
         ledgers=ledgers,
         host_times=_host_times(records, pairs),
+        represented=represented,
     )
 
 

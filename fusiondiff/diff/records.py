@@ -299,6 +299,10 @@ class DiffResult:
     fusion of a session. A's other fusions were not replayed, which is not a difference."""
     b_from_roundtrip: bool = False
     """B is the merged replay ``fusiondiff roundtrip`` wrote (:func:`fusiondiff.notes.from_roundtrip`)."""
+    represented: tuple[UnmatchedFusion, ...] = ()
+    """A's records that a round trip's merged replay stands for: each is the same distinct fusion
+    (``FusionRecord.replay_key``) as a paired record of A, which the round trip replayed once. They
+    are compared through that pair, neither missing nor "not replayed"."""
     ledgers: tuple[Ledger, ...] = ()
     """Each question's gap apportioned once (kernel, host, fidelity); empty in a diff record
     written before the questions were apart."""

@@ -88,13 +88,17 @@ def write_repros(
     output: str | os.PathLike[str],
     fusion: str | None = None,
     on_note: Callable[[str], None] | None = None,
+    every_record: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> list[Path]:
     """Write repro scripts for a capture's fusions; returns the paths written.
 
-    One fusion (the capture's only one, or the one ``fusion`` selects, see :func:`select_fusions`):
-    ``output`` is the script, unless it is an existing directory. Several: ``output`` is a directory
-    holding one script per record, ``<trace>_<name>.py``, made unique where records share it (see
-    :func:`_file_names`), so no record is lost. Exact inputs saved with the capture are loaded by
+    One script per distinct fusion (:attr:`~fusiondiff.model.FusionRecord.replay_key`, as the round
+    trip replays them), for its first record; ``every_record``: one per record (``progress`` hears
+    how many records the scripts stand for). One script (the capture's only fusion, or the one
+    ``fusion`` selects, see :func:`select_fusions`): ``output`` is the script, unless it is an
+    existing directory. Several: ``output`` is a directory holding one script per record or distinct
+    fusion, ``<trace>_<name>.py``, made unique where records share it (see :func:`_file_names`). Exact inputs saved with the capture are loaded by
     the scripts through a path relative to them. Every script is rendered, and every path checked
     not to be the capture or its tensors, before any is written; each is written atomically and
     kept only once Python, reading the written bytes, gets the code meant
@@ -103,20 +107,32 @@ def write_repros(
     capture_path = Path(capture_path)
     capture = load_capture(capture_path)
     chosen = select_fusions(capture, fusion, origin=str(capture_path))
+    if not every_record and len(chosen) > 1:
+        first: dict[Any, FusionRecord] = {}
+        for f in chosen:
+            first.setdefault(f.replay_key, f)
+        distinct = tuple(first.values())
+        if len(distinct) < len(chosen) and progress is not None:
+            progress(
+                f"{len(chosen)} records, {len(distinct)} distinct fusion(s): one script each, for its first "
+                "record, as the round trip replays them (--every-record: one per record)"
+            )
+        chosen = distinct
     output = Path(output)
     if len(chosen) == 1 and not output.is_dir():
         targets = [(chosen[0], output)]
     else:
         if output.exists() and not output.is_dir():
             raise FusionDiffError(
-                f"{output} is a file but {capture_path} has {len(chosen)} fusions: "
+                f"{output} is a file but {capture_path} has {len(chosen)} {'' if every_record else 'distinct '}fusions: "
                 "give a directory, or pick one with --fusion"
             )
         if not output.exists() and output.suffix == ".py":
             # `-o x.py` names a script: a directory called x.py of several scripts is not what was asked
             raise FusionDiffError(
-                f"{output} names a script but {capture_path} has {len(chosen)} fusions: "
-                "give a directory (one script per record), or pick one with --fusion"
+                f"{output} names a script but {capture_path} has {len(chosen)} {'' if every_record else 'distinct '}"
+                f"fusions: give a directory (one script per {'record' if every_record else 'distinct fusion'}), "
+                "or pick one with --fusion"
             )
         # Named among all the capture's records, so a record keeps its file name whichever are chosen.
         names = {id(record): name for record, name in zip(capture.fusions, _file_names(capture.fusions))}

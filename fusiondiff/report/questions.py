@@ -69,7 +69,11 @@ def kernel_line(result: DiffResult) -> str:
         parts.append(f"{len(result.missing)} fusion(s) only in {' or '.join(sides)}")
     parts.append(_properties(result))
     text = "; ".join(parts)
-    if result.b_replays_subset:
+    if result.represented:
+        records = len(result.pairs) + len(result.represented)
+        text += f" (B, a round trip's merged replay, replays {len(result.pairs)} distinct fusion(s) for {records} of A's records"
+        text += f"; {len(result.not_replayed)} not replayed)" if result.b_replays_subset else ")"
+    elif result.b_replays_subset:
         text += f" (B replays {len(result.pairs)} of A's fusions; {len(result.not_replayed)} not replayed)"
     return text
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from fusiondiff.escape import printable
 from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig, traced_name
+from fusiondiff.report.layout import fit_all
 from fusiondiff.units import Column, duration
 
 
@@ -28,20 +29,24 @@ NAME_WIDTH = 44
 a line of its own and its numbers go on the next, in the column, as ``--help`` does with options."""
 
 
-def _kernel_lines(kernels: Sequence[KernelRecord], width: int) -> list[str]:
+def _kernel_lines(kernels: Sequence[KernelRecord], width: int, line_width: int | None) -> list[str]:
     """One fusion's kernels as a table: name (in ``width``), median and IQR (one unit for the
-    fusion), launch."""
+    fusion), launch; the launch on a line of its own where the row would not fit ``line_width``."""
     column = Column.of([k.timing.median_ns for k in kernels])
     lines = []
     for k in kernels:
         numbers = (
             f"{column.cell(k.timing.median_ns):>9} {column.unit}  (iqr {column.cell(k.timing.iqr_ns)} {column.unit})"
-            f"  {describe_launch(k.launch)}"
         )
         if len(k.normalized_name) > width:
             lines += [f"    {k.normalized_name}", f"    {'':<{width}} {numbers}"]
         else:
             lines.append(f"    {k.normalized_name:<{width}} {numbers}")
+        launch = describe_launch(k.launch)
+        if line_width is None or len(lines[-1]) + 2 + len(launch) <= line_width:
+            lines[-1] += f"  {launch}"
+        else:
+            lines.append(f"      {launch}")
     return lines
 
 
@@ -91,6 +96,7 @@ def render_capture_text(
     shown: Sequence[int] | None = None,
     max_fusions: int | None = MAX_FUSIONS_SHOWN,
     max_kernels: int | None = MAX_KERNELS_SHOWN,
+    width: int | None = None,
 ) -> str:
     """Summary of a capture: environment, protocol, and each fusion with its kernels;
     ``shown`` are the positions of the fusions to print, in that order (``None``: all of them).
@@ -98,7 +104,8 @@ def render_capture_text(
     Fusions are numbered ``#0``, ``#1``... by their position in the capture, which every
     ``--fusion`` accepts. Every line is escaped (:func:`~fusiondiff.escape.printable`): a capture's
     names are someone else's text. Past ``max_fusions`` fusions, or ``max_kernels`` kernels of a
-    fusion, one line says how many were left out and how to see them (``None``: no limit)."""
+    fusion, one line says how many were left out and how to see them (``None``: no limit). No line
+    is wider than ``width`` (:mod:`fusiondiff.report.layout`; None: lines as long as they are)."""
     positions = list(range(len(capture.fusions))) if shown is None else list(shown)
     env, proto = capture.environment, capture.protocol
     lines = [
@@ -117,7 +124,7 @@ def render_capture_text(
         lines.append(f"  warning: {w}")
     listed = positions if max_fusions is None else positions[:max_fusions]
     names = [len(k.normalized_name) for i in listed for k in capture.fusions[i].kernels[:max_kernels]]
-    width = min(max(names, default=0), NAME_WIDTH)
+    name_width = min(max(names, default=0), NAME_WIDTH)
     for i in listed:
         f = capture.fusions[i]
         segs = "+".join(f.segmentation.schedulers) or "-"
@@ -128,14 +135,16 @@ def render_capture_text(
             )
         else:
             lines.append(
-                f"  #{i} {traced_name(f.name, f.trace)}  {duration(f.timing.median_ns)} median over {f.timing.count} samples, "
+                # a fusion that launched no kernel was timed at 0: nothing was measured
+                f"  #{i} {traced_name(f.name, f.trace)}  {duration(f.timing.median_ns if f.kernels else None)} "
+                f"median over {f.timing.count} samples, "
                 f"{len(f.kernels)} kernel(s), segments {segs}, called {f.call_count}x"
             )
         lines.append(f"    inputs: {_inputs_line(f)}")
         if f.enable_options or f.disable_options:
             lines.append(f"    options: enable={list(f.enable_options)} disable={list(f.disable_options)}")
         kernels = f.kernels if max_kernels is None else f.kernels[:max_kernels]
-        lines += _kernel_lines(kernels, width)
+        lines += _kernel_lines(kernels, name_width, width)
         if len(kernels) < len(f.kernels):
             lines.append(
                 f"    ... {len(f.kernels) - len(kernels)} more kernel(s) not shown (`--format json` has them all)"
@@ -147,4 +156,5 @@ def render_capture_text(
             f"`--fusion NAME`, or `--format json` for all"
         )
     lines += communication_lines(capture)
-    return "\n".join(printable(line) for line in lines) + "\n"
+    # escaped first: an escape (ESC as \x1b) makes a line longer
+    return "\n".join(fit_all((printable(line) for line in lines), width)) + "\n"

@@ -37,8 +37,7 @@ def distinct_fusions(capture: Capture, ranks: Sequence[int | None] | None = None
     ``ranks`` gives each fusion's rank in a capture of several ranks (:func:`combine_ranks`)."""
     groups: dict[Any, list[int]] = {}
     for i, f in enumerate(capture.fusions):
-        key = (f.structure_hash, f.input_signature, f.enable_options, f.disable_options)
-        groups.setdefault(key, []).append(i)
+        groups.setdefault(f.replay_key, []).append(i)
     return [
         DistinctFusion(
             index=members[0],

@@ -191,9 +191,11 @@ def roundtrip(
         else forked_ahead(replay, start_ahead),
     )
     from fusiondiff.files import write_text
+    from fusiondiff.report.layout import DEFAULT_WIDTH
     from fusiondiff.roundtrip.summary import SUMMARY_FILE, render_summary
 
-    write_text(directory / SUMMARY_FILE, render_summary(result, limit=None))  # every row; the terminal gets fewer
+    # every row (the terminal gets fewer), laid out for 100 columns as a piped summary is
+    write_text(directory / SUMMARY_FILE, render_summary(result, limit=None, width=DEFAULT_WIDTH))
     return result
 
 

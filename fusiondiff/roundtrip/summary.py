@@ -7,6 +7,7 @@ import statistics
 from fusiondiff.model import traced_name
 from fusiondiff.replay.stages import GATE_IMPORTS, PREPARE_HANDOVER
 from fusiondiff.report.diff_text import MAX_FUSION_ROWS
+from fusiondiff.report.layout import fit_all
 from fusiondiff.report.questions import TITLES
 from fusiondiff.roundtrip.host_totals import host_lines
 from fusiondiff.roundtrip.plan import device_words
@@ -82,10 +83,24 @@ def _prepared_words(result: RoundTripResult) -> str:
     return ", each process started (imports only) while the one before it ran"
 
 
-def render_summary(result: RoundTripResult, top: int | None = None, limit: int | None = MAX_FUSION_ROWS) -> str:
+NAME = 30
+"""The fusion column of the table: a longer name is cut in the middle (``nvFusion12...[backward]``)."""
+
+
+def _short(label: str) -> str:
+    if len(label) <= NAME:
+        return label
+    keep = NAME - 3
+    return label[: keep - keep // 2] + "..." + label[-(keep // 2) :]
+
+
+def render_summary(
+    result: RoundTripResult, top: int | None = None, limit: int | None = MAX_FUSION_ROWS, width: int | None = None
+) -> str:
     """The session summary as text: what ran how, the fusions live vs replay ranked by unexplained
     time (the ``top`` first; without ``top``, the rows that are not SAME and SAME ones up to
-    ``limit`` rows, ``None`` for every row, as :data:`SUMMARY_FILE` holds them), and the step's totals."""
+    ``limit`` rows, ``None`` for every row, as :data:`SUMMARY_FILE` holds them), and the step's totals;
+    no line wider than ``width`` (:mod:`fusiondiff.report.layout`; None: as long as they are)."""
     lines = [
         f"round trip of {result.live}: {len(result.rows)} live fusion record(s), {len(result.distinct)} distinct",
         f"  isolation: {result.isolation}"
@@ -104,10 +119,10 @@ def render_summary(result: RoundTripResult, top: int | None = None, limit: int |
     if result.replay_path:
         lines.append(f"  merged replay: {result.replay_path}   diff record: {result.diff_path}")
     shown = _listed(result, top, limit)
-    times = Column.of(t for r in shown for t in (r.live_median_ns, r.replay_median_ns))
-    gaps = Column.of(t for r in shown for t in (r.gap_ns, r.unexplained_ns))
+    # one unit for the table: gaps in the unit of the times they are gaps of (not ns beside us)
+    times = gaps = Column.of(t for r in shown for t in (r.live_median_ns, r.replay_median_ns))
     header = (
-        f"  {'#':>5} {'fusion':<36} {'calls':>5} {times.header('live'):>10} {times.header('replay'):>10} "
+        f"  {'#':>5} {'fusion':<{NAME}} {'calls':>5} {times.header('live'):>10} {times.header('replay'):>10} "
         f"{gaps.header('gap'):>9} {gaps.header('unexpl.'):>10}  verdict"
     )
     lines += ["", "fusions, ranked by time nothing recorded explains (per call):", header]
@@ -116,7 +131,7 @@ def render_summary(result: RoundTripResult, top: int | None = None, limit: int |
         # of several ranks: r1#3 is fusion #3 of rank 1's own capture
         position = f"#{r.index}" if r.rank is None else f"r{r.rank}#{r.rank_index}"
         line = (
-            f"  {position:>5} {label[:36]:<36} {r.call_count:>5} {times.cell(r.live_median_ns):>10} "
+            f"  {position:>5} {_short(label):<{NAME}} {r.call_count:>5} {times.cell(r.live_median_ns):>10} "
             f"{times.cell(r.replay_median_ns):>10} {gaps.cell(r.gap_ns, signed=True):>9} "
             f"{gaps.cell(r.unexplained_ns):>10}  {r.verdict}"
         )
@@ -170,4 +185,4 @@ def render_summary(result: RoundTripResult, top: int | None = None, limit: int |
         lines.append("  own: records replayed from their own repro; shared: compared with another rank's replay")
     from fusiondiff.escape import printable
 
-    return "\n".join(printable(line) for line in lines) + "\n"
+    return "\n".join(fit_all((printable(line) for line in lines), width)) + "\n"

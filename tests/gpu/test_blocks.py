@@ -71,5 +71,5 @@ def test_the_offset_kernel_needs_more_waves_than_nvfusers_repro(seed):
 def test_the_views_read_the_recorded_arrays(seed):
     work, _, _ = seed
     out = work / "report.html"
-    assert fusiondiff("report", str(work / "live.json"), str(work / "replay.json"), "-o", str(out)).returncode == 1
+    assert fusiondiff("report", str(work / "live.json"), str(work / "replay.json"), "-o", str(out)).returncode == 0
     assert '<svg class="occ"' in out.read_text()

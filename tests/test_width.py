@@ -1,0 +1,79 @@
+"""Output that fits a terminal (issue #41): ``show`` on the Qwen-sized capture printed 84 of 96 lines
+over 100 columns, the widest 354; piped, no line of ``show`` or of the round trip's summary is now
+wider than 100 columns, and nothing is lost by the wrapping."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fusiondiff.report.layout import fit
+from fusiondiff.stdio import output_width
+
+DATA = Path(__file__).parent / "data"
+
+
+def _piped(*args: object) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "fusiondiff", *map(str, args)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize(
+    "capture",
+    [
+        DATA / "roundtrip_deep" / "live.json.gz",
+        DATA / "fidelity" / "qwen" / "live.json",
+        DATA / "timers" / "seed_train_step" / "kineto.json",
+    ],
+    ids=["530 records", "qwen", "aten kernel names"],
+)
+def test_show_piped_has_no_line_over_100_columns(capture: Path):
+    text = _piped("show", capture)
+    wide = [line for line in text.splitlines() if len(line) > 100]
+    assert not wide, wide[:3]
+    # every kernel name is still there, whole once the wrapping is undone
+    from fusiondiff.store import load_capture
+
+    joined = " ".join(text.split())
+    for f in load_capture(capture).fusions[:50]:
+        for k in f.kernels:
+            assert " ".join(k.normalized_name.split()) in joined, k.normalized_name
+
+
+def test_the_round_trip_summary_fits_100_columns(tmp_path: Path):
+    from fusiondiff.roundtrip import render_summary, roundtrip
+
+    from test_roundtrip_recorded import recorded_replay
+
+    live = tmp_path / "live.json"
+    live.write_bytes(gzip.decompress((DATA / "roundtrip_deep" / "live.json.gz").read_bytes()))
+    result = roundtrip(
+        live, tmp_path / "rt", devices=[None], replay=recorded_replay(DATA / "roundtrip_deep" / "replay_one_gpu.json")
+    )
+    for text in (render_summary(result, width=100), (tmp_path / "rt" / "summary.txt").read_text()):
+        wide = [line for line in text.splitlines() if len(line) > 100]
+        assert not wide, wide[:3]
+
+
+def test_fit_breaks_between_fields_and_keeps_shapes_whole():
+    line = "    inputs: " + ", ".join(["bfloat16[2, 512, 1024]@256B"] * 8)
+    lines = fit(line, 60)
+    assert all(len(part) <= 60 for part in lines) and lines[1].startswith("        bfloat16[")
+    assert " ".join(" ".join(lines).split()) == " ".join(line.split())
+    assert fit("short", 60) == ["short"] and fit("x" * 130, None) == ["x" * 130]
+    assert all(len(part) <= 60 for part in fit("    " + "y" * 150, 60))
+
+
+def test_output_width_is_100_when_not_a_terminal(monkeypatch):
+    monkeypatch.setattr(sys, "stdout", open(__file__))  # a file: not a terminal
+    try:
+        assert output_width() == 100
+    finally:
+        sys.stdout.close()
