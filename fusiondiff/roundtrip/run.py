@@ -193,7 +193,8 @@ def roundtrip(
     from fusiondiff.files import write_text
     from fusiondiff.roundtrip.summary import SUMMARY_FILE, render_summary
 
-    write_text(directory / SUMMARY_FILE, render_summary(result, limit=None))  # every row; the terminal gets fewer
+    # every row; the terminal gets fewer. Never through a link planted at DIR/summary.txt
+    write_text(directory / SUMMARY_FILE, render_summary(result, limit=None), follow_links=False)
     return result
 
 
