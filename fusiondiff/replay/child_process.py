@@ -44,11 +44,27 @@ GRACE_S = 120.0
 """Time the child gets after SIGTERM to time and save what it recorded."""
 
 
-def _kill_group(pgid: int, sig: int) -> None:
+KILL_WAIT_S = 30.0
+"""How long the child is waited for once SIGKILL was sent; past it, it is left and the fact said."""
+
+
+def _kill_group(pid: int, sig: int) -> None:
+    """Signal the child's process group and the child itself: a child not yet leading its own group
+    (a forked one between its fork and its ``setsid``) is still reached."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _reaped(proc: Any, timeout_s: float = KILL_WAIT_S) -> str | None:
+    """Wait for a child sent SIGKILL, at most ``timeout_s``: None once it ended, else what to say."""
     try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return f"fusiondiff: replay process {proc.pid} did not end {timeout_s:.0f} s after SIGKILL; left behind"
+    return None
 
 
 def _stderr_write(line: str) -> None:
@@ -228,10 +244,13 @@ class ChildReplay:
         """Let it take its warm-ups and samples now (after :meth:`start_turn`): :meth:`go`."""
         self.go()
 
-    def cancel(self) -> None:
-        """Stop the child and everything in its group, unused."""
+    def cancel(self, progress: Progress | None = None) -> None:
+        """Stop the child and everything in its group, unused; waited for at most
+        :data:`KILL_WAIT_S` (a child that outlives SIGKILL is said to ``progress``, not waited on)."""
         _kill_group(self._proc.pid, signal.SIGKILL)
-        self._proc.wait()
+        stuck = _reaped(self._proc)
+        if stuck is not None and progress is not None:
+            progress(stuck)
         self._reader.join(timeout=5)
         self._close()
 
@@ -251,10 +270,14 @@ class ChildReplay:
                     proc.wait(timeout=GRACE_S)
                 except subprocess.TimeoutExpired:
                     _kill_group(proc.pid, signal.SIGKILL)
-                    proc.wait()
+                    stuck = _reaped(proc)
+                    if stuck is not None:
+                        progress(stuck)
             except BaseException:
                 _kill_group(proc.pid, signal.SIGKILL)
-                proc.wait()
+                stuck = _reaped(proc)
+                if stuck is not None:
+                    progress(stuck)
                 raise
             finally:
                 # whatever the script left behind in its group goes too
