@@ -223,13 +223,23 @@ def _read_bounded(path: Path, what: str = "capture") -> bytes:
     return _gunzipped(path, raw) if raw.startswith(_GZIP_MAGIC) else raw
 
 
+MAX_GZIP_MEMBERS = 64
+"""gzip members a capture file may hold (fusiondiff writes one; ``cat a.gz b.gz`` makes two)."""
+
+
 def _gunzipped(path: Path, raw: bytes) -> bytes:
     """What gzipped ``raw`` decompresses to, every member, at most :data:`MAX_CAPTURE_BYTES`
     (decompressed a piece at a time: a bomb stops at the bound, never fills the memory first)."""
     out = bytearray()
     rest = raw
+    members = 0
     try:
         while rest:
+            members += 1
+            if members > MAX_GZIP_MEMBERS:  # a million empty members once took minutes
+                raise CaptureFormatError(
+                    f"{path} holds more than {MAX_GZIP_MEMBERS} gzip members: not a capture fusiondiff reads"
+                )
             unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # one gzip member
             out += unpacker.decompress(rest, MAX_CAPTURE_BYTES + 1 - len(out))
             while unpacker.unconsumed_tail and len(out) <= MAX_CAPTURE_BYTES:

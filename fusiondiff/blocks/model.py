@@ -129,6 +129,10 @@ class KernelTimeline:
     arrays: str | None = None
     """Key prefix of this kernel's arrays in the timeline file (``f3.k1``)."""
 
+    def __post_init__(self) -> None:
+        if self.runs and self.runs[0].ctas < 1:
+            raise ValueError("a measured kernel ran at least one CTA; this one says 0")
+
     @property
     def measured(self) -> bool:
         return self.refusal is None and bool(self.runs)
