@@ -46,8 +46,8 @@ def crafted(
     change_data: Callable[[dict[str, Any]], None] | None = None,
     change_arrays: Callable[[Arrays], None] | None = None,
 ) -> Callable[[Path, Path], None]:
-    """A battery ``setup``: ``{tmp}/cap.json`` and ``{tmp}/other.json`` become the seed capture
-    (with its timeline file), ``cap.json`` changed by ``change_data`` and its arrays by ``change_arrays``."""
+    """A battery ``setup``: ``{tmp}/blk_other.json`` is the seed capture (with its timeline file),
+    ``{tmp}/blk.json`` the same changed by ``change_data`` and its arrays by ``change_arrays``."""
 
     def setup(tmp: Path, cap: Path) -> None:
         data = copy.deepcopy(LIVE)
@@ -56,8 +56,8 @@ def crafted(
             change_data(data)
         if change_arrays:
             change_arrays(found)
-        write(tmp, data, found, "cap")
-        write(tmp, copy.deepcopy(LIVE), None, "other")
+        write(tmp, data, found, "blk")
+        write(tmp, copy.deepcopy(LIVE), None, "blk_other")
 
     return setup
 
