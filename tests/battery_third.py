@@ -133,7 +133,9 @@ SLURM_CASES = [
     ],
     Case("slurm", "--time-limit of 0", SLURM + " --time-limit 0", None, 2, r"--time-limit"),
     Case("slurm", "--time-limit past a year", SLURM + " --time-limit 99999999", None, 2, r"--time-limit takes"),
-    Case("slurm", "--gpus-per-task past any node", SLURM + " --gpus-per-task 100000", None, 2, r"--gpus-per-task takes"),
+    Case(
+        "slurm", "--gpus-per-task past any node", SLURM + " --gpus-per-task 100000", None, 2, r"--gpus-per-task takes"
+    ),
     Case("slurm", "--batches-per-task of 0", SLURM + " --batches-per-task 0", None, 2, r"--batches-per-task"),
     Case(
         "slurm",
@@ -154,10 +156,7 @@ SLURM_CASES = [
     else c
     for c, _quoted in zip(
         SLURM_CASES,
-        [
-            "'" + v.replace("'", "'\"'\"'").replace("{", "{{").replace("}", "}}") + "'"
-            for v in BAD_PARTITIONS.values()
-        ]
+        ["'" + v.replace("'", "'\"'\"'").replace("{", "{{").replace("}", "}}") + "'" for v in BAD_PARTITIONS.values()]
         + [""] * 10,
     )
 ]
@@ -171,7 +170,9 @@ WRITE_CASES = [
         2,
         None,
         setup=planted_link("rt/summary.txt"),
-        check=both_checks(said(r"summary\.txt is a symbolic link .*never through a link"), untouched("elsewhere.txt", "kept\n")),
+        check=both_checks(
+            said(r"summary\.txt is a symbolic link .*never through a link"), untouched("elsewhere.txt", "kept\n")
+        ),
         progress=PROGRESS,
     ),
     Case(
@@ -263,7 +264,15 @@ HANG_CASES = [
         None,
         check=lambda run: None if run.stdout else (_ for _ in ()).throw(AssertionError("nothing shown")),
     ),
-    Case("hangs", "a FIFO as the capture", "show {tmp}/pipe.json", None, 2, r"not a regular file", setup=fifo("pipe.json")),
+    Case(
+        "hangs",
+        "a FIFO as the capture",
+        "show {tmp}/pipe.json",
+        None,
+        2,
+        r"not a regular file",
+        setup=fifo("pipe.json"),
+    ),
     Case(
         "hangs",
         "a FIFO as the timeline file",
@@ -271,7 +280,11 @@ HANG_CASES = [
         None,
         2,
         r"not a regular file",
-        setup=lambda tmp, cap: (crafted()(tmp, cap), os.unlink(tmp / "blk.timeline.safetensors"), fifo("blk.timeline.safetensors")(tmp, cap)),
+        setup=lambda tmp, cap: (
+            crafted()(tmp, cap),
+            os.unlink(tmp / "blk.timeline.safetensors"),
+            fifo("blk.timeline.safetensors")(tmp, cap),
+        ),
     ),
 ]
 
@@ -296,7 +309,9 @@ BLOCK_CASES = [
         None,
         2,
         r"a CTA on SM 5000, past the 4096 SMs any GPU has",
-        setup=crafted(change_data=lambda d: d["environment"].__setitem__("sm_count", None), change_arrays=sm_relabelled(5000)),
+        setup=crafted(
+            change_data=lambda d: d["environment"].__setitem__("sm_count", None), change_arrays=sm_relabelled(5000)
+        ),
     ),
     *[
         Case(
@@ -330,7 +345,10 @@ BLOCK_CASES = [
             None,
             0,
             r"^wrote",
-            setup=lambda tmp, cap: (crafted(change_data=nan_stats)(tmp, cap), os.unlink(tmp / "blk.timeline.safetensors")),
+            setup=lambda tmp, cap: (
+                crafted(change_data=nan_stats)(tmp, cap),
+                os.unlink(tmp / "blk.timeline.safetensors"),
+            ),
             check=valid_json(f"out.{FORMATS[fmt]}") if fmt in ("perfetto", "json") else None,
         )
         for fmt in FORMATS

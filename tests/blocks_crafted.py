@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -95,5 +94,29 @@ def large_sm_capture(folder: Path, sms: int, name: str = "cap") -> Path:
         end = key[: -len(".sm")] + ".sm_end"
         if end in found:
             found[end] = found[key].copy()
-    _ = math
+    _restate(data, found)
     return write(folder, data, found, name)
+
+
+def _restate(data: dict[str, Any], found: Arrays) -> None:
+    """Each measured kernel's statistics recomputed from its (changed) arrays, as the recorder would."""
+    from fusiondiff.blocks.stats import run_stats
+    from fusiondiff.codec import to_jsonable
+
+    for fusion in data["fusions"]:
+        for kernel in (fusion.get("sm_timeline") or {}).get("kernels", []):
+            prefix = kernel.get("arrays")
+            if not prefix or f"{prefix}.sm" not in found:
+                continue
+            end = found.get(f"{prefix}.sm_end")
+            kernel["runs"] = [
+                to_jsonable(
+                    run_stats(
+                        found[f"{prefix}.start_ns"][r],
+                        found[f"{prefix}.end_ns"][r],
+                        found[f"{prefix}.sm"][r],
+                        None if end is None else end[r],
+                    )
+                )
+                for r in range(found[f"{prefix}.sm"].shape[0])
+            ]

@@ -13,7 +13,6 @@ args say).
 from __future__ import annotations
 
 import math
-
 from collections.abc import Mapping
 from typing import Any
 
