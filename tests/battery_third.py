@@ -12,7 +12,8 @@ members: bounded, one line or a clean result.
 
 ``blocks``: block-level records crafted from the recorded seed capture (tests/blocks_crafted.py):
 a CTA on an SM past the GPU's count (2**33 once made ``report`` allocate 64 GiB), a timeline of 0
-CTAs, of no runs and no refusal, NaN statistics; in every report format.
+CTAs, of more CTAs than its kernel's recorded grid launches, of no runs and no refusal, NaN
+statistics; in every report format.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from battery import Case, Run, fifo
 from battery_scripts import PROGRESS, ROUNDTRIP
-from blocks_crafted import crafted, kernel0, nan_stats, sm_relabelled
+from blocks_crafted import crafted, grid_of_kernel0, kernel0, nan_stats, sm_relabelled
 
 SLURM = "roundtrip {cap} -o {tmp}/rt --executor slurm"
 PARTITION_ERR = r"--partition .* is not a Slurm partition name"
@@ -313,6 +314,42 @@ BLOCK_CASES = [
             change_data=lambda d: d["environment"].__setitem__("sm_count", None), change_arrays=sm_relabelled(5000)
         ),
     ),
+    *[
+        Case(
+            "blocks",
+            f"a timeline of 4096 CTAs from a grid of {label} in {fmt}",
+            report(fmt),
+            None,
+            2,
+            rf"blk\.json\.fusions\[\d+\]: kernel 0's timeline counts 4096 CTAs, past the {launched} its grid "
+            + re.escape(str(grid))
+            + " launches$",
+            setup=crafted(change_data=grid_of_kernel0(grid)),
+        )
+        for label, grid, launched in (("2048", [2048, 1, 1], 2048), ("64x8x7", [64, 8, 7], 3584))
+        for fmt in FORMATS
+    ],
+    Case(
+        "blocks",
+        "show of a timeline of more CTAs than its grid",
+        "show {tmp}/blk.json",
+        None,
+        2,
+        r"kernel 0's timeline counts 4096 CTAs, past the 1 its grid \[1, 1, 1\] launches$",
+        setup=crafted(change_data=grid_of_kernel0([1, 1, 1])),
+    ),
+    *[
+        Case(
+            "blocks",
+            f"a timeline of 4096 CTAs from a grid {label}",
+            report("text"),
+            None,
+            0,
+            r"^wrote",
+            setup=crafted(change_data=grid_of_kernel0(grid)),
+        )
+        for label, grid in (("of 64x8x8 (as many)", [64, 8, 8]), ("not reported", None))
+    ],
     *[
         Case(
             "blocks",

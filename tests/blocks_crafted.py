@@ -66,6 +66,17 @@ def kernel0(data: dict[str, Any]) -> dict[str, Any]:
     return fusion["sm_timeline"]["kernels"][0]
 
 
+def grid_of_kernel0(grid: list[int] | None) -> Callable[[dict[str, Any]], None]:
+    """The grid recorded for the launch of the kernel whose timeline is first set to ``grid``."""
+
+    def change(data: dict[str, Any]) -> None:
+        fusion = next(f for f in data["fusions"] if f.get("sm_timeline"))
+        order = fusion["sm_timeline"]["kernels"][0]["order"]
+        next(k for k in fusion["kernels"] if k["order"] == order)["launch"]["grid"] = grid
+
+    return change
+
+
 def sm_relabelled(sm: int) -> Callable[[Arrays], None]:
     """Every CTA of SM 0 moved to SM ``sm``: the statistics stay those the capture holds."""
 
