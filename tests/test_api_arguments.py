@@ -6,9 +6,11 @@ job's folder."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import pickle
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,10 +63,9 @@ class _Planted:
         return (Path(self.mark).write_text, ("PWNED",))
 
 
-def test_a_result_pickle_planted_in_a_job_folder_is_never_loaded(tmp_path: Path) -> None:
-    """The task's outcome comes from the JSON it wrote; submitit's ``*_result.pkl`` (which
-    ``job.result()`` would unpickle) is left alone, and a task without its JSON fails its fusions."""
-    pytest.importorskip("submitit")
+def _slurm_work(tmp_path: Path) -> tuple[Any, Path, list[Any]]:
+    """A Slurm executor's work on two fusions of a recorded capture (nothing submitted), the job
+    folder of its task 0 and the fusions."""
     from fusiondiff.roundtrip import slurm
     from fusiondiff.roundtrip.plan import distinct_fusions
     from fusiondiff.roundtrip.records import ReplayPlan
@@ -83,9 +84,19 @@ def test_a_result_pickle_planted_in_a_job_folder_is_never_loaded(tmp_path: Path)
     work = slurm.SlurmExecutor(slurm.SlurmSettings(gpus_per_task=0)).work(
         plan, lambda *a: None, print, time.monotonic, False
     )
-    mark = tmp_path / "PWNED"
     job_dir = tmp_path / "slurm" / "1"
     job_dir.mkdir(parents=True)
+    return work, job_dir, pending
+
+
+def test_a_result_pickle_planted_in_a_job_folder_is_never_loaded(tmp_path: Path) -> None:
+    """The task's outcome comes from the JSON it wrote; submitit's ``*_result.pkl`` (which
+    ``job.result()`` would unpickle) is left alone, and a task without its JSON fails its fusions."""
+    pytest.importorskip("submitit")
+    from fusiondiff.roundtrip import slurm
+
+    work, job_dir, pending = _slurm_work(tmp_path)
+    mark = tmp_path / "PWNED"
     (job_dir / "1_0_0_result.pkl").write_bytes(pickle.dumps(("success", _Planted(str(mark)))))
 
     class Job:
@@ -108,6 +119,52 @@ def test_a_result_pickle_planted_in_a_job_folder_is_never_loaded(tmp_path: Path)
     slurm.write_outcome(job_dir / "0.json", slurm.TaskOutcome((9999,), {}, ()))
     work._collect(0, Job())
     assert all("not its own" in why for why in work.failures.values())
+
+
+def _stderr_fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _stderr_to_dev_zero(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+def _stderr_huge(path: Path) -> None:
+    with path.open("wb") as f:  # 1 GiB, sparse: only its tail is read
+        f.seek(1 << 30)
+        f.write(b"\nTraceback (most recent call last):\nMemoryError: the telling line\nsrun: error: task 0: Exited\n")
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (_stderr_fifo, "it wrote no outcome"),  # never opened for a writer: a read would wait forever
+        (_stderr_to_dev_zero, "it wrote no outcome"),  # endless zeros
+        (_stderr_huge, "MemoryError: the telling line"),
+    ],
+    ids=["a FIFO", "a link to /dev/zero", "1 GiB"],
+)
+def test_a_failed_tasks_stderr_that_is_no_file_to_read_is_not_waited_on(tmp_path: Path, make, says) -> None:
+    """A failed task's fusions fail with its stderr's last telling line: a FIFO or a link to
+    ``/dev/zero`` planted there is not read (the task's own words instead), a huge one only by its tail."""
+    pytest.importorskip("submitit")
+    work, job_dir, pending = _slurm_work(tmp_path)
+    stderr = job_dir / "1_0_0_log.err"
+    make(stderr)
+
+    class Job:
+        job_id = "1_0"
+
+        class paths:
+            pass
+
+    Job.paths.stderr = stderr  # type: ignore[attr-defined]
+    work.tasks = [dataclasses.replace(work.tasks[0], outcome=job_dir / "0.json")]
+    started = time.monotonic()
+    work._collect(0, Job())
+    assert time.monotonic() - started < 10
+    assert set(work.failures) == {d.index for d in pending}
+    assert all(why.startswith("Slurm task 1_0 failed: ") and says in why for why in work.failures.values())
 
 
 @pytest.mark.parametrize(
