@@ -43,10 +43,39 @@ def source_label(path: str | os.PathLike[str], source: str | None, *, whole: boo
     return f"{path} ({source})"
 
 
+def _paths(items: object, call: str, least: int = 1) -> list[Path]:
+    """``items`` as a list of file paths, or a :class:`FusionDiffError` in one line: a string where
+    a list belongs was once taken for its characters, each a file name."""
+    from fusiondiff.errors import FusionDiffError
+
+    if isinstance(items, (str, bytes, os.PathLike)):
+        raise FusionDiffError(f"{call} takes a list of paths, not one path: {call}([{str(items)[:60]!r}])")
+    try:
+        listed = list(items)  # type: ignore[call-overload]
+    except TypeError:
+        raise FusionDiffError(f"{call} takes a list of paths, not {type(items).__name__}") from None
+    for item in listed:
+        if not isinstance(item, (str, os.PathLike)) or not str(item):
+            raise FusionDiffError(f"{call} takes paths (str or Path), not {type(item).__name__} {str(item)[:40]!r}")
+    if len(listed) < least:
+        raise FusionDiffError(f"{call} needs at least {least} path(s), not {len(listed)}")
+    return [Path(item) for item in listed]
+
+
+def _path(item: object, call: str) -> Path:
+    from fusiondiff.errors import FusionDiffError
+
+    if not isinstance(item, (str, os.PathLike)) or not str(item):
+        raise FusionDiffError(f"{call} takes a path (str or Path), not {type(item).__name__} {str(item)[:40]!r}")
+    return Path(item)
+
+
 def diff_files(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str]) -> DiffResult:
     """Read two capture files and :func:`~fusiondiff.diff.diff` them (A is usually live, B the replay)."""
     from fusiondiff.diff.core import diff
     from fusiondiff.store import load_capture
+
+    path_a, path_b = _path(path_a, "diff_files"), _path(path_b, "diff_files")
 
     a, b = load_capture(path_a), load_capture(path_b)
     return diff(
@@ -61,6 +90,7 @@ def open_report(inputs: Sequence[str | os.PathLike[str]]) -> DiffReport:
     from fusiondiff.report.record import is_diff_record, report_from_record
     from fusiondiff.store import load_capture, read_json
 
+    inputs = _paths(inputs, "open_report")
     if len(inputs) == 1:
         path = Path(inputs[0])
         data = read_json(path, "a fusiondiff diff record")
@@ -90,8 +120,7 @@ def rank_capture_paths(items: Sequence[str | os.PathLike[str]]) -> list[Path]:
     from fusiondiff.errors import DiffError
 
     paths: list[Path] = []
-    for item in items:
-        p = Path(item)
+    for p in _paths(items, "rank_capture_paths"):
         if p.is_dir():
             found = sorted(q for q in p.iterdir() if rank_of_path(q) is not None and q.is_file())
             if not found:
@@ -140,7 +169,7 @@ def load_rank_captures(items: Sequence[str | os.PathLike[str]]) -> list[RankCapt
     from fusiondiff.diff.ranks import RankCapture
     from fusiondiff.errors import DiffError
 
-    read = read_rank_captures(items)
+    read = read_rank_captures(_paths(items, "load_rank_captures"))
     if len(read) < 2:
         raise DiffError("`fusiondiff ranks` needs the captures of two or more ranks")
     return [RankCapture(rank=rank, path=str(path), capture=capture) for rank, path, capture in read if rank is not None]
@@ -159,7 +188,7 @@ def load_live_sources(items: str | os.PathLike[str] | Sequence[str | os.PathLike
         if not capture.fusions:
             raise FusionDiffError(f"{path} holds no fusions: nothing to replay")
 
-    named = [items] if isinstance(items, (str, os.PathLike)) else list(items)
+    named = [_path(items, "roundtrip")] if isinstance(items, (str, os.PathLike)) else _paths(items, "roundtrip")
     sources, first = [], 0
     for rank, path, capture in read_rank_captures(named, check):
         sources.append(LiveSource(rank=rank, path=path, capture=capture, first=first))

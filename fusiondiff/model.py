@@ -313,6 +313,10 @@ class FusionRecord:
     (:func:`fusiondiff.definition.tagged_structural_hash`); ``None`` in files written before issue
     #28. A memo: :attr:`structure_hash` uses it only where this fusiondiff's algorithm wrote it."""
 
+    def __post_init__(self) -> None:
+        if self.sm_timeline is not None:
+            self.sm_timeline.check_grids({k.order: k.launch.grid for k in self.kernels})
+
     @property
     def input_signature(self) -> tuple[Any, ...]:
         return tuple(t.signature for t in self.inputs)

@@ -62,9 +62,11 @@ def save_capture(
     path: str | os.PathLike[str],
     tensors: dict[str, torch.Tensor] | None = None,
     timelines: dict[str, Any] | None = None,
+    *,
+    follow_links: bool = True,
 ) -> Path:
     """Write ``capture`` to ``path`` (and its tensors and timelines next to it). Returns the JSON path."""
-    write_capture(capture, path, tensors, timelines)
+    write_capture(capture, path, tensors, timelines, follow_links=follow_links)
     return Path(path)
 
 
@@ -73,10 +75,17 @@ def write_capture(
     path: str | os.PathLike[str],
     tensors: dict[str, torch.Tensor] | None = None,
     timelines: dict[str, Any] | None = None,
+    *,
+    follow_links: bool = True,
 ) -> Capture:
     """Write ``capture`` to ``path`` and its tensors next to it; returns the capture as written,
     its ``tensors_file`` naming the tensors' file when there are any. ``timelines``: the CTA
-    arrays of the records' ``sm_timeline`` (:mod:`fusiondiff.blocks.storage`), written beside it too."""
+    arrays of the records' ``sm_timeline`` (:mod:`fusiondiff.blocks.storage`), written beside it too.
+    ``follow_links`` false: nothing written through a link at ``path`` (:func:`fusiondiff.files.atomic_write`)."""
+    if not isinstance(capture, Capture):
+        raise FusionDiffError(f"save_capture takes a Capture, not {type(capture).__name__}")
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise FusionDiffError(f"save_capture takes a file path, not {type(path).__name__} {str(path)[:60]!r}")
     path = Path(path)
     if timelines:
         from fusiondiff.blocks.storage import attach_file
@@ -88,7 +97,7 @@ def write_capture(
         tpath = tensors_path_for(path)
         atomic_write(tpath, lambda tmp: save_file(tensors, tmp))
         capture = dataclasses.replace(capture, tensors_file=tpath.name)
-    write_text(path, dumps_capture(capture))
+    write_text(path, dumps_capture(capture), follow_links=follow_links)
     return capture
 
 
@@ -214,13 +223,23 @@ def _read_bounded(path: Path, what: str = "capture") -> bytes:
     return _gunzipped(path, raw) if raw.startswith(_GZIP_MAGIC) else raw
 
 
+MAX_GZIP_MEMBERS = 64
+"""gzip members a capture file may hold (fusiondiff writes one; ``cat a.gz b.gz`` makes two)."""
+
+
 def _gunzipped(path: Path, raw: bytes) -> bytes:
     """What gzipped ``raw`` decompresses to, every member, at most :data:`MAX_CAPTURE_BYTES`
     (decompressed a piece at a time: a bomb stops at the bound, never fills the memory first)."""
     out = bytearray()
     rest = raw
+    members = 0
     try:
         while rest:
+            members += 1
+            if members > MAX_GZIP_MEMBERS:  # a million empty members once took minutes
+                raise CaptureFormatError(
+                    f"{path} holds more than {MAX_GZIP_MEMBERS} gzip members: not a capture fusiondiff reads"
+                )
             unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # one gzip member
             out += unpacker.decompress(rest, MAX_CAPTURE_BYTES + 1 - len(out))
             while unpacker.unconsumed_tail and len(out) <= MAX_CAPTURE_BYTES:

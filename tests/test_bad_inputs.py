@@ -55,6 +55,7 @@ from battery_records import RECORD_CASES
 from battery_reports import REPORT_CASES
 from battery_scripts import SCRIPT_CASES
 from battery_streams import STREAM_CASES
+from battery_third import THIRD_ROUND_CASES, THIRD_ROUND_CLASSES
 
 ISSUE_12_CASES = [
     # -- code: nothing from a capture becomes code in a written script --------------------------
@@ -931,7 +932,7 @@ ISSUE_12_CASES = [
 ]
 
 
-CASES = [*ISSUE_12_CASES, *SCRIPT_CASES, *REPORT_CASES, *RECORD_CASES, *STREAM_CASES]
+CASES = [*ISSUE_12_CASES, *SCRIPT_CASES, *REPORT_CASES, *RECORD_CASES, *STREAM_CASES, *THIRD_ROUND_CASES]
 ISSUE_24_CLASSES = {"pyread", "folder", "markdown", "record", "surrogate", "streams", "ambiguous"}
 
 
@@ -943,7 +944,7 @@ def test_bad_input(case: Case, tmp_path: Path) -> None:
 def test_the_battery_covers_every_class() -> None:
     groups = {c.group for c in CASES}
     assert groups == {"code", "records", "output", "json", "values", "overwrite", "terminal", "handled"} | (
-        ISSUE_24_CLASSES
+        ISSUE_24_CLASSES | THIRD_ROUND_CLASSES
     )
     for group in groups:  # a class is tried several ways, not once
         assert sum(c.group == group for c in CASES) >= 4, group

@@ -278,16 +278,21 @@ def test_a_task_reports_whether_its_nodes_server_forked_its_replays(monkeypatch,
     assert outcome.forked is served
 
     class Job:
-        def __init__(self, outcome):
-            self.outcome = outcome
+        """The submitting side reads each task's outcome from the JSON the task wrote, never from submitit."""
+
+        job_id = "1_0"
 
         def result(self):
-            return self.outcome
+            raise AssertionError("the submitting process never unpickles a task's result")
 
     forked_elsewhere = dataclasses.replace(outcome, forked=True)
     work.outcomes.clear()
-    work._collect(0, Job(forked_elsewhere))
-    work._collect(1, Job(outcome))
+    # as if the plan had been cut in two tasks, each of these fusions
+    work.tasks = [dataclasses.replace(work.tasks[0], outcome=tmp_path / f"outcome{i}.json") for i in range(2)]
+    slurm.write_outcome(tmp_path / "outcome0.json", forked_elsewhere)
+    slurm.write_outcome(tmp_path / "outcome1.json", outcome)
+    work._collect(0, Job())
+    work._collect(1, Job())
     assert work.forked is served
     # without prestart nothing is started ahead, so nothing is forked, whatever the replay says
     assert slurm.run_task(dataclasses.replace(work.tasks[0], replay=replay, prestart=False)).forked is False

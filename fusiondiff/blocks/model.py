@@ -14,7 +14,9 @@ fields (:mod:`fusiondiff.constraints`), so the capture model can hold them witho
 
 from __future__ import annotations
 
+import math
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -129,6 +131,10 @@ class KernelTimeline:
     arrays: str | None = None
     """Key prefix of this kernel's arrays in the timeline file (``f3.k1``)."""
 
+    def __post_init__(self) -> None:
+        if self.runs and self.runs[0].ctas < 1:
+            raise ValueError("a measured kernel ran at least one CTA; this one says 0")
+
     @property
     def measured(self) -> bool:
         return self.refusal is None and bool(self.runs)
@@ -174,6 +180,22 @@ class FusionTimeline:
     method: str = "globaltimer-smid-per-cta"
     """How the CTAs were measured: ``%globaltimer`` and ``%smid`` by a probe compiled into a copy of
     nvFuser's own source (:mod:`fusiondiff.blocks.instrument`)."""
+
+    def check_grids(self, grids: Mapping[int, tuple[int, int, int] | None]) -> None:
+        """Refuse a kernel whose runs count more CTAs than the grid recorded for its launch
+        (``grids``: each kernel's grid by ``KernelRecord.order``; ``None`` where not reported):
+        the probe writes one record per CTA of the grid, so more is a crafted or damaged record."""
+        for kernel in self.kernels:
+            grid = grids.get(kernel.order)
+            if grid is None or not kernel.runs:
+                continue
+            launched = math.prod(grid)
+            most = max(run.ctas for run in kernel.runs)
+            if most > launched:
+                raise ValueError(
+                    f"kernel {kernel.order}'s timeline counts {most} CTAs, past the {launched} "
+                    f"its grid {list(grid)} launches"
+                )
 
     def kernel(self, order: int) -> KernelTimeline | None:
         """The timeline of the fusion's kernel ``order`` (``KernelRecord.order``), if recorded."""

@@ -68,6 +68,11 @@ class KernelArrays:
         )
 
 
+MAX_SMS = 4096
+"""SM ids past the GPU's SM count are refused; where the capture does not say it, past this
+(:data:`fusiondiff.constraints.SmCount`'s bound)."""
+
+
 def timeline_path_for(json_path: str | os.PathLike[str]) -> Path:
     """The timeline file that goes with a capture's JSON file."""
     path = Path(json_path)
@@ -160,19 +165,12 @@ def _count(value: object) -> bool:
 
 def read_bytes(path: Path) -> bytes:
     """The bytes of a regular file of at most :data:`MAX_TIMELINE_BYTES`."""
-    try:
-        size = path.stat().st_size
-        if not path.is_file():
-            raise TimelineFormatError(f"{path} is not a regular file")
-        if size > MAX_TIMELINE_BYTES:
-            raise TimelineFormatError(f"{path} is larger than {MAX_TIMELINE_BYTES >> 20} MiB: not a timeline file")
-        with open(path, "rb") as file:
-            data = file.read(MAX_TIMELINE_BYTES + 1)
+    from fusiondiff.files import read_bounded
+
+    try:  # sized by what the file holds: asking for the bound at once reserved 1 GiB for 41 KiB
+        return read_bounded(path, MAX_TIMELINE_BYTES, what="timeline file")
     except OSError as exc:
         raise TimelineFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_TIMELINE_BYTES:
-        raise TimelineFormatError(f"{path} is larger than {MAX_TIMELINE_BYTES >> 20} MiB: not a timeline file")
-    return data
 
 
 def timeline_file(capture_path: str | os.PathLike[str], timeline: FusionTimeline) -> Path | None:
@@ -230,6 +228,8 @@ def load_arrays(capture_path: str | os.PathLike[str], capture: Any) -> dict[tupl
     files = {
         path: _checked(path, sha, capture_path) for path, sha in _files(capture, capture_path).items() if path.exists()
     }
+    sm_count = getattr(getattr(capture, "environment", None), "sm_count", None)
+    sm_limit = sm_count if sm_count else MAX_SMS
     out = {}
     for index, fusion in enumerate(capture.fusions):
         timeline = fusion.sm_timeline
@@ -237,11 +237,17 @@ def load_arrays(capture_path: str | os.PathLike[str], capture: Any) -> dict[tupl
         if path is None or path not in files:
             continue
         for kernel in timeline.measured:
-            out[(index, kernel.order)] = _kernel_arrays(files[path], kernel, str(path))
+            out[(index, kernel.order)] = _kernel_arrays(files[path], kernel, str(path), sm_limit, bool(sm_count))
     return out
 
 
-def _kernel_arrays(arrays: Mapping[str, npt.NDArray[np.int64]], kernel: KernelTimeline, origin: str) -> KernelArrays:
+def _kernel_arrays(
+    arrays: Mapping[str, npt.NDArray[np.int64]],
+    kernel: KernelTimeline,
+    origin: str,
+    sm_limit: int = MAX_SMS,
+    sm_known: bool = False,
+) -> KernelArrays:
     prefix = kernel.arrays
     where = f"{origin}: {kernel.kernel}"
     if prefix is None:
@@ -250,6 +256,8 @@ def _kernel_arrays(arrays: Mapping[str, npt.NDArray[np.int64]], kernel: KernelTi
     if missing:
         raise TimelineFormatError(f"{where}: array {prefix}.{missing[0]} is missing")
     shape = (len(kernel.runs), kernel.runs[0].ctas)
+    if shape[1] < 1:
+        raise TimelineFormatError(f"{where}: a timeline of 0 CTAs")
     found = {n: arrays[f"{prefix}.{n}"] for n in ARRAYS if f"{prefix}.{n}" in arrays}
     for name, array in found.items():
         if array.shape != shape:
@@ -259,6 +267,14 @@ def _kernel_arrays(arrays: Mapping[str, npt.NDArray[np.int64]], kernel: KernelTi
     result = KernelArrays(**found)
     if (result.end_ns < result.start_ns).any() or (result.start_ns < 0).any() or (result.sm < 0).any():
         raise TimelineFormatError(f"{where}: a CTA ends before it starts, or has a negative start or SM")
+    for name in ("sm", "sm_end"):
+        array = getattr(result, name)
+        if array is not None and array.size and (array.max() >= sm_limit or array.min() < 0):
+            # every per-SM view is sized by the SM ids: bounded by the GPU's own SM count
+            raise TimelineFormatError(
+                f"{where}: a CTA on SM {int(array.max())}, past the {sm_limit} SMs "
+                + ("the capture's GPU has" if sm_known else "any GPU has")
+            )
     for run, recorded in enumerate(kernel.runs):
         if not _same_stats(result.run_stats(run), recorded):
             raise TimelineFormatError(f"{where}: run {run}'s arrays do not give the statistics the capture holds")

@@ -20,6 +20,7 @@ from typing import Any
 
 from fusiondiff.blocks.recorder import recorder_class
 from fusiondiff.errors import CaptureError, FusionDiffError, ReplayError, exception_line, not_a_file
+from fusiondiff.files import write_text
 from fusiondiff.model import FusionRecord
 from fusiondiff.options import RecordingOptions
 from fusiondiff.progress import Progress
@@ -392,9 +393,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if params.get("phases"):
         try:
             phases.write(params["phases"])
-        except OSError:
-            pass  # the replay's own outcome matters more than its phases
-    Path(params["status"]).write_text(json.dumps(asdict(outcome)))
+        except (OSError, FusionDiffError) as exc:  # the replay's own outcome matters more than its phases
+            print(f"fusiondiff: the replay's phases were not kept: {exc}", flush=True)
+    try:  # atomically: the parent reads a whole outcome or none ("died before reporting")
+        write_text(params["status"], json.dumps(asdict(outcome)))
+    except (OSError, FusionDiffError) as exc:
+        print(f"fusiondiff: the replay's outcome ({outcome.status}) could not be reported: {exc}", flush=True)
+        return 2
     return 0 if outcome.status == "ok" else 2
 
 

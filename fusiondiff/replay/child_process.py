@@ -44,11 +44,27 @@ GRACE_S = 120.0
 """Time the child gets after SIGTERM to time and save what it recorded."""
 
 
-def _kill_group(pgid: int, sig: int) -> None:
+KILL_WAIT_S = 30.0
+"""How long the child is waited for once SIGKILL was sent; past it, it is left and the fact said."""
+
+
+def _kill_group(pid: int, sig: int) -> None:
+    """Signal the child's process group and the child itself: a child not yet leading its own group
+    (a forked one between its fork and its ``setsid``) is still reached."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _reaped(proc: Any, timeout_s: float = KILL_WAIT_S) -> str | None:
+    """Wait for a child sent SIGKILL, at most ``timeout_s``: None once it ended, else what to say."""
     try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return f"fusiondiff: replay process {proc.pid} did not end {timeout_s:.0f} s after SIGKILL; left behind"
+    return None
 
 
 def _stderr_write(line: str) -> None:
@@ -59,18 +75,37 @@ def _stderr_write(line: str) -> None:
         pass
 
 
-def _forward(stream: IO[bytes], log: IO[bytes], seen: Callable[[str], None] | None = None) -> None:
+def _forward(
+    stream: IO[bytes],
+    log: IO[bytes],
+    seen: Callable[[str], None] | None = None,
+    failures: list[OSError] | None = None,
+) -> None:
     """Copy the child's output into the log; show fusiondiff's own progress lines on stderr.
     The script's output and nvFuser's C++ stacks stay in the log. ``seen`` gets every line (a
-    gated child's stages are read from them)."""
-    for raw in iter(stream.readline, b""):
-        log.write(raw)
-        log.flush()
-        line = raw.decode(errors="replace")
-        if seen is not None:
-            seen(line)
-        if line.startswith("fusiondiff"):
-            _stderr_write(line)
+    gated child's stages are read from them).
+
+    A log that cannot be written (a full disk) is written no more, its error kept in ``failures``
+    for the waiting thread to say, and the child's output is still read to its end: its stages
+    are still seen, and a child whose pipe is no longer read would block in its next print."""
+    writing = True
+    try:
+        for raw in iter(stream.readline, b""):
+            if writing:
+                try:
+                    log.write(raw)
+                    log.flush()
+                except (OSError, ValueError) as exc:
+                    writing = False
+                    if failures is not None and isinstance(exc, OSError):
+                        failures.append(exc)
+            line = raw.decode(errors="replace")
+            if seen is not None:
+                seen(line)
+            if line.startswith("fusiondiff"):
+                _stderr_write(line)
+    except (OSError, ValueError):  # the pipe closed under the reader (the child given up on)
+        return
 
 
 def child_command(params: dict[str, Any]) -> list[str]:
@@ -130,6 +165,8 @@ class ChildReplay:
         self._tmp = tempfile.TemporaryDirectory(prefix="fusiondiff-replay-")
         self._status = Path(self._tmp.name) / "status.json"
         self._log = open(log_file, "wb")  # noqa: SIM115 - closed by wait() or cancel()
+        self._log_failures: list[OSError] = []
+        """What writing the log met (kept by the reader thread, said once by :meth:`wait` or :meth:`cancel`)."""
         params = {
             **params,
             "status": str(self._status),
@@ -160,7 +197,9 @@ class ChildReplay:
             self._close()
             raise
         assert self._proc.stdout is not None
-        self._reader = threading.Thread(target=_forward, args=(self._proc.stdout, self._log, self._seen), daemon=True)
+        self._reader = threading.Thread(
+            target=_forward, args=(self._proc.stdout, self._log, self._seen, self._log_failures), daemon=True
+        )
         self._reader.start()
 
     def _seen(self, line: str) -> None:
@@ -228,12 +267,16 @@ class ChildReplay:
         """Let it take its warm-ups and samples now (after :meth:`start_turn`): :meth:`go`."""
         self.go()
 
-    def cancel(self) -> None:
-        """Stop the child and everything in its group, unused."""
+    def cancel(self, progress: Progress | None = None) -> None:
+        """Stop the child and everything in its group, unused; waited for at most
+        :data:`KILL_WAIT_S` (a child that outlives SIGKILL is said to ``progress``, not waited on)."""
         _kill_group(self._proc.pid, signal.SIGKILL)
-        self._proc.wait()
+        stuck = _reaped(self._proc)
+        if stuck is not None and progress is not None:
+            progress(stuck)
         self._reader.join(timeout=5)
         self._close()
+        self._say_log_failure(progress)
 
     def wait(self, timeout_s: float, progress: Progress) -> ReplayOutcome:
         """Wait for the child (at most ``timeout_s``, then SIGTERM, then SIGKILL after
@@ -251,10 +294,14 @@ class ChildReplay:
                     proc.wait(timeout=GRACE_S)
                 except subprocess.TimeoutExpired:
                     _kill_group(proc.pid, signal.SIGKILL)
-                    proc.wait()
+                    stuck = _reaped(proc)
+                    if stuck is not None:
+                        progress(stuck)
             except BaseException:
                 _kill_group(proc.pid, signal.SIGKILL)
-                proc.wait()
+                stuck = _reaped(proc)
+                if stuck is not None:
+                    progress(stuck)
                 raise
             finally:
                 # whatever the script left behind in its group goes too
@@ -263,10 +310,22 @@ class ChildReplay:
             return self._outcome(timed_out, timeout_s)
         finally:
             self._close()  # after the reader thread is done with the log
+            self._say_log_failure(progress)
+
+    def _say_log_failure(self, progress: Progress | None) -> None:
+        """One line for a log that could not be written, however many writes failed."""
+        if not self._log_failures or progress is None:
+            return
+        exc = self._log_failures[0]
+        del self._log_failures[:]
+        progress(
+            f"fusiondiff: could not write the replay's log {self.log_file}: {exc.strerror or exc}; "
+            "the replay's output from then on is not in it"
+        )
 
     def _outcome(self, timed_out: bool, timeout_s: float) -> ReplayOutcome:
-        if self._status.exists():
-            outcome = ReplayOutcome(**json.loads(self._status.read_text()))
+        outcome = self._reported()
+        if outcome is not None:
             if timed_out and outcome.status != "timeout":
                 outcome = dataclasses.replace(
                     outcome, status="timeout", message=f"timed out after {timeout_s:.0f} s; " + outcome.message
@@ -283,6 +342,15 @@ class ChildReplay:
             message=f"the replay process died ({died}) before reporting; its output is in {self.log_file}",
         )
 
+    def _reported(self) -> ReplayOutcome | None:
+        """The outcome the child wrote (atomically), or None where there is none to read."""
+        try:
+            return ReplayOutcome(**json.loads(self._status.read_bytes()))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError) as exc:
+            return ReplayOutcome(status="error", message=f"the replay process's outcome could not be read: {exc}")
+
     def _close(self) -> None:
         for pipe in (self._proc.stdin, self._proc.stdout) if hasattr(self, "_proc") else ():
             if pipe is not None:
@@ -290,5 +358,9 @@ class ChildReplay:
                     pipe.close()
                 except OSError:
                     pass
-        self._log.close()
+        try:
+            self._log.close()  # its last buffered bytes: a full disk is said as the writes' failure is
+        except OSError as exc:
+            if not self._log_failures:
+                self._log_failures.append(exc)
         self._tmp.cleanup()

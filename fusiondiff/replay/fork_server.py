@@ -40,6 +40,9 @@ REAP_S = 0.02
 """How often the server looks for children that ended."""
 READY_TIMEOUT_S = 300.0
 """How long a request waits for the server's imports."""
+SESSION_TIMEOUT_S = 10.0
+"""How long the server waits for a forked child to lead its own session before telling its pid
+(the parent also signals the child itself, so a child later than that is still stopped)."""
 
 
 def _send(sock: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
@@ -86,12 +89,18 @@ def serve(sock: socket.socket, profiler_imports: bool = True) -> int:
             if not data:  # the parent closed its end: no more replays
                 break
             request = json.loads(data)
+            led_r, led_w = os.pipe()
             pid = os.fork()
             if pid == 0:
-                _become_child(sock, fds, request)
+                os.close(led_r)
+                _become_child(sock, fds, request, led_w)
+            os.close(led_w)
             for fd in fds:
                 os.close(fd)
             children.add(pid)
+            # the pid is told only once the child leads its own session: a cancel that signals its
+            # group at once must find that group (else it signals nothing and waits for the child)
+            _await_close(led_r, SESSION_TIMEOUT_S)
             try:
                 _send(sock, {"id": request["id"], "pid": pid})
             except OSError:
@@ -131,13 +140,32 @@ def _reap(sock: socket.socket, children: set[int]) -> None:
             _send(sock, {"exited": pid, "returncode": os.waitstatus_to_exitcode(status)})
 
 
-def _become_child(sock: socket.socket, fds: list[int], request: dict[str, Any]) -> NoReturn:
-    """In the forked child: its own session (the parent stops its whole group), the pipes as its
-    stdin, stdout and stderr, its environment, then the replay; it never returns to the server's loop."""
+def _await_close(fd: int, timeout_s: float) -> None:
+    """Wait (at most ``timeout_s``) until the write end of the pipe ``fd`` reads from is closed
+    everywhere, then close ``fd``."""
+    deadline = time.monotonic() + timeout_s
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            readable, _, _ = select.select([fd], [], [], left)
+            if readable and not os.read(fd, 64):
+                return
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _become_child(sock: socket.socket, fds: list[int], request: dict[str, Any], led: int | None = None) -> NoReturn:
+    """In the forked child: its own session (the parent stops its whole group; ``led``, a pipe's
+    write end, is closed once it is made, which the server waits for before telling the pid), the
+    pipes as its stdin, stdout and stderr, its environment, then the replay; it never returns to the
+    server's loop."""
     code = 70
     try:
         sock.close()
         os.setsid()
+        if led is not None:
+            os.close(led)
         stdin_fd, stdout_fd = fds
         os.dup2(stdin_fd, 0)
         os.dup2(stdout_fd, 1)

@@ -79,4 +79,8 @@ class PhaseLog:
         }
 
     def write(self, path: str | os.PathLike[str]) -> None:
-        Path(path).write_text(json.dumps(self.to_jsonable(), indent=1))
+        """Written atomically (never a half-written file, as a full disk would leave); a failure is
+        an :class:`~fusiondiff.errors.OutputError` naming the file."""
+        from fusiondiff.files import write_text
+
+        write_text(path, json.dumps(self.to_jsonable(), indent=1))

@@ -81,7 +81,7 @@ class PendingReplay:
         return _written(self._child.wait(self._timeout_s if timeout_s is None else timeout_s, self._progress))
 
     def cancel(self) -> None:
-        self._child.cancel()
+        self._child.cancel(self._progress)
 
     def prepare(self) -> None:
         """Let it prepare on the GPU now (gated at ``"context"`` or ``"gpu"``; see :class:`ChildReplay`)."""

@@ -12,6 +12,8 @@ note says which and why, as for a missing file.
 from __future__ import annotations
 
 import json
+import os
+import stat
 import struct
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,8 +29,14 @@ def saved_tensor_bytes(path: Path) -> dict[str, int]:
     """Bytes of each tensor in a safetensors file, from its header; :class:`ValueError` with the
     reason for a file that is not one."""
     try:
-        size = path.stat().st_size
-        with open(path, "rb") as file:
+        # without blocking, and a regular file only: a FIFO named like the inputs file waited forever
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            os.close(fd)
+            raise ValueError("it is not a regular file (a FIFO, device or folder)")
+        size = info.st_size
+        with os.fdopen(fd, "rb") as file:
             prefix = file.read(8)
             if len(prefix) < 8:
                 raise ValueError("shorter than a safetensors header")

@@ -12,6 +12,7 @@ args say).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -107,12 +108,19 @@ class MeasuredSMs:
         return events
 
 
+def _us(ns: float) -> float | None:
+    """Microseconds to 3 places; None for a statistic not known (NaN, which JSON has no word for)."""
+    return None if ns != ns else round(ns / 1000, 3)
+
+
 def block_args(timeline: KernelTimeline | None) -> dict[str, Any]:
     """What a kernel's slice says of its block level (nothing when none was recorded)."""
     if timeline is None:
         return {}
     if timeline.refusal is not None:
         return {"block_level": f"refused: {timeline.refusal.code}: {timeline.refusal.detail}"}
+    if not timeline.runs:
+        return {"block_level": "no runs recorded"}
     s = timeline.stat
     overhead = timeline.overhead
     return {
@@ -123,10 +131,10 @@ def block_args(timeline: KernelTimeline | None) -> dict[str, Any]:
             "waves": int(s("waves")),
             "most_ctas_per_sm": int(s("max_ctas_per_sm")),
             "most_at_once_per_sm": int(s("ctas_at_once")),
-            "span_us": round(s("span_ns") / 1000, 3),
-            "tail_us": round(s("tail_ns") / 1000, 3),
-            "cta_p50_us": round(s("cta_p50_ns") / 1000, 3),
-            "cta_p99_us": round(s("cta_p99_ns") / 1000, 3),
-            "probe_overhead_pct": None if overhead is None else round(100 * overhead, 1),
+            "span_us": _us(s("span_ns")),
+            "tail_us": _us(s("tail_ns")),
+            "cta_p50_us": _us(s("cta_p50_ns")),
+            "cta_p99_us": _us(s("cta_p99_ns")),
+            "probe_overhead_pct": None if overhead is None or not math.isfinite(overhead) else round(100 * overhead, 1),
         }
     }

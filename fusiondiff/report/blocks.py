@@ -133,6 +133,8 @@ def cells(timeline: KernelTimeline | None, probe: str = "-") -> tuple[str, ...]:
         label, detail = REFUSALS.get(timeline.refusal.code, timeline.refusal.code), timeline.refusal.detail
         why = f"refused: {detail}" if detail.startswith(label) else f"refused: {label} ({detail})"
         return (why, *[""] * (width - 1))
+    if not timeline.runs:  # neither runs nor a refusal: nothing to summarise
+        return ("no runs recorded", *[""] * (width - 1))
     s = timeline.stat
     return (
         _ranged(timeline, "sms_used", lambda v: f"{v:.0f}", 1),

@@ -39,6 +39,11 @@ DERIVED_NOTE = (
     "GPU's per-SM limits; blocks assumed dealt to SMs in turn and equally long"
 )
 
+MAX_DERIVED_EVENTS = 50_000
+"""Derived per-SM slices one side's trace holds at most (about 12 MB of JSON): that view is one
+slice per SM per kernel, so it grew with kernels times SMs (a 0.35 MB capture once gave a 750 MB
+trace). Kernels past it keep their kernel slice and its derived occupancy, not their SM rows."""
+
 _PID = {"A": 1, "B": 2}
 _SM_PID = {"A": 3, "B": 4}
 _TID_FUSIONS, _TID_KERNELS = 1, 2
@@ -158,6 +163,7 @@ def _fusion_events(
     kernel_verdicts: dict[int, TimingVerdict | None],
     fusion_verdict: TimingVerdict | None,
     measured: tuple[MeasuredSMs, int],
+    derived: dict[str, int],
 ) -> tuple[list[dict[str, Any]], int]:
     """Events of one fusion on one side starting at ``start_ns``, and its length (ns)."""
     events = []
@@ -183,7 +189,14 @@ def _fusion_events(
         if sms.has(index, kernel.order):  # measured: the derived view only where nothing was
             events.extend(sms.kernel_events(index, kernel.order, kernel.normalized_name, timeline, cursor))
         else:
-            events.extend(_sm_events(side, kernel, capture, cursor, dur))
+            rows = list(_sm_events(side, kernel, capture, cursor, dur)) if derived["left"] > 0 else []
+            if rows and len(rows) <= derived["left"]:
+                events.extend(rows)
+                derived["left"] -= len(rows)
+                derived["drawn"] += 1
+            elif rows or derived["left"] <= 0:
+                derived["left"] = 0
+                derived["skipped"] += 1
         cursor += dur
     length = cursor - start_ns
     name = traced_name(fusion.name, fusion.trace)
@@ -241,6 +254,7 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
         "A": MeasuredSMs("A", labels["A"], report.arrays_a),
         "B": MeasuredSMs("B", labels["B"], report.arrays_b),
     }
+    derived = {side: {"left": MAX_DERIVED_EVENTS, "drawn": 0, "skipped": 0} for side in ("A", "B")}
     cursor = 0
     for pair in result.pairs:
         lengths = []
@@ -257,6 +271,7 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
                 _kernel_verdicts(pair, side),
                 pair.timing,
                 (measured[side], index),
+                derived[side],
             )
             events += side_events
             lengths.append(length)
@@ -274,6 +289,7 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
             {},
             None,
             (measured[unmatched.side], index),
+            derived[unmatched.side],
         )
         events += side_events
         ends[unmatched.side] += length + GAP_NS
@@ -289,6 +305,12 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
             "layout": "matched fusions start together on both sides; kernels at their median duration, end to end",
             "sm_tracks": DERIVED_NOTE,
             "measured_sm_tracks": MEASURED_NOTE,
+            **{
+                f"derived_sm_view_{side}": f"drawn for {d['drawn']} kernel(s); {d['skipped']} more left out: "
+                f"the derived view is held to {MAX_DERIVED_EVENTS} slices a side"
+                for side, d in derived.items()
+                if d["skipped"]
+            },
             **({"selection": report.selection} if report.selection else {}),
         },
     }

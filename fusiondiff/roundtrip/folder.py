@@ -1,7 +1,7 @@
 """The round trip's output folder: what it writes under ``-o DIR``, and what it trusts from there.
 
-The round trip owns ``DIR/scripts``, ``DIR/replays``, ``DIR/logs``, ``DIR/replay.json`` and
-``DIR/diff.json``. A rerun finds whatever is there, and a folder can be shared or planted, so:
+The round trip owns ``DIR/scripts``, ``DIR/replays``, ``DIR/logs``, ``DIR/slurm``, ``DIR/replay.json``,
+``DIR/diff.json`` and ``DIR/summary.txt``. A rerun finds whatever is there, and a folder can be shared or planted, so:
 
 - nothing there is written through a symbolic link, nor read from one: a link, a FIFO or a device
   in those places is refused before anything is written (:func:`check_folder`), and again just
@@ -32,7 +32,7 @@ from fusiondiff.roundtrip.plan import source_of
 from fusiondiff.roundtrip.records import DistinctFusion, LiveSource
 
 OWNED_FOLDERS = ("scripts", "replays", "logs")
-OWNED_FILES = ("replay.json", "diff.json")
+OWNED_FILES = ("replay.json", "diff.json", "summary.txt")
 
 
 class FolderError(FusionDiffError):
@@ -83,6 +83,21 @@ def owned(path: Path) -> Path:
             f"{printable(str(path))} is not a regular file (a FIFO, device or folder) where the round trip writes "
             "one: remove it"
         )
+    return path
+
+
+def owned_folder(path: Path) -> Path:
+    """``path``, once shown to be absent or a folder itself (not a link to one, nor a file)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise FolderError(f"cannot use {printable(str(path))}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise FolderError(_link_words(path))
+    if not stat.S_ISDIR(info.st_mode):
+        raise FolderError(f"{printable(str(path))} is not a folder where the round trip makes one: remove it")
     return path
 
 

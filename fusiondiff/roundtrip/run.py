@@ -194,8 +194,9 @@ def roundtrip(
     from fusiondiff.report.layout import DEFAULT_WIDTH
     from fusiondiff.roundtrip.summary import SUMMARY_FILE, render_summary
 
-    # every row (the terminal gets fewer), laid out for 100 columns as a piped summary is
-    write_text(directory / SUMMARY_FILE, render_summary(result, limit=None, width=DEFAULT_WIDTH))
+    # every row (the terminal gets fewer), laid out for 100 columns as a piped summary is; never
+    # through a link planted at DIR/summary.txt
+    write_text(directory / SUMMARY_FILE, render_summary(result, limit=None, width=DEFAULT_WIDTH), follow_links=False)
     return result
 
 

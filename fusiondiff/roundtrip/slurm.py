@@ -9,6 +9,15 @@ be on a file system the nodes share with the submitting host (submitit's own fol
 ``DIR/slurm``). submitit pickles :func:`run_task` and its :class:`SlurmTask` (the replay function
 included) to the job; the captures stay JSON files.
 
+The Slurm path trusts nothing it did not just create. Each submission gets a folder of its own,
+``DIR/slurm/<time>-<random>``, made by this run (mode 0700; one that exists is refused), in which
+submitit keeps its job folders; a task's outcome comes back as JSON that the task wrote there
+(:data:`OUTCOMES`), read as a bounded regular file and checked against the task's own fusions. The
+pickle submitit leaves beside it (``*_result.pkl``) is never read by the submitting process: a file
+planted there would run code in it. The Slurm parameters are checked before anything is written
+(:class:`SlurmSettings`): partition names by Slurm's own characters (no line break can reach the
+batch script), limits in range.
+
 The submitting process waits and says how far the array is; a task that fails (its Python raised,
 its node died, its time ran out) has each of its fusions not kept reported failed with the last
 telling line of the job's stderr; a task that left the queue without a result is seen through ``squeue``, so a
@@ -20,12 +29,18 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import os
+import re
+import secrets
+import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from fusiondiff.errors import FusionDiffError, MissingPackageError
 from fusiondiff.progress import Progress
@@ -37,6 +52,20 @@ INSTALL = "pip install 'fusiondiff[cluster]'"
 """How to install submitit, the one package the Slurm executor needs."""
 
 EXECUTORS = ("local", "slurm")
+
+SLURM_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}(,[A-Za-z0-9_.\-]{1,128}){0,63}")
+"""A partition (or a comma-separated list of them), in the characters Slurm's names are made of."""
+MAX_TIME_MIN = 366 * 24 * 60
+"""The longest time limit taken for one array task (a year), minutes."""
+MAX_GPUS_PER_TASK = 1024
+MAX_BATCHES_PER_TASK = 1_000_000
+COMMANDS = ("sbatch", "srun", "squeue", "scancel")
+"""Slurm's commands the executor runs (``srun`` in the batch script submitit writes)."""
+OUTCOMES = "outcomes"
+"""Under a submission's folder: ``<task>.json``, each array task's :class:`TaskOutcome`, written by the task."""
+MAX_OUTCOME_BYTES = 64 << 20
+STDERR_TAIL_BYTES = 64 << 10
+"""How much of a failed task's stderr is read for its last telling line (from its end)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +83,26 @@ class SlurmSettings:
     poll_s: float = 5.0
     """Seconds between two looks at the array."""
 
+    def __post_init__(self) -> None:
+        from fusiondiff.escape import printable
+
+        if self.partition is not None and (
+            not isinstance(self.partition, str) or not SLURM_NAME.fullmatch(self.partition)
+        ):
+            raise FusionDiffError(
+                f"--partition {printable(str(self.partition))!s} is not a Slurm partition name: letters, digits, "
+                "'_', '.', '-' (several separated by ',')"
+            )
+        for name, value, low, high in (
+            ("--gpus-per-task", self.gpus_per_task, 0, MAX_GPUS_PER_TASK),
+            ("--batches-per-task", self.batches_per_task, 1, MAX_BATCHES_PER_TASK),
+            ("--time-limit", self.time_min, 1, MAX_TIME_MIN),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise FusionDiffError(f"{name} takes a whole number from {low} to {high}, not {value!r}")
+        if not isinstance(self.poll_s, (int, float)) or not 0 < self.poll_s <= 3600:
+            raise FusionDiffError(f"the Slurm poll interval takes 0 to 3600 s, not {self.poll_s!r}")
+
 
 @dataclasses.dataclass(frozen=True)
 class SlurmTask:
@@ -65,6 +114,9 @@ class SlurmTask:
     prestart: bool
     turns: TurnTaking = DEFAULT_TURNS
     """How the replay processes take their turns on each GPU of the node, as on the submitting machine."""
+    outcome: Path | None = None
+    """Where the task writes its :class:`TaskOutcome` (JSON) for the submitting process, in the
+    submission's own folder (set when it is submitted)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,9 +140,38 @@ def require_submitit() -> None:
         raise MissingPackageError(f"--executor slurm needs submitit, which is not installed: {INSTALL}")
 
 
+def write_outcome(path: Path, outcome: TaskOutcome) -> None:
+    """``outcome`` as JSON at ``path`` (atomically, through no link)."""
+    from fusiondiff.files import write_text
+
+    write_text(path, msgspec.json.encode(outcome).decode(), follow_links=False)
+
+
+def read_outcome(path: Path, task: SlurmTask) -> TaskOutcome | str:
+    """The outcome a task wrote at ``path``, or why it cannot be taken: a bounded regular file,
+    decoded as a :class:`TaskOutcome` (no code runs from it), naming only the task's own fusions."""
+    from fusiondiff.files import read_bounded
+
+    try:
+        raw = read_bounded(path, MAX_OUTCOME_BYTES, what="task outcome")
+    except FileNotFoundError:
+        return "it wrote no outcome"
+    except OSError as exc:
+        return f"its outcome cannot be read: {exc.strerror or exc}"
+    try:
+        outcome = msgspec.json.decode(raw, type=TaskOutcome)
+    except msgspec.DecodeError as exc:
+        return f"its outcome is not one fusiondiff wrote ({_last_line(str(exc))[:200]})"
+    ours = {d.index for d in task.plan.fusions}
+    if not set(outcome.replayed) | set(outcome.failures) <= ours:
+        return "its outcome names fusions that are not its own"
+    return outcome
+
+
 def run_task(task: SlurmTask) -> TaskOutcome:
     """One array task, on its node: the local workers (one per GPU Slurm gave it) over its fusions.
-    Progress goes to the job's stderr, its log."""
+    Progress goes to the job's stderr, its log; the outcome to :attr:`SlurmTask.outcome` (the
+    submitting process never reads the pickle submitit makes of the value returned)."""
     from fusiondiff.roundtrip.plan import visible_devices
 
     def progress(message: str) -> None:
@@ -111,7 +192,10 @@ def run_task(task: SlurmTask) -> TaskOutcome:
         if d.index not in work.failures and (task.plan.replays_dir / f"{d.stem}.json").is_file()
     )
     # what happened on this node: its own server may have failed where the submitting machine's did not
-    return TaskOutcome(replayed, dict(work.failures), tuple(work.processes), forked_ahead(task.replay, start_ahead))
+    outcome = TaskOutcome(replayed, dict(work.failures), tuple(work.processes), forked_ahead(task.replay, start_ahead))
+    if task.outcome is not None:
+        write_outcome(task.outcome, outcome)
+    return outcome
 
 
 class SlurmExecutor:
@@ -119,8 +203,8 @@ class SlurmExecutor:
 
     def __init__(self, settings: SlurmSettings) -> None:
         require_submitit()
-        if settings.batches_per_task < 1 or settings.time_min < 1 or settings.gpus_per_task < 0:
-            raise FusionDiffError("--batches-per-task and --time-limit need 1 or more, --gpus-per-task 0 or more")
+        if not isinstance(settings, SlurmSettings):
+            raise FusionDiffError(f"SlurmExecutor takes a SlurmSettings, not {type(settings).__name__}")
         self.settings = settings
 
     def words(self) -> str:
@@ -178,12 +262,18 @@ class SlurmWork:
     def run(self) -> None:
         if not self.tasks:
             return
+        missing = [name for name in COMMANDS if shutil.which(name) is None]
+        if missing:
+            raise FusionDiffError(
+                f"--executor slurm needs Slurm's commands on PATH; not found: {', '.join(missing)} "
+                "(run on a Slurm login node)"
+            )
         import submitit
 
-        from fusiondiff.roundtrip.folder import owned
-
-        if self.folder.is_symlink():
-            owned(self.folder)  # raises: the round trip writes nothing through a link
+        self.folder = fresh_submission_folder(self.folder)
+        self.tasks = [
+            dataclasses.replace(task, outcome=self.folder / OUTCOMES / f"{i}.json") for i, task in enumerate(self.tasks)
+        ]
         executor = submitit.SlurmExecutor(folder=self.folder / "%j")
         parameters: dict[str, Any] = {"job_name": "fusiondiff-roundtrip", "time": self.settings.time_min}
         if self.settings.partition:
@@ -250,13 +340,11 @@ class SlurmWork:
         return bool(self.outcomes) and all(outcome.forked for outcome in self.outcomes.values())
 
     def _collect(self, i: int, job: Any) -> None:
-        try:
-            outcome = job.result()
-        except Exception as exc:  # noqa: BLE001 - a failed task: its fusions say why
-            self._fail(i, job, _last_line(str(exc)))
-            return
-        if not isinstance(outcome, TaskOutcome):
-            self._fail(i, job, f"it returned {type(outcome).__name__}, not a TaskOutcome")
+        task = self.tasks[i]
+        # never job.result(): that unpickles whatever lies in the job's folder
+        outcome = read_outcome(task.outcome, task) if task.outcome is not None else "it has no outcome file"
+        if isinstance(outcome, str):
+            self._fail(i, job, outcome)
             return
         self.outcomes[i] = outcome
         self.replayed += len(outcome.replayed)
@@ -276,6 +364,28 @@ class SlurmWork:
         )
         self.replayed += len(kept)
         self.failures.update(self.outcomes[i].failures)
+
+
+def fresh_submission_folder(slurm: Path) -> Path:
+    """A folder for one submission, made now under ``slurm`` (``DIR/slurm``, itself no link), with
+    a name no earlier run used and mode 0700: submitit writes its job folders only inside it."""
+    from fusiondiff.roundtrip.folder import FolderError, owned_folder
+
+    owned_folder(slurm)
+    try:
+        slurm.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise FolderError(f"cannot make {slurm}: {exc.strerror or exc}") from None
+    owned_folder(slurm)
+    folder = slurm / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(6)}"
+    try:
+        os.mkdir(folder, 0o700)
+        os.mkdir(folder / OUTCOMES, 0o700)
+    except FileExistsError:
+        raise FolderError(f"{folder} exists: a submission's folder is made fresh by its run; remove it") from None
+    except OSError as exc:
+        raise FolderError(f"cannot make {folder}: {exc.strerror or exc}") from None
+    return folder
 
 
 def _kept(task: SlurmTask) -> set[int]:
@@ -312,8 +422,12 @@ def _stderr_reason(job: Any) -> str:
     """The last line of the job's stderr that says why: srun's closing line (``task 0: Exited with
     exit code 1``) and the task's own progress lines only when nothing else is there (a Python
     exception's last line, a crash's message, slurmstepd's ``CANCELLED ... DUE TO TIME LIMIT``)."""
-    try:
-        text = Path(job.paths.stderr).read_text(errors="replace")
+    from fusiondiff.files import read_bounded
+
+    try:  # a regular file only (a FIFO there would never end), its tail only
+        text = read_bounded(Path(job.paths.stderr), STDERR_TAIL_BYTES, what="job stderr", tail=True).decode(
+            errors="replace"
+        )
     except OSError:
         return ""
     lines = [line.strip() for line in text.splitlines() if line.strip() and not set(line.strip()) <= {"-"}]

@@ -159,6 +159,11 @@ class Workers:
                 retry = self._run_batch(group, device, pending, turn, deadline)
                 for d in retry:  # a batch's left-overs go again, alone
                     self.queue.put([d])
+        except OSError as exc:  # a full or read-only disk under DIR: one line, not a thread's traceback
+            from fusiondiff.errors import OutputError
+
+            where = f" ({exc.filename})" if isinstance(exc.filename, str) else ""
+            self.errors.append(OutputError(f"the round trip cannot write under DIR: {exc.strerror or exc}{where}"))
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             self.errors.append(exc)
         finally:
@@ -330,7 +335,7 @@ class Workers:
             tie = self.plan.ties[by_stem[stem].index]
             one = dataclasses.replace(replayed, fusions=tuple(records), source=tie, tensors_file=None)
             target = owned(self.plan.replays_dir / f"{stem}.json")
-            save_capture(copied(one, output, target), target)
+            save_capture(copied(one, output, target), target, follow_links=False)
             kept.add(by_stem[stem].index)
         return kept
 
