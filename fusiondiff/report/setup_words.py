@@ -116,8 +116,8 @@ def _flush_size(f: Finding) -> Words:
     e = by_field(f.data)
     flush, l2 = e["protocol.flush_bytes"], e["l2_bytes"]
 
-    def size(value: object) -> str:
-        return mib(float(value)) if isinstance(value, (int, float)) else "-"
+    def size(value: object) -> str:  # 0: a file that did not record it
+        return mib(float(value)) if isinstance(value, (int, float)) and value > 0 else "not recorded"
 
     lines = [
         f"L2 flush buffer: {size(flush.a)} in A, {size(flush.b)} in B (the protocol makes it twice the GPU's L2)",
