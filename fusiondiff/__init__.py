@@ -5,11 +5,12 @@ process) write capture files; ``diff`` compares two of them; ``report`` renders 
 Importing this package needs neither torch nor a GPU.
 """
 
-from __future__ import annotations
-
-from fusiondiff.version import __version__
+# No `from __future__` nor any import here: ``python -m fusiondiff`` and the console script import
+# this package before the handler of :mod:`fusiondiff.console` notes a Ctrl-C, so a signal that
+# lands while it runs meets nothing but these assignments.
 
 _LAZY = {
+    "__version__": "fusiondiff.version",
     "FusionDiffError": "fusiondiff.errors",
     "SCHEMA_VERSION": "fusiondiff.model",
     "Capture": "fusiondiff.model",

@@ -3,9 +3,11 @@ processes: the wakeup descriptor and the watcher are per process)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -59,3 +61,42 @@ def test_sigterm_sets_the_stop_request():
 def test_stop_request_is_seen_before_the_main_thread_can_run_its_handler():
     pytest.importorskip("torch")
     assert _run(SEEN_WHILE_BLOCKED) == "['requested True', 'handler']"
+
+
+def test_a_ctrl_c_while_fusiondiff_starts_never_shows_a_traceback_of_fusiondiff():
+    """SIGINT at 0 to 230 ms after ``python -m fusiondiff show`` starts (issue #40: 7 of 40 early
+    interrupts gave a traceback). ``-S`` leaves out the environment's ``.pth`` files (an editable
+    install's import hook runs there, before any fusiondiff code); what Python's own start-up and
+    ``runpy`` import before the package is theirs, so a traceback counts only where a frame is
+    fusiondiff's. Every outcome is one of: exit 130 with one line, killed by the signal before
+    Python installed its handler, Python's own "Could not import runpy module", or done before the
+    signal came."""
+    import signal as signals
+    import subprocess
+    import time
+
+    root = Path(__file__).resolve().parent.parent
+    site = [p for p in sys.path if p.endswith("site-packages")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), *site])}
+    capture = root / "tests" / "data" / "offset" / "live.json"
+    outcomes = []
+    for i in range(24):
+        p = subprocess.Popen(
+            [sys.executable, "-S", "-m", "fusiondiff", "show", str(capture)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(i * 0.01)
+        p.send_signal(signals.SIGINT)
+        _, err = p.communicate(timeout=60)
+        ours = [line for line in err.splitlines() if line.strip().startswith("File") and "fusiondiff" in line]
+        assert not ours, err
+        if p.returncode == 1:  # Python's own: the signal landed while it imported runpy, before fusiondiff
+            assert err.startswith("Could not import runpy module"), err
+        assert p.returncode in (130, -signals.SIGINT, 0, 1), (p.returncode, err)
+        if p.returncode == 130:  # one line, by the early handler or by the command's own
+            assert err.strip() in ("fusiondiff: interrupted", "fusiondiff show: interrupted"), err
+        outcomes.append(p.returncode)
+    assert 130 in outcomes  # the handler's window was reached
