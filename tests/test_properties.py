@@ -204,7 +204,8 @@ def test_every_fusion_of_a_capture_diffed_with_itself_is_same(capture: Capture) 
     assert len(result.pairs) == len(capture.fusions) and not result.unmatched
     assert all(p.timing.verdict == "SAME" and not p.unmatched_kernels for p in result.pairs)
     assert all(k.timing.verdict == "SAME" for p in result.pairs for k in p.kernels)
-    assert {f.rule for f in result.findings} <= {"measurement"}
+    # only the numbers' own weakness: few samples, missing events, a clock that moved during its samples
+    assert {f.rule for f in result.findings} <= {"measurement", "clocks"}
     assert result.same_speed and result.exit_code() == 0
 
 
