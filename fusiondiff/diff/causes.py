@@ -122,7 +122,7 @@ NODES: tuple[Node, ...] = (
     # the block level, measured: SMs held from a kernel on the same grid are the machine's doing
     # (other work, a partition: where none of those was recorded, the block level is the evidence);
     # with another grid, the kernel variant's
-    Node("blocks_fewer_sms", "setup", "kernel", _BLOCKS),
+    Node("blocks_fewer_sms", "setup", "kernel", (*_COMPILED_FROM, *_MACHINE, *_KERNELS)),
     Node("blocks_starts_delayed", "setup", "kernel", _MACHINE),
     # the rest say how the time went on the SMs, not why
     _block("blocks_extra_wave"),

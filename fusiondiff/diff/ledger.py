@@ -154,7 +154,8 @@ def credit(findings: Sequence[Finding], pairs: Sequence[FusionPair], allocation:
 def rank(findings: Sequence[Finding]) -> tuple[Finding, ...]:
     """Failures first; then the kernel question's findings by the time they explain, what was seen
     acting before what was not (``evidenced``), a finding before those that follow from it (how
-    many of its ancestors in the causal model are present), then by rule name and fusion;
+    many of its ancestors in the causal model are present), root causes before mechanisms, then by
+    rule name and fusion;
     then the host question's in the same order. Each finding that follows from another of the same
     fusions lists it in ``caused_by``, and that one lists it in ``supported_by``."""
 
@@ -168,6 +169,7 @@ def rank(findings: Sequence[Finding]) -> tuple[Finding, ...]:
             -f.explained_ns,
             not f.evidenced,  # seen, but with no sign that it acted: after what was seen acting
             len(ancestors(f.rule) & present),  # after what it follows from, among what is present
+            node(f.rule).role not in ("setup", "cause"),  # a root cause before a mechanism of some other
             f.rule,
             f.fusions[:1],
             i,  # the order a rule yielded its findings in (an input rule: by input index)
