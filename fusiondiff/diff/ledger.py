@@ -136,6 +136,7 @@ def credit(findings: Sequence[Finding], pairs: Sequence[FusionPair], allocation:
     rule, alone or jointly (``joint_with``); an ``unexplained`` finding, the gaps nothing took. A
     host finding is reported, not credited."""
     gap = {p.label: fusion_gap_ns(p) for p in pairs if not p.failed}
+    credited: set[tuple[str, str]] = set()  # (rule, label): a rule's share of a fusion, given once
     out = []
     for f in findings:
         explained, joint = 0.0, set[str]()
@@ -144,7 +145,10 @@ def credit(findings: Sequence[Finding], pairs: Sequence[FusionPair], allocation:
         elif f.question == "kernel" and _counts(f, "kernel"):
             for label in dict.fromkeys(f.fusions):
                 causes = allocation.get(label, ())
-                if f.rule in causes:
+                # two inputs of one fusion at another offset are two findings of one rule: the first
+                # the rule yielded (the lower input index) holds the share, the other is listed
+                if f.rule in causes and (f.rule, label) not in credited:
+                    credited.add((f.rule, label))
                     explained += gap[label]
                     joint.update(c for c in causes if c != f.rule)
         out.append(dataclasses.replace(f, explained_ns=explained, joint_with=tuple(sorted(joint))))
