@@ -236,8 +236,11 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     from fusiondiff.report.environment_view import conditions_text
 
     report = DiffReport(result, a, b)
+    width = output_width()
     emit(
-        record if args.format == "json" else render_diff_text(result) + block_section(report) + conditions_text(report)
+        record
+        if args.format == "json"
+        else render_diff_text(result, width) + block_section(report, width) + conditions_text(report, width)
     )
     if unwritten is not None:
         raise unwritten
@@ -350,7 +353,9 @@ def _cmd_sm_timeline(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from fusiondiff.demo import run_demo
 
-    return run_demo(offline=args.offline, workdir=args.workdir, progress=_progress, out=ReportStream())
+    return run_demo(
+        offline=args.offline, workdir=args.workdir, progress=_progress, out=ReportStream(), width=output_width()
+    )
 
 
 def _progress(message: str) -> None:

@@ -13,6 +13,7 @@ from fusiondiff.diff.records import DiffResult, Finding, FusionPair, TimingVerdi
 from fusiondiff.escape import printable
 from fusiondiff.model import traced_name
 from fusiondiff.report import wording
+from fusiondiff.report.layout import fit_all
 from fusiondiff.report.paths import short_list
 from fusiondiff.report.questions import fidelity_line, host_line, kernel_line, question_views
 from fusiondiff.report.text import NAME_WIDTH
@@ -82,7 +83,11 @@ LEGEND = f"B/A: B's median over A's (above 1: B is slower); p-value: two-sided M
 """What the columns of the fusion table mean; the Markdown and HTML reports say it too."""
 
 
-def _fusion_section(result: DiffResult) -> list[str]:
+NUMBERS_WIDTH = 2 + 12 + 2 + 12 + 2 + 7 + 2 + 8 + 2 + len("verdict (B vs A)")
+"""The fusion table's columns after the name."""
+
+
+def _fusion_section(result: DiffResult, line_width: int | None = None) -> list[str]:
     if not result.pairs:
         return []
     listed = listed_pairs(result.pairs)
@@ -96,6 +101,8 @@ def _fusion_section(result: DiffResult) -> list[str]:
         if len(k.normalized_name) <= NAME_WIDTH
     ]
     width = max([min(max(len(p.label) + 4 for p in listed), 60), *kernels])
+    if line_width is not None:  # a longer label gets a line of its own, its numbers in the row below
+        width = min(width, max(line_width - 2 - NUMBERS_WIDTH, len("fusion / kernel")))
     verdicts = [v for p in listed for v in (p.timing, *(k.timing for k in p.kernels))]
     times = [t for v in verdicts for t in (v.median_a_ns, v.median_b_ns)]
     column = Column.of(times)  # A's and B's medians in one unit, to be read side by side
@@ -169,10 +176,11 @@ def _more_line(count: int, hint: str = "") -> list[str]:
     return [f"  ... {count - MAX_UNMATCHED} more in the JSON record (--json FILE){hint}"]
 
 
-def render_diff_text(result: DiffResult) -> str:
+def render_diff_text(result: DiffResult, width: int | None = None) -> str:
     """A short terminal summary: per fusion the medians (us), ratio and verdict of B relative to
     A; unmatched fusions; ranked findings with their evidence; warnings. Plain text, every line
-    escaped (:func:`~fusiondiff.escape.printable`), since names and sources come from captures."""
+    escaped (:func:`~fusiondiff.escape.printable`), since names and sources come from captures; no
+    line wider than ``width`` (:mod:`fusiondiff.report.layout`; None: as long as they are)."""
     lines = [
         "fusiondiff diff",
         f"  {result.label_a}: {short_list(result.source_a or '?')}",
@@ -182,7 +190,7 @@ def render_diff_text(result: DiffResult) -> str:
         f"fidelity: {fidelity_line(result)}",
         "",
     ]
-    section = _fusion_section(result)
+    section = _fusion_section(result, width)
     if section:
         lines += [*section, ""]
     if result.b_replays_subset:
@@ -199,7 +207,7 @@ def render_diff_text(result: DiffResult) -> str:
         lines.append("warnings")
         lines += [f"  {w}" for w in result.warnings]
         lines.append("")
-    return "\n".join(printable(line) for line in lines).rstrip("\n") + "\n"
+    return "\n".join(fit_all((printable(line) for line in lines), width)).rstrip("\n") + "\n"
 
 
 def questions_json(result: DiffResult) -> dict[str, Any]:
