@@ -147,6 +147,24 @@ def test_a_refused_kernel_says_why_in_the_table(tmp_path):
     text = _fusiondiff("diff", *inputs).stdout
     assert "A     refused: probe too slow (instrumented 32.8 % slower than plain)" in text
     assert "blocks_" not in text.split("block level")[0]
+    # the HTML: the refused side one cell across the row, and one line above the fusion's plots
+    html = render("html", open_report(inputs))
+    assert '<td>A</td><td colspan="10">refused: probe too slow (instrumented 32.8 % slower than plain)</td>' in html
+    assert (
+        '<p class="meta refused">refused: nvfuser_inner_persistent_g0: A: refused: probe too slow '
+        "(instrumented 32.8 % slower than plain)</p>" in html
+    )
+
+
+def test_the_per_sm_timelines_mark_waves_and_tail_on_one_time_axis():
+    """Issue #41: A's strip above B's, one axis below both; a dashed line where each wave after the
+    first starts on the busiest SM (A needs 9, B 4: 8 and 3 lines) and the tail shaded on each."""
+    html = render("html", open_report(SEED))
+    plot = html[html.index('<svg class="occ"') :]
+    plot = plot[: plot.index("</svg>")]
+    assert plot.index(">A: A (live)") < plot.index(">B: B (replay)")
+    assert plot.count('class="wave"') == 8 + 3 and plot.count('class="tail"') == 2
+    assert plot.count('text-anchor="middle">0</text>') == 1  # the time axis drawn once, under both strips
 
 
 def test_a_notebook_gets_one_row_per_cta():
