@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from fusiondiff import termination
 from fusiondiff.cli_options import add_capture_options, gates
 from fusiondiff.cli_parser import build_parser
-from fusiondiff.errors import FusionDiffError, OutputError
+from fusiondiff.errors import FusionDiffError, OutputError, ReportError
 from fusiondiff.escape import printable, printable_lines
 from fusiondiff.stdio import ReportStream, StdoutError, emit, guard_closed_streams, output_width, silence_stdout
 
@@ -266,6 +266,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from fusiondiff.report.filters import Selection, select
 
     renderer = get_renderer(name)
+    if args.sm_tracks:
+        if name != "perfetto":
+            raise ReportError(f"--sm-tracks is for the Perfetto trace (--format perfetto), not {name}")
+        from fusiondiff.report.perfetto import PerfettoRenderer
+
+        renderer = PerfettoRenderer(sm_tracks=True)
     if args.output:
         check_not_input(args.output, list(args.inputs))
     report = open_report(args.inputs)

@@ -91,8 +91,29 @@ def test_names_from_a_capture_are_escaped_in_the_block_views(tmp_path):
     assert "\x1b" not in terminal.stdout
 
 
-def _trace(inputs: list[str]) -> dict:
-    return json.loads(render("perfetto", open_report(inputs)))
+def _trace(inputs: list[str], sm_tracks: bool = True) -> dict:
+    from fusiondiff.report.perfetto import PerfettoRenderer
+
+    return json.loads(PerfettoRenderer(sm_tracks=sm_tracks).render(open_report(inputs)))
+
+
+def test_perfetto_draws_sm_tracks_only_where_asked(tmp_path):
+    """Issue #41: the per-SM tracks (a slice per CTA: 8192 here) are off by default; the kernel's
+    slice still carries its block-level figures; ``--sm-tracks`` adds them."""
+    plain = _trace(SEED, sm_tracks=False)
+    assert {e["pid"] for e in plain["traceEvents"]} == {1, 2}  # the kernels and fusions of A and B
+    kernel = next(e for e in plain["traceEvents"] if e.get("cat") == "kernel" and e["pid"] == 1)
+    assert kernel["args"]["block_level"]["waves"] == 9
+    assert "--sm-tracks" in plain["otherData"]["sm_tracks"]
+    out = {}
+    for flag in ([], ["--sm-tracks"]):
+        path = tmp_path / f"t{len(flag)}.perfetto.json"
+        assert _fusiondiff("report", *SEED, "-o", str(path), *flag).returncode == 0
+        out[bool(flag)] = path.stat().st_size
+    assert out[False] * 100 < out[True]  # 3.3 kB against 1.8 MB
+    assert json.loads((tmp_path / "t1.perfetto.json").read_text()) == _trace(SEED)
+    refused = _fusiondiff("report", *SEED, "--format", "md", "--sm-tracks")
+    assert refused.returncode != 0 and "--sm-tracks is for the Perfetto trace" in refused.stderr
 
 
 def test_perfetto_has_a_process_per_side_a_track_per_sm_and_a_slice_per_cta():
