@@ -147,3 +147,14 @@ def test_the_demo_fits_100_columns():
     wide = [line for line in text.splitlines() if len(line) > 100]
     assert not wide, wide[:3]
     assert "storage_offset" in text
+
+
+def test_show_ends_with_a_legend_of_its_notation():
+    """Issue #41: ``+1@2B``, ``@256B``, segments, iqr... explained where they are read, after the fusions."""
+    text = _piped("show", DATA / "blocks" / "seed" / "live.json")
+    legend = text[text.index("\nnotation\n") :]
+    assert text.index("  #0 ") < text.index("\nnotation\n")
+    for term in ("@256B", "+1@2B", "segments", "iqr", "grid, block", "smem", "regs", "called Nx"):
+        assert f"  {term}" in legend or term in legend, term
+    assert "+1@2B" in text[: text.index("\nnotation\n")]  # the seed's input at storage offset 1, explained below
+    assert max(map(len, legend.splitlines())) <= 100
