@@ -242,7 +242,7 @@ def _table_rows(report: DiffReport) -> str:
         name = f"<td>{escape(a.fusion + ' / ' + a.kernel)}</td>"
         why_a, why_b = cells(a.timeline, a.probe)[0], cells(b.timeline, b.probe)[0]
         if _refused(a) and _refused(b) and why_a == why_b:
-            out.append(f'<tr class="refused">{name}<td>A, B</td><td colspan="{span}">{escape(why_a)}</td></tr>')
+            out.append(f'<tr class="refused">{name}<td>both</td><td colspan="{span}">{escape(why_a)}</td></tr>')
             continue
         for r, first in ((a, name), (b, "<td></td>")):
             if _refused(r):
