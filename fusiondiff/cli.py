@@ -214,8 +214,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     a, b = load_capture(args.a), load_capture(args.b)
     from fusiondiff.api import source_label
     from fusiondiff.diff.core import diff
-    from fusiondiff.report.diff_text import render_diff_text
     from fusiondiff.report.interface import DiffReport
+    from fusiondiff.report.terminal import render_diff_terminal
 
     result = diff(a, b, source_a=source_label(args.a, a.source), source_b=source_label(args.b, b.source))
     unwritten = None
@@ -232,13 +232,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
             write_text(args.json, record)
         except OutputError as exc:
             unwritten = exc  # the report is still printed, then the error
-    from fusiondiff.report.blocks import block_section
-    from fusiondiff.report.environment_view import conditions_text
-
-    report = DiffReport(result, a, b)
-    emit(
-        record if args.format == "json" else render_diff_text(result) + block_section(report) + conditions_text(report)
-    )
+    emit(record if args.format == "json" else render_diff_terminal(DiffReport(result, a, b), output_width()))
     if unwritten is not None:
         raise unwritten
     return result.exit_code(gates=gates(args))
@@ -262,7 +256,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     name = args.format or (format_for_path(args.output) if args.output else "text")
     from fusiondiff.report.filters import Selection, select
 
-    renderer = get_renderer(name)
+    renderer = get_renderer(name, sm_tracks=args.sm_tracks)
     if args.output:
         check_not_input(args.output, list(args.inputs))
     report = open_report(args.inputs)
@@ -350,7 +344,8 @@ def _cmd_sm_timeline(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from fusiondiff.demo import run_demo
 
-    return run_demo(offline=args.offline, workdir=args.workdir, progress=_progress, out=ReportStream())
+    out, width = ReportStream(), output_width()
+    return run_demo(offline=args.offline, workdir=args.workdir, progress=_progress, out=out, width=width)
 
 
 def _progress(message: str) -> None:

@@ -215,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="render a diff as Markdown, HTML, Perfetto trace, JSON record or text",
         description="Render the diff of two captures (or a diff record written before with --format json) "
         "as Markdown to paste into an issue, one self-contained HTML page with plots, a Perfetto trace "
-        "(ui.perfetto.dev) with a derived per-SM view, the JSON diff record, or the terminal text. "
+        "(ui.perfetto.dev; --sm-tracks adds a track per SM), the JSON diff record, or the terminal text. "
         "Paths in the report are relative to the captures' folder.",
     )
     p.add_argument("inputs", nargs="+", metavar="FILE", help="two captures (A B), or one diff record (.json)")
@@ -233,6 +233,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="exit with the diff's code, as `fusiondiff diff` does (1: a speed differs, a side failed or a fusion "
         "is missing), instead of 0 once the report is written; as `git diff --exit-code`",
+    )
+    p.add_argument(
+        "--sm-tracks",
+        action="store_true",
+        help="perfetto only: a track per SM too, each CTA a slice where the block level was measured "
+        "(--sm-timeline), else derived from grid, block and occupancy (off by default: they outweigh the rest)",
     )
     g = p.add_argument_group("narrowing (the verdict then speaks of the fusions shown)")
     g.add_argument("--top", type=COUNT, metavar="N", help="only the N matched fusions with the largest median gap")

@@ -49,19 +49,20 @@ and for a repro script from a bug report:
 """
 
 
-def _diff_and_render(a: Path, b: Path, out: Writer) -> None:
+def _diff_and_render(a: Path, b: Path, out: Writer, width: int | None) -> None:
     from fusiondiff.api import diff_files
     from fusiondiff.report.diff_text import render_diff_text
 
-    out.write(render_diff_text(diff_files(a, b)))
+    out.write(render_diff_text(diff_files(a, b), width))
 
 
-def run_offline(out: Writer, progress: Progress) -> None:
+def run_offline(out: Writer, progress: Progress, width: int | None = None) -> None:
     """The seed's gap on bundled H200 captures, with its cause planted: the seed RMSNorm run live on
     an activation at storage offset 1, replayed from nvFuser's own repro (the gap and its cause),
     then from fusiondiff's (no gap); then the unplanted seed model on today's stack."""
     from fusiondiff.api import diff_files
     from fusiondiff.report.diff_text import verdict_line
+    from fusiondiff.report.layout import fit_all
     from fusiondiff.store import load_capture
 
     live = BUNDLED / "live.json"
@@ -74,22 +75,26 @@ def run_offline(out: Writer, progress: Progress) -> None:
         "nvFuser's own repro script rebuilds it as a fresh tensor at offset 0.\n"
     )
     out.write("\n== 1. live vs the replay of nvFuser's own repro script (what bug reports carry)\n")
-    _diff_and_render(live, BUNDLED / "replay_nvfuser.json", out)
+    _diff_and_render(live, BUNDLED / "replay_nvfuser.json", out, width)
     out.write("\n== 2. live vs the replay of fusiondiff's repro (offset, alignment, values and options kept)\n")
-    _diff_and_render(live, BUNDLED / "replay_fusiondiff.json", out)
+    _diff_and_render(live, BUNDLED / "replay_fusiondiff.json", out, width)
     seed_live, seed_replay = BUNDLED / "seed_live.json", BUNDLED / "seed_replay.json"
     if seed_live.exists() and seed_replay.exists():
         result = diff_files(seed_live, seed_replay)
         out.write(
             "\n== 3. nothing planted: a training step of the seed model on today's stack (H200), every fusion live\n"
             "   vs its fusiondiff repro replayed in a fresh process\n"
-            f"  {load_capture(seed_live).source}\n"
-            f"  verdict: {verdict_line(result)}\n"
+            + "".join(
+                line + "\n"
+                for line in fit_all(
+                    [f"  {load_capture(seed_live).source}", f"  verdict: {verdict_line(result)}"], width
+                )
+            )
         )
     out.write("\n" + SETTLE_IT)
 
 
-def run_live(workdir: Path, out: Writer, progress: Progress) -> None:
+def run_live(workdir: Path, out: Writer, progress: Progress, width: int | None = None) -> None:
     """Capture the seed model live, replay fusiondiff's repro of nvFusion0, and diff them."""
     import torch
 
@@ -112,7 +117,7 @@ def run_live(workdir: Path, out: Writer, progress: Progress) -> None:
     with capture(workdir / "live.json", progress=progress, source="fusiondiff demo: seed model forward") as cap:
         compiled(idx)
     assert cap.capture is not None and cap.path is not None
-    out.write(render_capture_text(cap.capture))
+    out.write(render_capture_text(cap.capture, width=width))
     script = write_repros(cap.path, workdir / "nvFusion0_repro.py", fusion="nvFusion0")[0]
     progress(f"fusiondiff demo: replaying {script} in a fresh process")
     replay = replay_script(
@@ -122,11 +127,11 @@ def run_live(workdir: Path, out: Writer, progress: Progress) -> None:
         progress=progress,
     )
     out.write("\n")
-    _diff_and_render(cap.path, replay, out)
+    _diff_and_render(cap.path, replay, out, width)
     out.write("\n" + SETTLE_IT)
 
 
-def run_demo(*, offline: bool, workdir: str, progress: Progress, out: Writer) -> int:
+def run_demo(*, offline: bool, workdir: str, progress: Progress, out: Writer, width: int | None = None) -> int:
     """Run the live demo where the stack allows it, the bundled one otherwise; 0 once it ran. What
     its diffs find is what it shows (``fusiondiff diff`` on the same files exits 1 on a gap or a
     cause that explains time: on the H200 the live demo's replay was host-bound, its fresh process
@@ -136,7 +141,7 @@ def run_demo(*, offline: bool, workdir: str, progress: Progress, out: Writer) ->
         missing = live_stack_missing()
     if missing is not None:
         progress(f"fusiondiff demo: live demo not possible here ({missing}); using the bundled H200 captures")
-        run_offline(out, progress)
+        run_offline(out, progress, width)
     else:
-        run_live(Path(workdir), out, progress)
+        run_live(Path(workdir), out, progress, width)
     return 0

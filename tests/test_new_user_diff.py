@@ -103,12 +103,15 @@ def test_times_read_in_a_unit_chosen_for_them_and_integers_as_integers():
     assert "rank 0 calls rank 0 total ms rank 1 calls rank 1 total ms" in table
     assert "time in collectives differs by 83 %: rank 0 2.01 s, rank 1 0.33 s" in table
     llama = fusiondiff("diff", LLAMA3 / "live.json", LLAMA3 / "replay.json").stdout
-    assert "(median gap -0.56 us is within the noise floor of 2.21 us)" in llama
-    assert "(kernels 0.448 us apart inside a fusion of the same speed, counted in no gap)" in llama
-    assert "(1.90 us unexplained)" in llama and " ns" not in llama
+    # piped, diff wraps its lines at 100 columns (issue #41): read with the line breaks as spaces
+    flat = " ".join(llama.split())
+    assert "(median gap -0.56 us is within the noise floor of 2.21 us)" in flat
+    assert "(kernels 0.448 us apart inside a fusion of the same speed, counted in no gap)" in flat
+    assert "(1.90 us unexplained)" in flat and " ns" not in llama
     crash = fusiondiff("diff", DATA / "fidelity" / "crash" / "live.json", DATA / "fidelity" / "crash" / "replay.json")
-    assert "A held [131, 128243] there" in crash.stdout
-    assert "values [131, 128243] in A, [-9, 9] in B" in crash.stdout and "128243.0" not in crash.stdout
+    crash_flat = " ".join(crash.stdout.split())
+    assert "A held [131, 128243] there" in crash_flat
+    assert "values [131, 128243] in A, [-9, 9] in B" in crash_flat and "128243.0" not in crash.stdout
     for text in (show, ranks, llama, crash.stdout):
         assert not LONG_NUMBER.findall(text)
 
@@ -118,15 +121,19 @@ def test_a_verdict_on_one_fusion_reads_as_one_and_the_table_says_what_its_column
     the verdict's "1.40x faster" with no legend; a ``-`` p-value unexplained."""
     seed = DATA / "zoo" / "seed_method"
     undecided = fusiondiff("diff", seed / "live.json", seed / "replay.json").stdout
-    verdict = undecided.split("verdict: ", 1)[1].splitlines()[0]
+    # the verdict wrapped at 100 columns (issue #41): the whole paragraph, up to the host line
+    verdict = " ".join(undecided.split("verdict: ", 1)[1].split("\nhost: ", 1)[0].split())
     assert verdict.startswith("undecided whether B runs at A's speed: only 1 vs 20 samples: a gap of +2.35 us"), verdict
     assert "fusion(s) timed" not in verdict
     offset = fusiondiff("diff", DATA / "offset" / "live.json", DATA / "offset" / "replay_nvfuser.json").stdout
     assert "verdict: B is 1.40x faster: 27.07 us in A, 19.39 us in B" in offset
     table = offset.split("\nfusions\n", 1)[1].split("\n\n", 1)[0]
     assert "0.72x" in table
-    assert table.splitlines()[-1] == (
-        "  B/A: B's median over A's (above 1: B is slower); p-value: two-sided Mann-Whitney U test, - where no "
+    # the legend closes the table, wrapped at 100 columns (issue #41)
+    legend = table.split("\n  B/A: ", 1)[1]
+    assert all(len(line) <= 100 and line.startswith("      ") for line in legend.splitlines()[1:])
+    assert " ".join(legend.split()) == (
+        "B's median over A's (above 1: B is slower); p-value: two-sided Mann-Whitney U test, - where no "
         "test was run: the medians are within the noise floor, or a side has under 2 samples"
     )
 
@@ -136,7 +143,11 @@ def test_long_lists_and_paths_of_the_recording_machine_are_shortened_in_the_text
     was a header and "... 26 more fusion(s) SAME, not listed"; the text diff showed the recording
     machine's scratch path of the script where Markdown and HTML shorten it."""
     llama = fusiondiff("diff", LLAMA3 / "live.json", LLAMA3 / "replay.json").stdout
-    header = llama.splitlines()[2]
+    lines = llama.splitlines()
+    # B's line, wrapped at 100 columns (issue #41): it and its indented continuation lines
+    at = next(i for i, line in enumerate(lines) if line.startswith("  B (replay): "))
+    end = next(i for i in range(at + 1, len(lines)) if not lines[i].startswith("      "))
+    header = " ".join(" ".join(lines[at:end]).split())
     assert header.endswith(
         "(26 scripts: llama3/repros/backward_nvFusion13.py, llama3/repros/backward_nvFusion14.py, "
         "llama3/repros/backward_nvFusion15.py and 23 more)"
@@ -225,7 +236,7 @@ def test_an_idle_clock_reading_is_labelled_idle_and_not_a_difference(tmp_path):
     idle.write_text(json.dumps(data))
     notes = fusiondiff("diff", live, idle)
     assert notes.returncode == 0 and "measurement" not in notes.stdout
-    assert (
-        "  B's SM clock readings (345 MHz) are the GPU's idle clock, read while no kernel ran: the clock B's "
+    assert (  # wrapped at 100 columns (issue #41): read with the line breaks as spaces
+        "B's SM clock readings (345 MHz) are the GPU's idle clock, read while no kernel ran: the clock B's "
         "samples ran at is not known, so the clocks are not compared"
-    ) in notes.stdout
+    ) in " ".join(notes.stdout.split())

@@ -79,3 +79,26 @@ def test_every_column_of_the_html_report_fits_the_page(tmp_path, inputs, width):
     page, window = measured["page"]
     assert page <= window, measured
     assert measured["boxes"] and all(scroll <= client for scroll, client in measured["boxes"]), measured
+
+
+BLOCKS = DATA / "blocks"
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        (BLOCKS / "seed" / "live.json", BLOCKS / "seed" / "replay.json"),
+        (BLOCKS / "h200" / "contention" / "live.json", BLOCKS / "h200" / "contention" / "replay.json"),
+    ],
+    ids=["seed", "contention"],
+)
+def test_the_block_level_fits_a_1280_px_window(tmp_path, inputs):
+    """Issue #41: block-level data, its table in a box that scrolls sideways and its per-SM plots
+    scaled to the page: the document is no wider than the 1280 px window."""
+    html = html_report(inputs, tmp_path / "r.html")
+    section = html[html.index("<h2>Block level") :]
+    assert section.index('<div class="tw"><table class="fdt blocks">') < section.index("</table>")
+    measured = layout(html, 1280)
+    page, window = measured["page"]
+    assert page <= 1280 and page <= window, measured

@@ -127,7 +127,7 @@ def test_html_colours_the_diffs(source_report) -> None:
 
 
 def test_perfetto_trace_structure(offset_report) -> None:
-    trace = build_trace(offset_report)
+    trace = build_trace(offset_report, sm_tracks=True)  # the SM tracks, asked for (issue #41)
     json.dumps(trace, allow_nan=False)  # strict JSON
     events = trace["traceEvents"]
     assert isinstance(events, list) and events

@@ -116,10 +116,18 @@ def format_for_path(path: str | os.PathLike[str]) -> str:
     return max(matching)[1]
 
 
-def get_renderer(name: str) -> Renderer:
-    """The renderer registered under ``name``; :class:`ReportError` naming the known ones otherwise."""
+def get_renderer(name: str, sm_tracks: bool = False) -> Renderer:
+    """The renderer registered under ``name``; :class:`ReportError` naming the known ones otherwise.
+    ``sm_tracks``: the Perfetto trace's track per SM (``--sm-tracks``), which no other format has."""
     entry = report_format(name)
-    return getattr(importlib.import_module(entry.module), entry.cls)()
+    cls = getattr(importlib.import_module(entry.module), entry.cls)
+    if not sm_tracks:
+        return cls()
+    if name != "perfetto":
+        from fusiondiff.errors import ReportError
+
+        raise ReportError(f"--sm-tracks is for the Perfetto trace (--format perfetto), not {name}")
+    return cls(sm_tracks=True)
 
 
 def render(name: str, report: DiffReport) -> str:

@@ -13,6 +13,7 @@ numbers of SMs, the one that used fewest; else the one with the median span). Ha
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from html import escape
 from typing import Any
 
@@ -57,22 +58,61 @@ def occupancy(
     return (grid + np.cumsum(marks, axis=1)[:, : bins + 1])[:, :bins]
 
 
-def occupancy_svg(strips: Sequence[tuple[str, str, npt.NDArray[np.float64]]], span_ns: float, width: int = 760) -> str:
-    """Heat strips (label, colour, occupancy ``[sms, bins]``) stacked on one time axis."""
-    left, right, top, row_h = 34, 12, 6, 2
-    sms = max(o.shape[0] for _, _, o in strips)
+@dataclass(frozen=True)
+class Strip:
+    """One side's run of one kernel, drawn as a row per SM."""
+
+    label: str
+    color: str
+    occupancy: npt.NDArray[np.float64]
+    """CTAs at once per SM and time bin (:func:`occupancy`)."""
+    waves_ns: tuple[float, ...] = ()
+    """When each wave after the first started on the busiest SM (its CTAs in start order, a wave
+    every ``ctas_at_once`` of them)."""
+    tail_ns: tuple[float, float] | None = None
+    """The tail: from the end by which 90 % of CTAs had ended to the last end."""
+
+
+def run_marks(
+    start: npt.NDArray[np.int64], end: npt.NDArray[np.int64], sm: npt.NDArray[np.int64]
+) -> tuple[tuple[float, ...], tuple[float, float]]:
+    """The wave starts and the tail of one run, as :func:`fusiondiff.blocks.stats.run_stats` counts
+    them (times from the run's first CTA start)."""
+    from fusiondiff.blocks.stats import run_stats
+
+    stats = run_stats(start, end, sm)
+    origin = int(start.min())
+    busiest = int(np.argmax(np.bincount(sm)))
+    starts = np.sort(start[sm == busiest] - origin)
+    per_wave = max(stats.ctas_at_once, 1)
+    waves = tuple(float(starts[i]) for i in range(per_wave, starts.size, per_wave))
+    return waves, (stats.span_ns - stats.tail_ns, stats.span_ns)
+
+
+def occupancy_svg(strips: Sequence[Strip], span_ns: float, width: int = 1000) -> str:
+    """Per-SM timelines: each strip (a side of a kernel, A above B) a row per SM coloured by the
+    CTAs it ran at once, its waves and tail marked; all on one time axis, drawn once below."""
+    left, right, top, gap = 40, 12, 6, 22
+    sms = max(s.occupancy.shape[0] for s in strips)
+    row_h = 2 if sms <= 200 else 1
     strip_h = sms * row_h
-    height = top + len(strips) * (strip_h + 18) + 36
-    most = max(1.0, max(float(o.max()) for _, _, o in strips))
+    height = top + len(strips) * (strip_h + gap) + 36
+    most = max(1.0, max(float(s.occupancy.max()) for s in strips))
     levels = len(PALETTE) - 1
     parts = [
-        f'<svg class="occ" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="CTAs at once per SM over time">'
+        f'<svg class="occ" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'style="max-width:100%;height:auto" role="img" aria-label="CTAs at once per SM over time">'
     ]
     inner = width - left - right
-    for i, (label, color, occ) in enumerate(strips):
-        y0 = top + i * (strip_h + 18) + 12
+
+    def x_of(ns: float) -> float:
+        return left + ns / span_ns * inner
+
+    for i, strip in enumerate(strips):
+        occ = strip.occupancy
+        y0 = top + i * (strip_h + gap) + 14
         parts.append(
-            f'<text x="2" y="{y0 - 3}" font-size="10" fill="{color}" font-weight="bold">{escape(label)}</text>'
+            f'<text x="2" y="{y0 - 4}" font-size="11" fill="{strip.color}" font-weight="bold">{escape(strip.label)}</text>'
         )
         bins = occ.shape[1]
         level = np.minimum(np.ceil(occ / most * levels - 1e-9), levels).astype(int)
@@ -92,23 +132,39 @@ def occupancy_svg(strips: Sequence[tuple[str, str, npt.NDArray[np.float64]]], sp
         parts.append(
             f'<rect x="{left}" y="{y0}" width="{inner}" height="{strip_h}" fill="none" stroke="#bbb" stroke-width="0.5"/>'
         )
+        if strip.tail_ns is not None:
+            t0, t1 = (x_of(t) for t in strip.tail_ns)
+            parts.append(
+                f'<rect class="tail" x="{t0:.1f}" y="{y0}" width="{max(t1 - t0, 1):.1f}" height="{strip_h}" '
+                'fill="#b3261e" fill-opacity="0.12" stroke="#b3261e" stroke-width="0.8"><title>tail: the last 10 % of CTAs</title></rect>'
+            )
+            parts.append(f'<text x="{t1:.1f}" y="{y0 - 4}" font-size="9" fill="#b3261e" text-anchor="end">tail</text>')
+        for n, wave in enumerate(strip.waves_ns, start=2):
+            x = x_of(wave)
+            parts.append(
+                f'<line class="wave" x1="{x:.1f}" x2="{x:.1f}" y1="{y0}" y2="{y0 + strip_h}" stroke="#333" '
+                f'stroke-width="0.7" stroke-dasharray="3,3"><title>wave {n} starts on the busiest SM</title></line>'
+            )
+            parts.append(f'<text x="{x + 2:.1f}" y="{y0 + 9}" font-size="8" fill="#333">w{n}</text>')
         parts.append(f'<text x="{left - 4}" y="{y0 + 8}" font-size="8" fill="#555" text-anchor="end">SM 0</text>')
         parts.append(
-            f'<text x="{left - 4}" y="{y0 + strip_h}" font-size="8" fill="#555" text-anchor="end">{sms - 1}</text>'
+            f'<text x="{left - 4}" y="{y0 + strip_h}" font-size="8" fill="#555" text-anchor="end">{occ.shape[0] - 1}</text>'
         )
-    axis = top + len(strips) * (strip_h + 18) + 2
+    axis = top + len(strips) * (strip_h + gap) + 2
+    parts.append(f'<line x1="{left}" x2="{left + inner}" y1="{axis}" y2="{axis}" stroke="#999"/>')
     for tick in nice_ticks(0.0, span_ns / 1000):
-        x = left + tick * 1000 / span_ns * inner
+        x = x_of(tick * 1000)
         parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{axis}" y2="{axis + 3}" stroke="#999"/>')
         parts.append(
             f'<text x="{x:.1f}" y="{axis + 13}" font-size="9" fill="#555" text-anchor="middle">{tick:g}</text>'
         )
     legend_y = axis + 22
     parts.append(
-        f'<text x="{left}" y="{legend_y + 8}" font-size="9" fill="#555">us from the first CTA start; CTAs at once on an SM:</text>'
+        f'<text x="{left}" y="{legend_y + 8}" font-size="9" fill="#555">us from each kernel\'s first CTA start; '
+        "w2...: waves on the busiest SM; CTAs at once on an SM:</text>"
     )
     for i, color in enumerate(PALETTE):
-        x = left + 250 + i * 34
+        x = left + 420 + i * 40
         parts.append(
             f'<rect x="{x}" y="{legend_y}" width="12" height="9" fill="{color}" stroke="#ccc" stroke-width="0.5"/>'
         )
@@ -120,10 +176,17 @@ def occupancy_svg(strips: Sequence[tuple[str, str, npt.NDArray[np.float64]]], sp
     return "".join(parts)
 
 
-def histogram_svg(sides: Sequence[tuple[str, str, npt.NDArray[np.float64]]], width: int = 360, bins: int = 40) -> str:
-    """CTA durations (us) of each side (label, colour, durations) as histograms on one axis."""
+def histogram_svg(
+    sides: Sequence[tuple[str, str, npt.NDArray[np.float64]]],
+    width: int = 360,
+    bins: int = 40,
+    limits: tuple[float, float] | None = None,
+    title: str = "",
+) -> str:
+    """CTA durations (us) of each side (label, colour, durations) as histograms on one axis
+    (``limits``: the fusion's, shared by its kernels' plots)."""
     values = np.concatenate([d for _, _, d in sides])
-    lo, hi = float(values.min()), float(values.max())
+    lo, hi = limits if limits is not None else (float(values.min()), float(values.max()))
     if hi - lo < 1e-9:
         lo, hi = lo - 0.5, hi + 0.5
     edges = np.linspace(lo, hi, bins + 1)
@@ -133,8 +196,11 @@ def histogram_svg(sides: Sequence[tuple[str, str, npt.NDArray[np.float64]]], wid
     height = top + plot_h + 30
     inner = width - left - right
     parts = [
-        f'<svg class="hist" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="CTA durations in us">'
+        f'<svg class="hist" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'style="max-width:100%;height:auto" role="img" aria-label="CTA durations in us">'
     ]
+    if title:
+        parts.append(f'<text x="{left}" y="{top + 2}" font-size="9" fill="#555">{escape(title)}</text>')
     for (label, color, durations), share in zip(sides, shares):
         points = []
         for i, value in enumerate(share):
@@ -165,25 +231,52 @@ def histogram_svg(sides: Sequence[tuple[str, str, npt.NDArray[np.float64]]], wid
     return "".join(parts)
 
 
-def block_html(report: DiffReport) -> str:
-    """The block-level section of the HTML report (empty when nothing was recorded)."""
+def _table_rows(report: DiffReport) -> str:
+    """The table's rows: a side with cells, or a refusal in one cell across the row; a kernel both
+    sides refused for the same reason is one row."""
     rows = list(block_rows(report))
-    if not rows:
+    span = len(HEADER) - 2
+    out = []
+    for i in range(0, len(rows), 2):
+        a, b = rows[i], rows[i + 1]
+        name = f"<td>{escape(a.fusion + ' / ' + a.kernel)}</td>"
+        why_a, why_b = cells(a.timeline, a.probe)[0], cells(b.timeline, b.probe)[0]
+        if _refused(a) and _refused(b) and why_a == why_b:
+            out.append(f'<tr class="refused">{name}<td>both</td><td colspan="{span}">{escape(why_a)}</td></tr>')
+            continue
+        for r, first in ((a, name), (b, "<td></td>")):
+            if _refused(r):
+                why = escape(cells(r.timeline, r.probe)[0])
+                out.append(f'<tr class="refused">{first}<td>{r.side}</td><td colspan="{span}">{why}</td></tr>')
+            else:
+                values = "".join(f'<td class="num">{escape(v)}</td>' for v in cells(r.timeline, r.probe))
+                out.append(f"<tr>{first}<td>{r.side}</td>{values}</tr>")
+    return "".join(out)
+
+
+def _refused(row: Any) -> bool:
+    return row.timeline is None or row.timeline.refusal is not None
+
+
+def block_html(report: DiffReport) -> str:
+    """The block-level section of the HTML report (empty when nothing was recorded): the table in a
+    box of its own that scrolls sideways, then per fusion its kernels' per-SM timelines (A above B)
+    on one time axis, its refused kernels one line each, and its CTA-duration histograms."""
+    if not any(True for _ in block_rows(report)):
         return ""
     head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
-    body = "".join(
-        f"<tr><td>{escape(r.fusion + ' / ' + r.kernel) if r.side == 'A' else ''}</td><td>{r.side}</td>"
-        + "".join(f'<td class="num">{escape(v)}</td>' for v in cells(r.timeline, r.probe))
-        + "</tr>"
-        for r in rows
-    )
     parts = [
         "<h2>Block level, measured per CTA</h2>",
         f'<p class="meta">{escape(NOTE)}</p>',
-        f'<table class="fdt"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>',
+        f'<div class="tw"><table class="fdt blocks"><thead><tr>{head}</tr></thead><tbody>{_table_rows(report)}</tbody></table></div>',
     ]
     labels = {"A": report.result.label_a, "B": report.result.label_b}
+    refusals: dict[str, list[str]] = {}
+    for r in block_rows(report):
+        if _refused(r) and r.timeline is not None:
+            refusals.setdefault(f"{r.fusion}\x00{r.kernel}", []).append(f"{r.side}: {cells(r.timeline)[0]}")
     for pair in report.result.pairs:
+        kernels = []
         for kernel in pair.kernels:
             found = [
                 (side, arrays[key])
@@ -194,27 +287,61 @@ def block_html(report: DiffReport) -> str:
                 if key in arrays
             ]
             if found:
-                parts.append(_kernel_plots(f"{pair.label} / {kernel.normalized_name}", found, labels))
+                kernels.append((kernel.normalized_name, found))
+        refused = [
+            f"{kernel.normalized_name}: " + "; ".join(refusals[key])
+            for kernel in pair.kernels
+            if (key := f"{pair.label}\x00{kernel.normalized_name}") in refusals
+        ]
+        if kernels or refused:
+            parts.append(_fusion_plots(pair.label, kernels, refused, labels))
     return "".join(parts)
 
 
-def _kernel_plots(title: str, found: Sequence[tuple[str, Any]], labels: dict[str, str]) -> str:
+def _fusion_plots(
+    title: str, kernels: Sequence[tuple[str, Sequence[tuple[str, Any]]]], refused: Sequence[str], labels: dict[str, str]
+) -> str:
+    """One fusion's plots: every measured kernel's sides as per-SM strips on one time axis, its
+    refused kernels one line each, its kernels' CTA durations on one duration axis."""
     colors = {"A": COLOR_A, "B": COLOR_B}
-    runs = [(side, arrays, shown_run(arrays)) for side, arrays in found]
-    span = float(max(int(arrays.end_ns[run].max()) for _, arrays, run in runs))
-    sms = max(int(arrays.sm[run].max()) + 1 for _, arrays, run in runs)
-    strips = [
-        (
-            f"{side}: {labels[side]} (run {r + 1} of {a.runs})",
-            colors[side],
-            occupancy(a.start_ns[r], a.end_ns[r], a.sm[r], sms, span),
+    lines = "".join(f'<p class="meta refused">refused: {escape(line)}</p>' for line in refused)
+    if not kernels:
+        return f"<details open><summary>{escape(title)}</summary>{lines}</details>"
+    runs = [(name, side, a, shown_run(a)) for name, found in kernels for side, a in found]
+    span = float(max(int(a.end_ns[r].max() - a.start_ns[r].min()) for _, _, a, r in runs))
+    sms = max(int(a.sm[r].max()) + 1 for _, _, a, r in runs)
+    strips = []
+    for name, side, a, r in runs:
+        start = a.start_ns[r] - a.start_ns[r].min()
+        end = a.end_ns[r] - a.start_ns[r].min()
+        waves, tail = run_marks(a.start_ns[r], a.end_ns[r], a.sm[r])
+        label = (
+            f"{name}, {side}: {labels[side]} (run {r + 1} of {a.runs})"
+            if len(kernels) > 1
+            else (f"{side}: {labels[side]} (run {r + 1} of {a.runs})")
         )
-        for side, a, r in runs
-    ]
-    durations = [(side, colors[side], (a.end_ns[r] - a.start_ns[r]).astype(np.float64) / 1000) for side, a, r in runs]
-    missing = "" if len(runs) == 2 else f'<p class="meta">only {runs[0][0]} was measured for this kernel</p>'
+        strips.append(Strip(label, colors[side], occupancy(start, end, a.sm[r], sms, span), waves, tail))
+    missing = "".join(
+        f'<p class="meta">{escape(name)}: only {found[0][0]} was measured</p>'
+        for name, found in kernels
+        if len(found) < 2
+    )
+    durations = {
+        name: [
+            (side, colors[side], (a.end_ns[r] - a.start_ns[r]).astype(np.float64) / 1000)
+            for n, side, a, r in runs
+            if n == name
+        ]
+        for name, _ in kernels
+    }
+    every = np.concatenate([d for sides in durations.values() for _, _, d in sides])
+    limits = (float(every.min()), float(every.max())) if float(every.max() - every.min()) >= 1e-9 else None
+    hists = "".join(
+        f"<div>{histogram_svg(sides, limits=limits, title=name if len(kernels) > 1 else '')}</div>"
+        for name, sides in durations.items()
+    )
     return (
-        f"<details open><summary>{escape(title)}</summary>{missing}"
-        '<div class="sides" style="grid-template-columns: auto auto; align-items: start">'
-        f"<div>{occupancy_svg(strips, span)}</div><div>{histogram_svg(durations)}</div></div></details>"
+        f"<details open><summary>{escape(title)}</summary>{missing}{lines}"
+        f'<div class="plot">{occupancy_svg(strips, span)}</div>'
+        f'<div class="hists" style="display:flex;flex-wrap:wrap;gap:12px">{hists}</div></details>'
     )

@@ -158,33 +158,30 @@ NOTE = (
 )
 
 
-def block_text(report: DiffReport) -> list[str]:
-    """The block-level section of the terminal summary (empty when nothing was recorded)."""
+def block_text(report: DiffReport, width: int | None = None) -> list[str]:
+    """The block-level section of the terminal summary (empty when nothing was recorded); its
+    columns folded into groups where the table is wider than ``width`` (:func:`layout.table`)."""
     rows = list(block_rows(report))
     if not rows:
         return []
+    from fusiondiff.report.layout import table
     from fusiondiff.report.text import NAME_WIDTH
 
-    table = [(r.kernel if r.side == "A" else "", r.side, *cells(r.timeline, r.probe)) for r in rows]
-    # a refusal's words run past the columns, so they set no width; nor does a kernel name longer
-    # than NAME_WIDTH (an ATen kernel's C++ signature), which gets a line of its own
-    measured = [row for r, row in zip(rows, table) if not _refused(r)]
-    widths = [
-        max(len(h), *(len(row[i]) for row in measured if i > 0 or len(row[0]) <= NAME_WIDTH))
-        for i, h in enumerate(HEADER)
+    # a refusal is one sentence instead of the cells; a kernel name longer than NAME_WIDTH (an
+    # ATen kernel's C++ signature) gets a line of its own
+    body = [
+        (
+            r.kernel if r.side == "A" else "",
+            r.side,
+            *(cells(r.timeline, r.probe)[:1] if _refused(r) else cells(r.timeline, r.probe)),
+        )
+        for r in rows
     ]
-    lines = ["", "block level (measured per CTA; medians over the runs, [fewest-most] where they differ)"]
-    lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(HEADER, widths)).rstrip())
-    for r, (name, *rest) in zip(rows, table):
-        if len(name) > widths[0]:
-            lines.append(f"  {name}")
-            name = ""
-        row = (name, *rest)
-        if _refused(r):  # one sentence instead of the cells
-            lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row[:2], widths[:2])) + "  " + row[2])
-        else:
-            lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
-    return lines
+    return [
+        "",
+        "block level (measured per CTA; medians over the runs, [fewest-most] where they differ)",
+        *table(HEADER, body, width, name_max=NAME_WIDTH),
+    ]
 
 
 def _refused(row: BlockRow) -> bool:
@@ -203,12 +200,14 @@ def block_markdown(report: DiffReport) -> list[str]:
     return ["### Block level", "", NOTE, "", *table(HEADER, body, "ll" + "r" * (len(HEADER) - 2)), ""]
 
 
-def block_section(report: DiffReport) -> str:
+def block_section(report: DiffReport, width: int | None = None) -> str:
     """:func:`block_text` as the text that follows the terminal summary, every line escaped (kernel
-    names and refusal details come from captures); empty when nothing was recorded."""
+    names and refusal details come from captures) and fitted to ``width``; empty when nothing was
+    recorded."""
     from fusiondiff.escape import printable
+    from fusiondiff.report.layout import fit_all
 
-    lines = block_text(report)
+    lines = fit_all(block_text(report, width), width)
     return "".join(printable(line) + "\n" for line in lines)
 
 

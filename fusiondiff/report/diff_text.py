@@ -13,6 +13,7 @@ from fusiondiff.diff.records import DiffResult, Finding, FusionPair, TimingVerdi
 from fusiondiff.escape import printable
 from fusiondiff.model import traced_name
 from fusiondiff.report import wording
+from fusiondiff.report.layout import fit_all
 from fusiondiff.report.paths import short_list
 from fusiondiff.report.questions import fidelity_line, host_line, kernel_line, question_views
 from fusiondiff.report.text import NAME_WIDTH
@@ -30,10 +31,18 @@ MAX_UNMATCHED = 40
 every record that shares its distinct fusion's replay, and the JSON record names them all."""
 
 
-def _row(name: str, t: TimingVerdict, width: int, column: Column) -> list[str]:
+WIDE = (12, 12, 8)
+"""The widths of the A median, B median and p-value columns; :data:`NARROW` (their headers'
+widths) where the table is laid out for a terminal, so that a kernel name of ordinary length
+keeps its place in the name column at 100 columns."""
+NARROW = (11, 11, 7)
+
+
+def _row(name: str, t: TimingVerdict, width: int, column: Column, cols: tuple[int, int, int] = WIDE) -> list[str]:
+    a, b, p = cols
     numbers = (
-        f"{column.cell(t.median_a_ns):>12}  {column.cell(t.median_b_ns):>12}  {ratio(t.ratio):>7}  "
-        f"{p_value(t.p_value):>8}  {t.verdict}"
+        f"{column.cell(t.median_a_ns):>{a}}  {column.cell(t.median_b_ns):>{b}}  {ratio(t.ratio):>7}  "
+        f"{p_value(t.p_value):>{p}}  {t.verdict}"
     )
     if len(name) > width:  # an ATen kernel's C++ signature: a line of its own, its numbers in the column below
         return [f"  {name}", f"  {'':<{width}}  {numbers}"]
@@ -47,11 +56,11 @@ def _kernels_shown(pair: FusionPair) -> bool:
     )
 
 
-def _pair_lines(pair: FusionPair, width: int, column: Column) -> list[str]:
-    lines = _row(pair.label, pair.timing, width, column)
+def _pair_lines(pair: FusionPair, width: int, column: Column, cols: tuple[int, int, int] = WIDE) -> list[str]:
+    lines = _row(pair.label, pair.timing, width, column, cols)
     if _kernels_shown(pair):
         for k in pair.kernels:
-            lines += _row(f"  {k.normalized_name}", k.timing, width, column)
+            lines += _row(f"  {k.normalized_name}", k.timing, width, column, cols)
         lines += [
             f"    {k.normalized_name}: only in {k.side} ({duration(k.median_ns)} median)"
             for k in pair.unmatched_kernels
@@ -82,7 +91,11 @@ LEGEND = f"B/A: B's median over A's (above 1: B is slower); p-value: two-sided M
 """What the columns of the fusion table mean; the Markdown and HTML reports say it too."""
 
 
-def _fusion_section(result: DiffResult) -> list[str]:
+NUMBERS_WIDTH = 2 + NARROW[0] + 2 + NARROW[1] + 2 + 7 + 2 + NARROW[2] + 2 + len("verdict (B vs A)")
+"""The fusion table's columns after the name, laid out for a terminal."""
+
+
+def _fusion_section(result: DiffResult, line_width: int | None = None) -> list[str]:
     if not result.pairs:
         return []
     listed = listed_pairs(result.pairs)
@@ -96,16 +109,20 @@ def _fusion_section(result: DiffResult) -> list[str]:
         if len(k.normalized_name) <= NAME_WIDTH
     ]
     width = max([min(max(len(p.label) + 4 for p in listed), 60), *kernels])
+    cols = WIDE
+    if line_width is not None:  # a longer label gets a line of its own, its numbers in the row below
+        width = min(width, max(line_width - 2 - NUMBERS_WIDTH, len("fusion / kernel")))
+        cols = NARROW
     verdicts = [v for p in listed for v in (p.timing, *(k.timing for k in p.kernels))]
     times = [t for v in verdicts for t in (v.median_a_ns, v.median_b_ns)]
     column = Column.of(times)  # A's and B's medians in one unit, to be read side by side
     header = (
-        f"  {'fusion / kernel':<{width}}  {column.header('A median'):>12}  {column.header('B median'):>12}  "
-        f"{'B/A':>7}  {'p-value':>8}  verdict (B vs A)"
+        f"  {'fusion / kernel':<{width}}  {column.header('A median'):>{cols[0]}}  {column.header('B median'):>{cols[1]}}  "
+        f"{'B/A':>7}  {'p-value':>{cols[2]}}  verdict (B vs A)"
     )
     lines = ["fusions", header]
     for pair in listed:
-        lines += _pair_lines(pair, width, column)
+        lines += _pair_lines(pair, width, column, cols)
     if len(listed) < len(result.pairs):
         lines.append(
             f"  ... {len(result.pairs) - len(listed)} more fusion(s) SAME, not listed (the JSON record has all: --json)"
@@ -169,10 +186,11 @@ def _more_line(count: int, hint: str = "") -> list[str]:
     return [f"  ... {count - MAX_UNMATCHED} more in the JSON record (--json FILE){hint}"]
 
 
-def render_diff_text(result: DiffResult) -> str:
+def render_diff_text(result: DiffResult, width: int | None = None) -> str:
     """A short terminal summary: per fusion the medians (us), ratio and verdict of B relative to
     A; unmatched fusions; ranked findings with their evidence; warnings. Plain text, every line
-    escaped (:func:`~fusiondiff.escape.printable`), since names and sources come from captures."""
+    escaped (:func:`~fusiondiff.escape.printable`), since names and sources come from captures; no
+    line wider than ``width`` (:mod:`fusiondiff.report.layout`; None: as long as they are)."""
     lines = [
         "fusiondiff diff",
         f"  {result.label_a}: {short_list(result.source_a or '?')}",
@@ -182,7 +200,7 @@ def render_diff_text(result: DiffResult) -> str:
         f"fidelity: {fidelity_line(result)}",
         "",
     ]
-    section = _fusion_section(result)
+    section = _fusion_section(result, width)
     if section:
         lines += [*section, ""]
     if result.b_replays_subset:
@@ -199,7 +217,7 @@ def render_diff_text(result: DiffResult) -> str:
         lines.append("warnings")
         lines += [f"  {w}" for w in result.warnings]
         lines.append("")
-    return "\n".join(printable(line) for line in lines).rstrip("\n") + "\n"
+    return "\n".join(fit_all((printable(line) for line in lines), width)).rstrip("\n") + "\n"
 
 
 def questions_json(result: DiffResult) -> dict[str, Any]:

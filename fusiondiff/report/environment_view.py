@@ -91,19 +91,19 @@ def conditions_rows(report: DiffReport) -> Iterator[ConditionsRow]:
 _RULES = ("other_work", "other_processes", "gpu_throttled", "clocks_locked", "host_bound")
 
 
-def conditions_text(report: DiffReport) -> str:
-    """The section after the terminal summary, every line escaped (names come from captures)."""
+def conditions_text(report: DiffReport, width: int | None = None) -> str:
+    """The section after the terminal summary, every line escaped (names come from captures), its
+    columns folded into groups where the table is wider than ``width`` (:func:`layout.table`)."""
     from fusiondiff.escape import printable
+    from fusiondiff.report.layout import fit_all, table
 
     rows = list(conditions_rows(report))
     if not rows:
         return ""
-    table = [(r.fusion if r.side == "A" else "", r.side, *r.cells) for r in rows]
-    widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(HEADER)]
+    body = [(r.fusion if r.side == "A" else "", r.side, *r.cells) for r in rows]
     lines = ["", "conditions while timing (host time kept apart from kernel time; '-': not recorded)"]
-    lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(HEADER, widths)).rstrip())
-    lines += ["  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in table]
-    return "".join(printable(line) + "\n" for line in lines)
+    lines += table(HEADER, body, width)
+    return "".join(printable(line) + "\n" for line in fit_all(lines, width))
 
 
 def conditions_markdown(report: DiffReport) -> list[str]:

@@ -9,7 +9,9 @@ open. Times are in microseconds, as the format wants.
   on both sides, so a longer kernel shows as a longer bar right under its counterpart. Event args
   hold the launch configuration, registers, shared memory, the inputs' layout, the sample
   statistics and the verdict. Fusions without a counterpart come after the matched ones.
-- One process per side (``A (live): SMs, derived``) with a track per SM: for each kernel, how
+- With ``sm_tracks`` (``report --format perfetto --sm-tracks``; off by default: a track per SM
+  outweighs the rest of the trace), one process per side (``A (live): SMs, derived``) with a
+  track per SM: for each kernel, how
   its blocks fill the SMs in waves, from the grid, the block and the occupancy the GPU's limits
   allow (:mod:`fusiondiff.report.occupancy`). Full waves are one event per SM; the tail wave shows
   which SMs still have blocks and which idle. This is derived, not measured: it assumes blocks
@@ -162,7 +164,7 @@ def _fusion_events(
     start_ns: int,
     kernel_verdicts: dict[int, TimingVerdict | None],
     fusion_verdict: TimingVerdict | None,
-    measured: tuple[MeasuredSMs, int],
+    measured: tuple[MeasuredSMs, int] | None,
     derived: dict[str, int],
 ) -> tuple[list[dict[str, Any]], int]:
     """Events of one fusion on one side starting at ``start_ns``, and its length (ns)."""
@@ -185,10 +187,11 @@ def _fusion_events(
                 "args": args,
             }
         )
-        sms, index = measured
-        if sms.has(index, kernel.order):  # measured: the derived view only where nothing was
+        # without SM tracks (``measured`` None) the kernel's args alone carry its block-level figures
+        if measured is not None and measured[0].has(measured[1], kernel.order):
+            sms, index = measured  # measured: the derived view only where nothing was
             events.extend(sms.kernel_events(index, kernel.order, kernel.normalized_name, timeline, cursor))
-        else:
+        elif measured is not None:
             rows = list(_sm_events(side, kernel, capture, cursor, dur)) if derived["left"] > 0 else []
             if rows and len(rows) <= derived["left"]:
                 events.extend(rows)
@@ -225,8 +228,9 @@ def _kernel_verdicts(pair: FusionPair, side: str) -> dict[int, TimingVerdict | N
     return {(k.order_a if side == "A" else k.order_b): k.timing for k in kernels}
 
 
-def build_trace(report: DiffReport) -> dict[str, Any]:
-    """The trace as JSON-ready data (see the module docstring)."""
+def build_trace(report: DiffReport, sm_tracks: bool = False) -> dict[str, Any]:
+    """The trace as JSON-ready data (see the module docstring); the per-SM tracks, derived and
+    measured, only with ``sm_tracks``."""
     from fusiondiff.version import __version__
 
     report = c.clean_report(report)
@@ -241,6 +245,10 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
             _meta("process_sort_index", _PID[side], sort_index=_PID[side]),
             _meta("thread_name", _PID[side], _TID_FUSIONS, name="fusions"),
             _meta("thread_name", _PID[side], _TID_KERNELS, name="kernels"),
+        ]
+        if not sm_tracks:
+            continue
+        events += [
             _meta("process_name", _SM_PID[side], name=f"{labels[side]}: SMs, derived from grid, block and occupancy"),
             _meta("process_sort_index", _SM_PID[side], sort_index=_SM_PID[side]),
             _meta("process_labels", _SM_PID[side], labels=DERIVED_NOTE),
@@ -270,7 +278,7 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
                 cursor,
                 _kernel_verdicts(pair, side),
                 pair.timing,
-                (measured[side], index),
+                (measured[side], index) if sm_tracks else None,
                 derived[side],
             )
             events += side_events
@@ -288,13 +296,17 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
             ends[unmatched.side],
             {},
             None,
-            (measured[unmatched.side], index),
+            (measured[unmatched.side], index) if sm_tracks else None,
             derived[unmatched.side],
         )
         events += side_events
         ends[unmatched.side] += length + GAP_NS
 
-    events += measured["A"].metadata() + measured["B"].metadata()
+    if sm_tracks:
+        events += measured["A"].metadata() + measured["B"].metadata()
+    tracks = (
+        {"sm_tracks": DERIVED_NOTE, "measured_sm_tracks": MEASURED_NOTE} if sm_tracks else {"sm_tracks": NO_SM_TRACKS}
+    )
     return {
         "traceEvents": events,
         "displayTimeUnit": "ns",
@@ -303,8 +315,7 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
             "A": f"{labels['A']}: {report.path_a or '-'}",
             "B": f"{labels['B']}: {report.path_b or '-'}",
             "layout": "matched fusions start together on both sides; kernels at their median duration, end to end",
-            "sm_tracks": DERIVED_NOTE,
-            "measured_sm_tracks": MEASURED_NOTE,
+            **tracks,
             **{
                 f"derived_sm_view_{side}": f"drawn for {d['drawn']} kernel(s); {d['skipped']} more left out: "
                 f"the derived view is held to {MAX_DERIVED_EVENTS} slices a side"
@@ -316,12 +327,21 @@ def build_trace(report: DiffReport) -> dict[str, Any]:
     }
 
 
-def render_perfetto(report: DiffReport) -> str:
-    return json.dumps(build_trace(report), separators=(",", ":"), allow_nan=False) + "\n"
+def render_perfetto(report: DiffReport, sm_tracks: bool = False) -> str:
+    return json.dumps(build_trace(report, sm_tracks), separators=(",", ":"), allow_nan=False) + "\n"
+
+
+NO_SM_TRACKS = (
+    "left out: `fusiondiff report --format perfetto --sm-tracks` adds a track per SM (derived, or measured per CTA)"
+)
 
 
 class PerfettoRenderer(Renderer):
     name = "perfetto"
 
+    def __init__(self, sm_tracks: bool = False) -> None:
+        self.sm_tracks = sm_tracks
+        """The per-SM tracks too (derived from the launch, or measured per CTA where recorded)."""
+
     def render(self, report: DiffReport) -> str:
-        return render_perfetto(report)
+        return render_perfetto(report, self.sm_tracks)

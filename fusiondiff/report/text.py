@@ -50,6 +50,21 @@ def _kernel_lines(kernels: Sequence[KernelRecord], width: int, line_width: int |
     return lines
 
 
+NOTATION = [
+    "notation",
+    "  bfloat16[2, 512]@256B  an input: dtype[shape], data pointer aligned to 256 bytes, storage offset 0",
+    "  +1@2B                  storage offset +1 element, data pointer aligned to 2 bytes (below 16 B",
+    "                         nvFuser cannot use its widest vector loads)",
+    "  segments A+B           the schedulers of the segments nvFuser split the fusion into, in order",
+    "  median, iqr            over the timing samples: the middle one, and the spread of the middle",
+    "                         half (75th minus 25th percentile)",
+    "  grid, block            CTAs per grid and threads per CTA (x by y by z); smem: shared memory per",
+    "                         CTA (static and dynamic); regs: registers per thread; '-': not recorded",
+    "  called Nx              how many times the session executed the fusion",
+]
+"""The legend at the end of ``show``'s text: what its shorthand means (docs/concepts/findings.md)."""
+
+
 def _inputs_line(f: FusionRecord) -> str:
     parts = []
     for t in f.inputs:
@@ -156,5 +171,7 @@ def render_capture_text(
             f"`--fusion NAME`, or `--format json` for all"
         )
     lines += communication_lines(capture)
+    if listed:
+        lines += NOTATION
     # escaped first: an escape (ESC as \x1b) makes a line longer
     return "\n".join(fit_all((printable(line) for line in lines), width)) + "\n"

@@ -28,9 +28,14 @@ def _fusiondiff(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _row(text: str, side: str) -> list[str]:
-    lines = text[text.index("block level") :].splitlines()[2:4]
-    cells = next(line for line in lines if f"  {side}  " in line).split()
-    return cells[cells.index(side) + 1 :]
+    """A side's cells in the table, its groups of columns read one after another (piped, the table
+    is folded to 100 columns: issue #41)."""
+    cells: list[str] = []
+    for line in text[text.index("block level") :].splitlines()[1:]:
+        if f"  {side}  " in line:
+            words = line.split()
+            cells += words[words.index(side) + 1 :]
+    return cells
 
 
 def test_the_terminal_diff_shows_each_sides_block_statistics():
@@ -42,7 +47,9 @@ def test_the_terminal_diff_shows_each_sides_block_statistics():
     assert b[:6] == ["132", "4", "34", "10", "20.86", "2.43"] and b[8] == "4.35/6.88"
     # the probe took 7 registers more on B's kernel, which the GPU's limits allow 10 CTAs per SM for
     assert " ".join(b[9:]) == "+12.4 %, 40->47 regs, 12->10 CTAs/SM"
-    assert "nvfuser_inner_persistent_g0: A needs 9 waves on its busiest SM against 4 in B" in result.stdout
+    assert max(map(len, result.stdout.splitlines())) <= 100
+    joined = " ".join(result.stdout.split())
+    assert "nvfuser_inner_persistent_g0: A needs 9 waves on its busiest SM against 4 in B" in joined
 
 
 def test_the_text_and_markdown_reports_carry_the_block_table():
@@ -84,8 +91,29 @@ def test_names_from_a_capture_are_escaped_in_the_block_views(tmp_path):
     assert "\x1b" not in terminal.stdout
 
 
-def _trace(inputs: list[str]) -> dict:
-    return json.loads(render("perfetto", open_report(inputs)))
+def _trace(inputs: list[str], sm_tracks: bool = True) -> dict:
+    from fusiondiff.report.perfetto import PerfettoRenderer
+
+    return json.loads(PerfettoRenderer(sm_tracks=sm_tracks).render(open_report(inputs)))
+
+
+def test_perfetto_draws_sm_tracks_only_where_asked(tmp_path):
+    """Issue #41: the per-SM tracks (a slice per CTA: 8192 here) are off by default; the kernel's
+    slice still carries its block-level figures; ``--sm-tracks`` adds them."""
+    plain = _trace(SEED, sm_tracks=False)
+    assert {e["pid"] for e in plain["traceEvents"]} == {1, 2}  # the kernels and fusions of A and B
+    kernel = next(e for e in plain["traceEvents"] if e.get("cat") == "kernel" and e["pid"] == 1)
+    assert kernel["args"]["block_level"]["waves"] == 9
+    assert "--sm-tracks" in plain["otherData"]["sm_tracks"]
+    out = {}
+    for flag in ([], ["--sm-tracks"]):
+        path = tmp_path / f"t{len(flag)}.perfetto.json"
+        assert _fusiondiff("report", *SEED, "-o", str(path), *flag).returncode == 0
+        out[bool(flag)] = path.stat().st_size
+    assert out[False] * 100 < out[True]  # 3.3 kB against 1.8 MB
+    assert json.loads((tmp_path / "t1.perfetto.json").read_text()) == _trace(SEED)
+    refused = _fusiondiff("report", *SEED, "--format", "md", "--sm-tracks")
+    assert refused.returncode != 0 and "--sm-tracks is for the Perfetto trace" in refused.stderr
 
 
 def test_perfetto_has_a_process_per_side_a_track_per_sm_and_a_slice_per_cta():
@@ -140,6 +168,24 @@ def test_a_refused_kernel_says_why_in_the_table(tmp_path):
     text = _fusiondiff("diff", *inputs).stdout
     assert "A     refused: probe too slow (instrumented 32.8 % slower than plain)" in text
     assert "blocks_" not in text.split("block level")[0]
+    # the HTML: the refused side one cell across the row, and one line above the fusion's plots
+    html = render("html", open_report(inputs))
+    assert '<td>A</td><td colspan="10">refused: probe too slow (instrumented 32.8 % slower than plain)</td>' in html
+    assert (
+        '<p class="meta refused">refused: nvfuser_inner_persistent_g0: A: refused: probe too slow '
+        "(instrumented 32.8 % slower than plain)</p>" in html
+    )
+
+
+def test_the_per_sm_timelines_mark_waves_and_tail_on_one_time_axis():
+    """Issue #41: A's strip above B's, one axis below both; a dashed line where each wave after the
+    first starts on the busiest SM (A needs 9, B 4: 8 and 3 lines) and the tail shaded on each."""
+    html = render("html", open_report(SEED))
+    plot = html[html.index('<svg class="occ"') :]
+    plot = plot[: plot.index("</svg>")]
+    assert plot.index(">A: A (live)") < plot.index(">B: B (replay)")
+    assert plot.count('class="wave"') == 8 + 3 and plot.count('class="tail"') == 2
+    assert plot.count('text-anchor="middle">0</text>') == 1  # the time axis drawn once, under both strips
 
 
 def test_a_notebook_gets_one_row_per_cta():

@@ -1,0 +1,15 @@
+"""What ``fusiondiff diff`` prints: the summary (:mod:`fusiondiff.report.diff_text`), then the
+block-level (:mod:`fusiondiff.report.blocks`) and conditions (:mod:`fusiondiff.report.environment_view`)
+tables, laid out for the terminal (issue #41)."""
+
+from __future__ import annotations
+
+from fusiondiff.report.blocks import block_section
+from fusiondiff.report.diff_text import render_diff_text
+from fusiondiff.report.environment_view import conditions_text
+from fusiondiff.report.interface import DiffReport
+
+
+def render_diff_terminal(report: DiffReport, width: int | None = None) -> str:
+    """The three, no line wider than ``width`` (the terminal's; 100 columns when piped)."""
+    return render_diff_text(report.result, width) + block_section(report, width) + conditions_text(report, width)
