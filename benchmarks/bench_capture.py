@@ -18,8 +18,8 @@ def measure_capture(compiled: Any, idx: Any, samples: int = 30) -> dict[str, flo
     """Wall times of one plain forward and of one captured forward (the model is already compiled)."""
     import torch
 
-    from fusiondiff.live import capture
-    from fusiondiff.model import TimingProtocol
+    from fusiondiff.front.live import capture
+    from fusiondiff.records.model import TimingProtocol
 
     torch.cuda.synchronize()
     start = time.perf_counter()
@@ -44,7 +44,7 @@ def report(result: dict[str, float]) -> str:
 
 
 def main() -> None:
-    from fusiondiff.seed import build_seed_model
+    from fusiondiff.front.seed import build_seed_model
 
     _, compiled, idx = build_seed_model()
     compiled(idx)  # compile first: the target is for capture after compilation

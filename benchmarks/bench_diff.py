@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from fusiondiff.diff import diff
-from fusiondiff.model import Capture, LaunchConfig
+from fusiondiff.records.model import Capture, LaunchConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the record builders
 import synthetic as syn  # noqa: E402

@@ -48,10 +48,10 @@ if "--root" in sys.argv:  # time another checkout's fusiondiff (the figures befo
 sys.path.insert(0, str(ROOT))
 
 from fusiondiff import definition  # noqa: E402
-from fusiondiff.definition import definition_hash  # noqa: E402
+from fusiondiff.records.definition import definition_hash  # noqa: E402
 
 try:
-    from fusiondiff.definition import tagged_structural_hash  # noqa: E402  since issue #28
+    from fusiondiff.records.definition import tagged_structural_hash  # noqa: E402  since issue #28
 except ImportError:  # a checkout from before captures held their graph hashes
     tagged_structural_hash = None  # type: ignore[assignment]
 
@@ -63,9 +63,9 @@ except ImportError:  # a checkout from before they moved to tests/
 from fusiondiff.diff import compare  # noqa: E402
 from fusiondiff.diff.core import diff  # noqa: E402
 from fusiondiff.diff.match import match_fusions, match_kernels  # noqa: E402
+from fusiondiff.io.store import dumps_capture, load_capture  # noqa: E402
 from fusiondiff.report.diff_text import render_diff_text  # noqa: E402
 from fusiondiff.report.text import render_capture_text  # noqa: E402
-from fusiondiff.store import dumps_capture, load_capture  # noqa: E402
 
 SOURCE = ROOT / "tests" / "data" / "fidelity" / "llama3" / "live.json"
 GEMMA = ROOT / "tests" / "data" / "roundtrip_gemma"

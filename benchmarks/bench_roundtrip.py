@@ -296,7 +296,7 @@ def margin_words(margins: dict[str, dict[str, float]]) -> str:
 
 def live_medians(live: str) -> dict[str, float]:
     """The live capture's median per record (its fusions' order), as the verdicts are keyed."""
-    from fusiondiff.store import load_capture
+    from fusiondiff.io.store import load_capture
 
     return {str(i): f.timing.median_ns for i, f in enumerate(load_capture(live).fusions) if f.timing and f.timing.count}
 
@@ -395,7 +395,7 @@ def replay_samples(replay_path: Path, stems: dict[str, int]) -> dict[str, list[f
     """Each distinct fusion's samples (ns) in a mode's merged replay (``DIR/replay.json``, whose
     fusions are named ``<stem>:<name>``), keyed as the verdicts are: by the record it was replayed
     for (``stems``: each replay's stem to that record)."""
-    from fusiondiff.store import load_capture
+    from fusiondiff.io.store import load_capture
 
     samples: dict[str, list[float]] = {}
     for fusion in load_capture(replay_path).fusions:
@@ -513,8 +513,8 @@ def print_modes(live: str, figures: dict[str, dict[str, Any]], compared: dict[st
 
 
 def main_modes(args: argparse.Namespace) -> int:
+    from fusiondiff.io.store import load_capture
     from fusiondiff.roundtrip import distinct_fusions
-    from fusiondiff.store import load_capture
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = [m for m in modes if base_mode(m) not in MODES]

@@ -127,9 +127,9 @@ class Timers:
     def _protocol(self, run: Callable[[], object], timer: str, l2_mode: str) -> list[float]:
         import torch
 
-        from fusiondiff.model import TimingProtocol
         from fusiondiff.recording.sources import kernel_source_for
         from fusiondiff.recording.timing import kernel_records, measure
+        from fusiondiff.records.model import TimingProtocol
 
         protocol = TimingProtocol(method=timer, warmup=WARMUP, samples=SAMPLES, l2_mode=l2_mode)  # type: ignore[arg-type]
         source = kernel_source_for(timer, self.canary)
@@ -182,9 +182,9 @@ def live_fusions(layers: int, limit: int) -> tuple[list[dict[str, Any]], Any]:
     import nvfuser_direct
     import torch
 
+    from fusiondiff.front.seed import build_seed_model
     from fusiondiff.recording.inputs import faithful_copy
     from fusiondiff.recording.nvfuser_adapter import ir_constants
-    from fusiondiff.seed import build_seed_model
 
     _, compiled, idx = build_seed_model(n_layer=layers)
     compiled(idx)  # compile, outside the hook
@@ -351,7 +351,7 @@ def _cv_pct(values: list[float]) -> float | None:
 
 def _verdict(a: list[float], b: list[float]) -> str:
     from fusiondiff.diff.stats import compare_timing
-    from fusiondiff.model import Timing
+    from fusiondiff.records.model import Timing
 
     if not a or not b:
         return "n/a"

@@ -10,15 +10,15 @@ Importing this package needs neither torch nor a GPU.
 # lands while it runs meets nothing but these assignments.
 
 _LAZY = {
-    "__version__": "fusiondiff.version",
-    "FusionDiffError": "fusiondiff.errors",
-    "SCHEMA_VERSION": "fusiondiff.model",
-    "Capture": "fusiondiff.model",
-    "FusionRecord": "fusiondiff.model",
-    "KernelRecord": "fusiondiff.model",
-    "RecordingOptions": "fusiondiff.options",
-    "load_capture": "fusiondiff.store",
-    "save_capture": "fusiondiff.store",
+    "__version__": "fusiondiff.records.version",
+    "FusionDiffError": "fusiondiff.records.errors",
+    "SCHEMA_VERSION": "fusiondiff.records.model",
+    "Capture": "fusiondiff.records.model",
+    "FusionRecord": "fusiondiff.records.model",
+    "KernelRecord": "fusiondiff.records.model",
+    "RecordingOptions": "fusiondiff.records.options",
+    "load_capture": "fusiondiff.io.store",
+    "save_capture": "fusiondiff.io.store",
 }
 """Public names imported when first used: ``python -m fusiondiff`` imports this package before
 its ``__main__``, so nothing here may take long enough for a Ctrl-C to land outside a handler."""
@@ -26,10 +26,10 @@ its ``__main__``, so nothing here may take long enough for a Ctrl-C to land outs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # what type checkers and editors see; at run time, __getattr__ below
-    from fusiondiff.errors import FusionDiffError
-    from fusiondiff.model import SCHEMA_VERSION, Capture, FusionRecord, KernelRecord
-    from fusiondiff.options import RecordingOptions
-    from fusiondiff.store import load_capture, save_capture
+    from fusiondiff.io.store import load_capture, save_capture
+    from fusiondiff.records.errors import FusionDiffError
+    from fusiondiff.records.model import SCHEMA_VERSION, Capture, FusionRecord, KernelRecord
+    from fusiondiff.records.options import RecordingOptions
 
 
 def __getattr__(name: str) -> object:
@@ -57,7 +57,7 @@ __all__ = [
 
 
 def capture(*args, **kwargs):  # noqa: ANN002, ANN003
-    """Record every nvFusion executed inside a ``with`` block. See :func:`fusiondiff.live.capture`."""
-    from fusiondiff.live import capture as _capture
+    """Record every nvFusion executed inside a ``with`` block. See :func:`fusiondiff.front.live.capture`."""
+    from fusiondiff.front.live import capture as _capture
 
     return _capture(*args, **kwargs)

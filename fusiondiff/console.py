@@ -19,7 +19,7 @@ else:
     import _signal as signal  # the built-in module signal wraps: nothing to import (see above)
 
 EXIT_INTERRUPTED = 130
-"""128 + SIGINT (as :data:`fusiondiff.cli.EXIT_INTERRUPTED`)."""
+"""128 + SIGINT (as :data:`fusiondiff.front.cli.EXIT_INTERRUPTED`)."""
 
 _noted: list[int] = []
 
@@ -47,10 +47,10 @@ def _interrupted() -> int:
 
 
 def main() -> int:
-    """Run the command line (:func:`fusiondiff.cli.main`); returns the exit code."""
+    """Run the command line (:func:`fusiondiff.front.cli.main`); returns the exit code."""
     try:
         try:
-            from fusiondiff import cli
+            from fusiondiff.front import cli
         finally:
             if _early:
                 signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -25,7 +25,7 @@ SURROGATE = "nv\ud800x"
 
 
 def _record_of_recording() -> dict[str, Any]:
-    from fusiondiff.api import open_report
+    from fusiondiff.front.api import open_report
     from fusiondiff.report.record import dumps_diff_record
 
     return json.loads(dumps_diff_record(open_report([RECORDED, RECORDED])))

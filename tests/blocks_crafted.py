@@ -19,7 +19,7 @@ Arrays = dict[str, np.ndarray]
 
 
 def arrays() -> Arrays:
-    from fusiondiff.blocks.storage import decode
+    from fusiondiff.io.timelines import decode
 
     return decode((SEED / "live.timeline.safetensors").read_bytes(), "seed")
 
@@ -27,7 +27,7 @@ def arrays() -> Arrays:
 def write(folder: Path, data: dict[str, Any], found: Arrays | None, name: str = "cap") -> Path:
     """``data`` as ``folder/name.json``, its timeline file beside it holding ``found`` (the seed's
     arrays when None), the capture naming it and its sha256."""
-    from fusiondiff.blocks.storage import encode, sha256_of
+    from fusiondiff.io.timelines import encode, sha256_of
 
     raw = encode(arrays() if found is None else found)
     timeline_name = f"{name}.timeline.safetensors"
@@ -111,8 +111,8 @@ def large_sm_capture(folder: Path, sms: int, name: str = "cap") -> Path:
 
 def _restate(data: dict[str, Any], found: Arrays) -> None:
     """Each measured kernel's statistics recomputed from its (changed) arrays, as the recorder would."""
-    from fusiondiff.blocks.stats import run_stats
-    from fusiondiff.codec import to_jsonable
+    from fusiondiff.records.block_stats import run_stats
+    from fusiondiff.records.codec import to_jsonable
 
     for fusion in data["fusions"]:
         for kernel in (fusion.get("sm_timeline") or {}).get("kernels", []):

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from fusiondiff.definition import definition_hash
-from fusiondiff.environment import Environment
-from fusiondiff.kernel_names import parse_kernel_name
-from fusiondiff.model import (
+from fusiondiff.records.definition import definition_hash
+from fusiondiff.records.environment import Environment
+from fusiondiff.records.kernel_names import parse_kernel_name
+from fusiondiff.records.model import (
     Capture,
     CaptureKind,
     FusionRecord,

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import fusiondiff
-from fusiondiff import api
-from fusiondiff.errors import FusionDiffError
+from fusiondiff.front import api
+from fusiondiff.records.errors import FusionDiffError
 from fusiondiff.roundtrip import roundtrip
 
 RECORDED = Path(__file__).parent / "data" / "seed" / "live_backward.json"
@@ -66,10 +66,10 @@ class _Planted:
 def _slurm_work(tmp_path: Path) -> tuple[Any, Path, list[Any]]:
     """A Slurm executor's work on two fusions of a recorded capture (nothing submitted), the job
     folder of its task 0 and the fusions."""
+    from fusiondiff.io.store import load_capture
     from fusiondiff.roundtrip import slurm
     from fusiondiff.roundtrip.plan import distinct_fusions
     from fusiondiff.roundtrip.records import ReplayPlan
-    from fusiondiff.store import load_capture
 
     live = Path(__file__).parent / "data" / "fidelity" / "llama3" / "live.json"
     pending = distinct_fusions(load_capture(live))[:2]

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from fusiondiff.cli import main
+from fusiondiff.front.cli import main
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -45,7 +45,7 @@ def test_missing_capture_is_one_line_exit_2(tmp_path):
 def test_import_without_torch():
     code = (
         "import sys; sys.modules['torch'] = None\n"
-        "import fusiondiff, fusiondiff.cli, fusiondiff.model, fusiondiff.store\n"
+        "import fusiondiff, fusiondiff.front.cli, fusiondiff.records.model, fusiondiff.io.store\n"
         "print(fusiondiff.__version__)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -53,7 +53,7 @@ def test_import_without_torch():
 
 
 def test_capture_options_may_follow_the_script():
-    from fusiondiff.cli import _split_script_args, build_parser
+    from fusiondiff.front.cli import _split_script_args, build_parser
 
     args = build_parser().parse_args(
         ["capture", "train.py", "--lr", "3", "-o", "live.json", "--samples", "12", "--", "-o", "x"]

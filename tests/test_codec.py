@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from fusiondiff import codec
-from fusiondiff.codec import to_jsonable
-from fusiondiff.constraints import INT64_MAX
 from fusiondiff.diff import diff
 from fusiondiff.diff.records import DiffResult
-from fusiondiff.errors import CaptureFormatError
-from fusiondiff.model import ReportedBandwidth, TensorMeta
-from fusiondiff.store import dumps_capture, load_capture
+from fusiondiff.io.store import dumps_capture, load_capture
+from fusiondiff.records import codec
+from fusiondiff.records.codec import to_jsonable
+from fusiondiff.records.constraints import INT64_MAX
+from fusiondiff.records.errors import CaptureFormatError
+from fusiondiff.records.model import ReportedBandwidth, TensorMeta
 
 DATA = Path(__file__).parent / "data"
 PYTHIA = DATA / "fidelity/pythia/live.json"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff import live
-from fusiondiff.distributed import RankInfo, _synchronize, communication_apart, is_communication_kernel
+from fusiondiff.front import live
 from fusiondiff.recording.kineto import parse_trace
 from fusiondiff.recording.timing import kernel_records
+from fusiondiff.records.distributed import RankInfo, _synchronize, communication_apart, is_communication_kernel
 
 PROBE = Path(__file__).parent / "data" / "h200_probe" / "kineto_trace.json"
 NCCL = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"

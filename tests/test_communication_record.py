@@ -16,12 +16,10 @@ from typing import Any
 
 import pytest
 
-from fusiondiff import codec, live
-from fusiondiff.cli import _recording_options, _split_script_args, build_parser, main
 from fusiondiff.diff.ranks import RankCapture, diff_ranks
-from fusiondiff.errors import CaptureFormatError
-from fusiondiff.model import Capture, CommunicationKernel, LaunchConfig
-from fusiondiff.options import RecordingOptions
+from fusiondiff.front import live
+from fusiondiff.front.cli import _recording_options, _split_script_args, build_parser, main
+from fusiondiff.io.store import dumps_capture, load_capture, write_capture
 from fusiondiff.recording import communication, cupti_owner
 from fusiondiff.recording.communication import (
     CommunicationTrace,
@@ -30,9 +28,12 @@ from fusiondiff.recording.communication import (
     read_communication,
 )
 from fusiondiff.recording.timing import KernelEvent
+from fusiondiff.records import codec
+from fusiondiff.records.errors import CaptureFormatError
+from fusiondiff.records.model import Capture, CommunicationKernel, LaunchConfig
+from fusiondiff.records.options import RecordingOptions
 from fusiondiff.report.ranks_text import render_ranks_text
 from fusiondiff.report.text import render_capture_text
-from fusiondiff.store import dumps_capture, load_capture, write_capture
 
 PYTHIA = Path(__file__).parent / "data" / "fidelity" / "pythia" / "live.json"
 ALL_REDUCE = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"

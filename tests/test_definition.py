@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.definition import canonical_definition, definition_hash, structural_hash
+from fusiondiff.io.store import load_capture
 from fusiondiff.recording.nvfuser_adapter import canonical_source, source_hashes
-from fusiondiff.store import load_capture
+from fusiondiff.records.definition import canonical_definition, definition_hash, structural_hash
 
 DATA = Path(__file__).parent / "data"
 
@@ -86,8 +86,8 @@ def test_canonical_source_ignores_codegen_local_numbering_but_not_types():
 def test_a_fusion_matches_on_the_graph_hash_its_capture_recorded_with_this_algorithm(seed_pairs, tmp_path):
     import dataclasses
 
-    from fusiondiff.definition import GRAPH_HASH_TAG, tagged_structural_hash
-    from fusiondiff.store import dumps_capture
+    from fusiondiff.io.store import dumps_capture
+    from fusiondiff.records.definition import GRAPH_HASH_TAG, tagged_structural_hash
 
     live, _ = seed_pairs[0]
     computed = structural_hash(live.definition)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from fusiondiff.demo import run_demo
+from fusiondiff.front.demo import run_demo
 
 
 def test_offline_demo_says_what_was_planted_names_the_cause_then_shows_the_repro_the_same():

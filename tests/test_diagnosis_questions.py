@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fusiondiff.api import diff_files
 from fusiondiff.diff.causes import GRAPH, NODES, QUESTIONS, ancestors
 from fusiondiff.diff.core import diff
 from fusiondiff.diff.findings import RULES
 from fusiondiff.diff.ledger import attribute, credit, ledgers
 from fusiondiff.diff.records import Finding, FusionPair, TimingVerdict
-from fusiondiff.store import load_capture
+from fusiondiff.front.api import diff_files
+from fusiondiff.io.store import load_capture
 
 DATA = Path(__file__).parent / "data"
 
@@ -205,7 +205,7 @@ def test_two_gpus_rank_the_gpu_first_with_its_figures_and_the_flush_size_follows
 
 
 def test_the_diff_record_carries_each_question(tmp_path):
-    from fusiondiff.cli import main
+    from fusiondiff.front.cli import main
 
     record = tmp_path / "d.json"
     live, replay = DATA / "zoo/option_live_only/live.json", DATA / "zoo/option_live_only/replay.json"

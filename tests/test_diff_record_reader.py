@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fusiondiff.api import open_report
-from fusiondiff.errors import FusionDiffError, ReportError
+from fusiondiff.front.api import open_report
+from fusiondiff.records.errors import FusionDiffError, ReportError
 from fusiondiff.report import FORMATS, get_renderer
 from fusiondiff.report.record import dumps_diff_record
 

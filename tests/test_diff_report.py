@@ -11,13 +11,13 @@ import json
 import re
 from pathlib import Path
 
-from fusiondiff.api import diff_files
-from fusiondiff.cli import main
-from fusiondiff.codec import to_jsonable
 from fusiondiff.diff import diff
-from fusiondiff.model import SCHEMA_VERSION, LaunchConfig, Timing
+from fusiondiff.front.api import diff_files
+from fusiondiff.front.cli import main
+from fusiondiff.io.store import save_capture
+from fusiondiff.records.codec import to_jsonable
+from fusiondiff.records.model import SCHEMA_VERSION, LaunchConfig, Timing
 from fusiondiff.report.diff_text import render_diff_json, render_diff_text
-from fusiondiff.store import save_capture
 
 import synthetic as syn
 

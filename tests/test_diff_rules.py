@@ -11,11 +11,11 @@ from collections.abc import Callable
 
 import pytest
 
-from fusiondiff.codec import to_jsonable
 from fusiondiff.diff import Finding, diff
 from fusiondiff.diff.findings import RULES
 from fusiondiff.diff.records import Evidence
-from fusiondiff.model import (
+from fusiondiff.records.codec import to_jsonable
+from fusiondiff.records.model import (
     Capture,
     FusionFailure,
     FusionRecord,
@@ -517,7 +517,7 @@ def test_nan_samples_do_not_crash_and_are_ambiguous():
 
 
 def test_empty_capture_is_a_diff_error():
-    from fusiondiff.errors import DiffError
+    from fusiondiff.records.errors import DiffError
 
     empty = dataclasses.replace(live(), fusions=())
     with pytest.raises(DiffError, match="holds no fusions"):

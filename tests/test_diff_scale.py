@@ -9,10 +9,10 @@ import time
 
 from deepdiff import DeepDiff
 
-from fusiondiff.codec import to_jsonable
 from fusiondiff.diff import core
 from fusiondiff.diff.compare import RecordComparer
 from fusiondiff.diff.core import diff
+from fusiondiff.records.codec import to_jsonable
 
 import synthetic as syn
 
@@ -92,7 +92,7 @@ def test_what_a_paused_block_made_is_collected_later_and_a_callers_frozen_object
     a cycle among them is still garbage the next full collection frees."""
     import weakref
 
-    from fusiondiff.collector import collector_paused
+    from fusiondiff.records.collector import collector_paused
 
     class Node:
         pass

@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import mannwhitneyu
 
 from fusiondiff.diff.stats import compare_timing, compare_timings
-from fusiondiff.model import Timing
+from fusiondiff.records.model import Timing
 
 from synthetic import samples
 

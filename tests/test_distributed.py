@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.distributed import RankInfo, process_group_backend, rank_from_env, rank_of_path, rank_path
-from fusiondiff.environment import Environment
-from fusiondiff.store import load_capture, write_capture
+from fusiondiff.io.store import load_capture, write_capture
+from fusiondiff.records.distributed import RankInfo, process_group_backend, rank_from_env, rank_of_path, rank_path
+from fusiondiff.records.environment import Environment
 
 DATA = Path(__file__).parent / "data"
 PYTHIA = DATA / "fidelity" / "pythia" / "live.json"
@@ -59,7 +59,7 @@ def test_rank_file_names():
 
 def test_each_rank_writes_its_own_file_and_its_tensors_follow(torchrun, tmp_path):
     torch = pytest.importorskip("torch")
-    from fusiondiff.live import output_path
+    from fusiondiff.front.live import output_path
 
     capture = load_capture(PYTHIA)
     key = capture.fusions[0].inputs[0].tensor_key or "t0"
@@ -82,7 +82,7 @@ def test_each_rank_writes_its_own_file_and_its_tensors_follow(torchrun, tmp_path
 
 def test_single_process_output_path_is_unchanged(torchrun, tmp_path):
     pytest.importorskip("torch")
-    from fusiondiff.live import output_path
+    from fusiondiff.front.live import output_path
 
     assert output_path(tmp_path / "live.json") == tmp_path / "live.json"
 
@@ -189,8 +189,8 @@ def test_the_cupti_notice_is_said_only_to_a_session_that_goes_on(kind, source, t
     """Every replay of a round trip printed it once before; only ``with fusiondiff.capture():`` in the
     user's own process needs to know that CUPTI stays taken."""
     pytest.importorskip("torch")
-    from fusiondiff.options import RecordingOptions
     from fusiondiff.recording import recorder as recorder_module
+    from fusiondiff.records.options import RecordingOptions
 
     recorder = recorder_module.Recorder(kind, RecordingOptions().with_timer(timer), source=source)
     assert recorder.session_notice() is None, "nothing to say before a profiler ran"

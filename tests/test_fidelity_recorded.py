@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.api import diff_files
+from fusiondiff.front.api import diff_files
+from fusiondiff.io.store import load_capture
 from fusiondiff.replay.repro import render_repro
 from fusiondiff.report.diff_text import verdict_line
-from fusiondiff.store import load_capture
 
 DATA = Path(__file__).parent / "data" / "fidelity"
 TRAINING_STEPS = {"llama3": 26, "pythia": 12, "qwen": 18}

@@ -12,7 +12,7 @@ from test_diff_rules import CASES, b_kernel, base_fusion, live, replay_of, seed_
 
 from fusiondiff.diff import diff
 from fusiondiff.diff.records import Finding
-from fusiondiff.model import TimerName, TimingProtocol
+from fusiondiff.records.model import TimerName, TimingProtocol
 from fusiondiff.report import wording
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.record import dumps_diff_record, report_from_record
@@ -125,8 +125,8 @@ def test_an_unexplained_gap_within_what_placement_moves_says_so_and_a_larger_one
     gets the placement line; the synthetic unexplained case (25 us against about 19 us) does not."""
     from pathlib import Path
 
+    from fusiondiff.io.store import load_capture
     from fusiondiff.report.fusion_words import PLACEMENT_SPREAD
-    from fusiondiff.store import load_capture
 
     olmo = Path(__file__).parent / "data" / "newuser" / "olmo"
     result = diff(load_capture(olmo / "live.json"), load_capture(olmo / "rt" / "replay.json"))

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.errors import ReplayError
+from fusiondiff.recording.device_watch import TOKEN_ENV
+from fusiondiff.records.errors import ReplayError
 from fusiondiff.replay import fork_server, runner
-from fusiondiff.replay.stages import TOKEN_ENV
 from fusiondiff.roundtrip.replays import FORK_SERVER_LOG, ChildReplays
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork and /proc: Linux")

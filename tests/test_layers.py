@@ -34,7 +34,7 @@ def test_rules_neither_read_text_nor_choose_units():
         imports = _imports(path)
         assert "re" not in imports, path.name
         if path.name != "rules_setup.py":  # its DiffResult.warnings are still lines
-            assert "fusiondiff.units" not in imports, path.name
+            assert "fusiondiff.records.units" not in imports, path.name
 
 
 def test_every_rule_has_its_words():

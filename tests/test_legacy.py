@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.errors import ReplayError
+from fusiondiff.records.errors import ReplayError
 from fusiondiff.replay.legacy import Translation, translate_legacy
 
 SEED_SCRIPT = Path(__file__).parent / "data" / "seed" / "legacy_repro.py"

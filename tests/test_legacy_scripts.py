@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.errors import ReplayError
+from fusiondiff.records.errors import ReplayError
 from fusiondiff.replay.legacy import translate_legacy
 
 SCRIPTS = Path(__file__).parent / "data" / "legacy_scripts"

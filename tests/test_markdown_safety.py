@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from fusiondiff.api import open_report
-from fusiondiff.escape import printable
+from fusiondiff.front.api import open_report
+from fusiondiff.records.escape import printable
 from fusiondiff.report import get_renderer
 from fusiondiff.report.md_text import code, fence, inline
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import difflib
 import random
 
-from fusiondiff.definition import canonical_definition
 from fusiondiff.diff import match
 from fusiondiff.diff.match import match_fusions, match_kernels
+from fusiondiff.records.definition import canonical_definition
 
 import synthetic as syn
 

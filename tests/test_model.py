@@ -7,12 +7,13 @@ import math
 
 import pytest
 
-from fusiondiff.codec import capture_from_jsonable, to_jsonable
-from fusiondiff.definition import definition_hash
-from fusiondiff.environment import Environment
-from fusiondiff.errors import CaptureFormatError, FusionDiffError
-from fusiondiff.kernel_names import parse_kernel_name
-from fusiondiff.model import (
+from fusiondiff.io.store import dumps_capture, load_capture, save_capture
+from fusiondiff.records.codec import capture_from_jsonable, to_jsonable
+from fusiondiff.records.definition import definition_hash
+from fusiondiff.records.environment import Environment
+from fusiondiff.records.errors import CaptureFormatError, FusionDiffError
+from fusiondiff.records.kernel_names import parse_kernel_name
+from fusiondiff.records.model import (
     SCHEMA_VERSION,
     Capture,
     FusionRecord,
@@ -25,7 +26,6 @@ from fusiondiff.model import (
     TimingProtocol,
     alignment_of,
 )
-from fusiondiff.store import dumps_capture, load_capture, save_capture
 
 
 def make_capture() -> Capture:
@@ -176,8 +176,8 @@ def test_recording_options_travel_to_the_replay_child_as_json():
     """The options cross to the replay's child process as JSON, with the records' codec."""
     import json
 
-    from fusiondiff.model import TimingProtocol
-    from fusiondiff.options import RecordingOptions
+    from fusiondiff.records.model import TimingProtocol
+    from fusiondiff.records.options import RecordingOptions
 
     options = RecordingOptions(
         protocol=TimingProtocol(warmup=2, samples=12, l2_mode="warm"), only=("nvFusion3",), save_inputs=True

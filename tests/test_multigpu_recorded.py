@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.api import load_rank_captures
-from fusiondiff.cli import main
 from fusiondiff.diff.ranks import diff_ranks
+from fusiondiff.front.api import load_rank_captures
+from fusiondiff.front.cli import main
 
 DATA = Path(__file__).parent / "data" / "multigpu"
 SESSIONS = {"ddp": 12, "ddp_first": 13, "fsdp": 7, "thunder_ddp": 48, "thunder_fsdp": 53, "planted": 12}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from test_ranks import _as_rank, _planted_offset
 
-from fusiondiff.store import dumps_capture, load_capture
+from fusiondiff.io.store import dumps_capture, load_capture
 
 MULTIGPU = Path(__file__).parent.parent / "repro" / "multigpu"
 PYTHIA = Path(__file__).parent / "data" / "fidelity" / "pythia" / "live.json"

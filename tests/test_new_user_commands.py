@@ -230,8 +230,8 @@ def test_repro_writes_one_script_per_distinct_fusion_as_the_round_trip_replays_t
     """Issue #41: ``repro`` on a 530-record session wrote 530 scripts, and ``replay repros/`` replayed
     all of them in one process, where the round trip replays 12 distinct fusions. Now one script per
     distinct fusion (the round trip's plan), named for its first record; ``--every-record``: one per record."""
+    from fusiondiff.io.store import load_capture
     from fusiondiff.roundtrip.plan import distinct_fusions
-    from fusiondiff.store import load_capture
 
     deep = DATA / "roundtrip_deep" / "live.json.gz"
     capture = load_capture(deep)

@@ -181,9 +181,9 @@ def test_a_round_trip_of_544_same_records_lists_a_few_and_keeps_every_row_in_a_f
     import gzip
     import json
 
-    from fusiondiff.api import load_live_sources
     from fusiondiff.roundtrip.folder import plan_scripts
     from fusiondiff.roundtrip.plan import combine_ranks, distinct_fusions
+    from fusiondiff.roundtrip.sources import load_live_sources
 
     live = tmp_path / "live.json"
     live.write_bytes(gzip.decompress((GEMMA / "live.json.gz").read_bytes()))

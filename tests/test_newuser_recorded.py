@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fusiondiff.diff import diff
-from fusiondiff.store import load_capture
+from fusiondiff.io.store import load_capture
 
 DATA = Path(__file__).resolve().parent / "data" / "newuser"
 

@@ -1,4 +1,4 @@
-"""A capture's warnings by code (:mod:`fusiondiff.notes`), and a round trip's merged replay told by
+"""A capture's warnings by code (:mod:`fusiondiff.records.notes`), and a round trip's merged replay told by
 its flag, or by its source in files written before the flag."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from fusiondiff.diff import diff
-from fusiondiff.distributed import COMMUNICATION_NOT_RECORDED
-from fusiondiff.notes import from_roundtrip, note
+from fusiondiff.records.distributed import COMMUNICATION_NOT_RECORDED
+from fusiondiff.records.notes import from_roundtrip, note
 
 import synthetic as syn
 

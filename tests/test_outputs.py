@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.files import write_text
+from fusiondiff.io.files import write_text
+from fusiondiff.io.store import load_capture, save_capture
 from fusiondiff.replay.repro import _file_names, write_repros
-from fusiondiff.store import load_capture, save_capture
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDED = ROOT / "tests" / "data" / "seed" / "live_backward.json"
@@ -53,7 +53,7 @@ def test_a_symbolic_link_is_written_through(tmp_path):
 SLOW_WRITE = textwrap.dedent(
     """
     import pathlib, sys, time
-    from fusiondiff.cli import main
+    from fusiondiff.front.cli import main
 
     def slowly(write):
         def slow(self, *args, **kwargs):  # the write is under way when SIGTERM comes
@@ -115,13 +115,13 @@ INTERRUPT_AT_IMPORT = textwrap.dedent(
 @pytest.mark.parametrize(
     "module",
     [
-        "fusiondiff.cli",
+        "fusiondiff.front.cli",
         "argparse",
-        "fusiondiff.errors",
-        "fusiondiff.model",
-        "fusiondiff.store",
+        "fusiondiff.records.errors",
+        "fusiondiff.records.model",
+        "fusiondiff.io.store",
         "json",
-        "fusiondiff.codec",
+        "fusiondiff.records.codec",
         "fusiondiff.diff.core",
         "fusiondiff.report.diff_text",
     ],

@@ -1,8 +1,8 @@
 """Properties of the loader and the differ on generated valid records (hypothesis).
 
-Records are built from the dataclasses of :mod:`fusiondiff.model` with every field drawn, any
+Records are built from the dataclasses of :mod:`fusiondiff.records.model` with every field drawn, any
 text (control characters included) where the field is text, and values inside what
-the rules on their fields (:mod:`fusiondiff.constraints`) accept. Sizes stay small so the suite stays fast.
+the rules on their fields (:mod:`fusiondiff.records.constraints`) accept. Sizes stay small so the suite stays fast.
 
 A capture diffed with itself gets SAME for every fusion and exit code 0. It is also *comparable*
 (no finding at all) when it was measured well enough to compare at all: the differ's
@@ -23,11 +23,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fusiondiff.cli import main
 from fusiondiff.diff import diff
 from fusiondiff.diff.stats import MIN_SAMPLES
-from fusiondiff.environment import Environment
-from fusiondiff.model import (
+from fusiondiff.front.cli import main
+from fusiondiff.io.store import load_capture, save_capture
+from fusiondiff.records.environment import Environment
+from fusiondiff.records.model import (
     Capture,
     FusionRecord,
     KernelRecord,
@@ -39,7 +40,6 @@ from fusiondiff.model import (
     Timing,
     TimingProtocol,
 )
-from fusiondiff.store import load_capture, save_capture
 
 SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -53,7 +53,7 @@ optional_count = st.none() | count
 duration = st.floats(min_value=0.0, max_value=1e12, allow_nan=False, allow_infinity=False)
 finite = st.floats(allow_nan=False, allow_infinity=False)
 dims = st.none() | st.tuples(small, small, small)
-# what CUDA lets a launch be (fusiondiff.constraints): a block holds at most 1024 threads
+# what CUDA lets a launch be (fusiondiff.records.constraints): a block holds at most 1024 threads
 block_dims = st.none() | st.tuples(st.integers(0, 64), st.integers(0, 16), st.integers(0, 1)) | st.just((1024, 1, 1))
 cluster_dims = st.none() | st.tuples(st.integers(0, 16), st.integers(0, 16), st.integers(0, 16))
 smem_bytes = st.none() | st.integers(min_value=0, max_value=2**20)

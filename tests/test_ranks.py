@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.api import load_rank_captures
-from fusiondiff.cli import main
 from fusiondiff.diff.ranks import RankCapture, diff_ranks
-from fusiondiff.errors import DiffError
-from fusiondiff.model import Capture, FusionRecord, Timing
-from fusiondiff.store import dumps_capture, load_capture
+from fusiondiff.front.api import load_rank_captures
+from fusiondiff.front.cli import main
+from fusiondiff.io.store import dumps_capture, load_capture
+from fusiondiff.records.errors import DiffError
+from fusiondiff.records.model import Capture, FusionRecord, Timing
 
 PYTHIA = Path(__file__).parent / "data" / "fidelity" / "pythia" / "live.json"
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.api import diff_files
-from fusiondiff.cli import main
 from fusiondiff.diff import diff
+from fusiondiff.front.api import diff_files
+from fusiondiff.front.cli import main
+from fusiondiff.io.store import load_capture
 from fusiondiff.recording.nvfuser_adapter import canonical_source
 from fusiondiff.replay.repro import render_repro
 from fusiondiff.report.diff_text import render_diff_text
-from fusiondiff.store import load_capture
 from repro.zoo.run_zoo import SCENARIOS, planted_cause
 
 DATA = Path(__file__).parent / "data"

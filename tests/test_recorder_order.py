@@ -37,8 +37,8 @@ class InPlaceFusion:
 @pytest.fixture
 def install(monkeypatch):
     """Installs a deferred-timing recorder over a stand-in ``nvfuser_direct`` built on a fusion class."""
-    from fusiondiff.options import RecordingOptions
     from fusiondiff.recording import recorder as recorder_module
+    from fusiondiff.records.options import RecordingOptions
 
     installed = []
 
@@ -74,7 +74,7 @@ def test_in_place_fusion_is_recorded_with_the_values_it_read(install):
     assert torch.all(pending.copies[0] == 0)
     assert torch.all(recorder.tensors[meta.tensor_key] == 0)
     # the graph hash the recorder computed is written with the record: the differ matches on it
-    from fusiondiff.definition import GRAPH_HASH_TAG, structural_hash
+    from fusiondiff.records.definition import GRAPH_HASH_TAG, structural_hash
 
     assert pending.record.graph_hash == GRAPH_HASH_TAG + structural_hash(str(fd))
 
@@ -176,7 +176,7 @@ def test_no_memory_while_timing_keeps_the_record_untimed(install, monkeypatch):
 
 
 def test_exception_line_is_the_first_line_cut_short():
-    from fusiondiff.errors import exception_line
+    from fusiondiff.records.errors import exception_line
 
     assert exception_line(RuntimeError("first\nsecond")) == "first"
     assert exception_line(RuntimeError("x" * 400), limit=10) == "xxxxxxx..."
@@ -246,7 +246,7 @@ def test_fusion_nvfuser_cannot_print_is_recorded_with_a_note(install):
 
 
 def test_after_a_stop_request_executions_run_untouched_and_unrecorded(install):
-    from fusiondiff import termination
+    from fusiondiff.records import termination
 
     recorder = install(PureFusion)
     fd = PureFusion()

@@ -9,11 +9,11 @@ from collections.abc import Callable
 
 import pytest
 
-from fusiondiff.errors import ProfilerError
-from fusiondiff.model import LaunchConfig, TimingProtocol
 from fusiondiff.recording.kineto import CUPTI_MISSING, parse_trace
 from fusiondiff.recording.nvfuser_adapter import parse_segmentation, split_cuda_sources
 from fusiondiff.recording.timing import KernelEvent, KernelSource, SampledRun, kernel_records, measure
+from fusiondiff.records.errors import ProfilerError
+from fusiondiff.records.model import LaunchConfig, TimingProtocol
 
 
 @pytest.fixture

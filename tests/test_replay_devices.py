@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.errors import ReplayError
+from fusiondiff.io.store import load_capture
+from fusiondiff.records.errors import ReplayError
 from fusiondiff.replay import child, runner
 from fusiondiff.replay.devices import device_mapping, mapping_warnings, pinned_ordinals, remap_devices
 from fusiondiff.replay.repro import render_repro
-from fusiondiff.store import load_capture
 
 PYTHIA = Path(__file__).parent / "data" / "fidelity" / "pythia" / "live.json"
 
@@ -176,7 +176,7 @@ def test_a_script_failure_keeps_its_traceback_in_the_log_beside_the_capture(tmp_
 
 
 def test_the_command_line_passes_device(tmp_path, monkeypatch):
-    from fusiondiff.cli import main
+    from fusiondiff.front.cli import main
 
     seen = {}
 

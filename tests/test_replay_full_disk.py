@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.errors import OutputError
+from fusiondiff.records.errors import OutputError
 from fusiondiff.replay import child, child_process, runner
 from fusiondiff.replay.phases import PhaseLog
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from fusiondiff.errors import ReplayError
+from fusiondiff.records.errors import ReplayError
 from fusiondiff.replay import child_process, runner, stages
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")
@@ -277,7 +277,7 @@ class _JournalRecorder:
 
     def finish(self):
         self.journal.append("samples")
-        from fusiondiff.errors import CaptureError
+        from fusiondiff.records.errors import CaptureError
 
         raise CaptureError("nothing recorded")
 
@@ -360,7 +360,7 @@ def test_a_replay_gated_at_its_imports_does_in_its_turn_what_the_reference_does(
 def test_a_replay_imports_what_the_profilers_first_window_would_only_where_torch_profiler_times(
     tmp_path, monkeypatch, timer, profiler_imports
 ):
-    from fusiondiff.options import RecordingOptions
+    from fusiondiff.records.options import RecordingOptions
     from fusiondiff.replay import process_setup
 
     child, _, script = _journalled_replay(tmp_path, monkeypatch)

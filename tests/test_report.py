@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.api import open_report
-from fusiondiff.cli import main
-from fusiondiff.environment import Environment
-from fusiondiff.model import LaunchConfig
+from fusiondiff.front.api import open_report
+from fusiondiff.front.cli import main
+from fusiondiff.records.environment import Environment
+from fusiondiff.records.model import LaunchConfig
 from fusiondiff.report import FORMATS, ReportError, get_renderer, render
 from fusiondiff.report.content import unified
 from fusiondiff.report.occupancy import occupancy
@@ -262,7 +262,7 @@ def test_unified_diff_ignores_shifted_value_names() -> None:
 
 def test_notebook_api(offset_report) -> None:
     pytest.importorskip("pandas")
-    import fusiondiff.notebook as fdn
+    import fusiondiff.front.notebook as fdn
 
     capture = fdn.load(OFFSET[0])
     assert "fusion0" in capture._repr_html_()

@@ -11,11 +11,12 @@ from dataclasses import replace
 
 import pytest
 
-from fusiondiff.cli import main
-from fusiondiff.definition import definition_hash
-from fusiondiff.environment import Environment
-from fusiondiff.errors import FusionDiffError, ReplayError
-from fusiondiff.model import (
+from fusiondiff.front.cli import main
+from fusiondiff.io.store import save_capture, tensors_path_for
+from fusiondiff.records.definition import definition_hash
+from fusiondiff.records.environment import Environment
+from fusiondiff.records.errors import FusionDiffError, ReplayError
+from fusiondiff.records.model import (
     Capture,
     FusionRecord,
     Segment,
@@ -31,7 +32,6 @@ from fusiondiff.replay.repro import (
     write_repros,
 )
 from fusiondiff.replay.script_env import script_nvfuser_env
-from fusiondiff.store import save_capture, tensors_path_for
 
 from synthetic import write_saved_inputs
 
@@ -551,7 +551,7 @@ def test_replay_inputs_are_drawn_like_the_scripts_inputs():
 
 
 def test_scripts_replayed_in_one_process_may_share_nvfuser_settings_but_not_disagree():
-    from fusiondiff.errors import ReplayError
+    from fusiondiff.records.errors import ReplayError
     from fusiondiff.replay.script_env import scripts_nvfuser_env
 
     a = 'import os\nos.environ["NVFUSER_DISABLE"] = "parallel_compile"\n'

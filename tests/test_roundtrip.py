@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from fusiondiff import roundtrip as rt
-from fusiondiff.errors import ReplayError
-from fusiondiff.model import Capture
+from fusiondiff.io.store import load_capture, save_capture
+from fusiondiff.records.errors import ReplayError
+from fusiondiff.records.model import Capture
 from fusiondiff.replay import stages
-from fusiondiff.store import load_capture, save_capture
 
 PYTHIA = Path(__file__).parent / "data" / "fidelity" / "pythia"
 
@@ -197,7 +197,7 @@ def test_the_child_sees_only_its_gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         seen.update(kwargs)
 
     import fusiondiff.replay.runner as runner
-    from fusiondiff import live_side
+    from fusiondiff.recording import live_side
 
     monkeypatch.setattr(runner, "replay_scripts", fake_replay_scripts)
     monkeypatch.setattr(live_side, "require", lambda command, needs=(): None)  # torch and nvFuser: faked too
@@ -206,7 +206,7 @@ def test_the_child_sees_only_its_gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
 
 def test_refuses_a_replay_capture(tmp_path: Path) -> None:
-    from fusiondiff.errors import FusionDiffError
+    from fusiondiff.records.errors import FusionDiffError
 
     with pytest.raises(FusionDiffError, match="starts from a live one"):
         rt.roundtrip(PYTHIA / "replay.json", tmp_path / "rt", replay=FakeReplay(load_capture(PYTHIA / "live.json")))
@@ -215,7 +215,7 @@ def test_refuses_a_replay_capture(tmp_path: Path) -> None:
 def test_cli_roundtrip(
     live: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from fusiondiff.cli import main
+    from fusiondiff.front.cli import main
 
     fake = FakeReplay(load_capture(live))
     monkeypatch.setattr(rt.run, "replay_in_child", lambda *args, **kwargs: fake)
@@ -600,7 +600,7 @@ def test_the_context_modes_spares_hold_contexts_beside_samples(live: Path, tmp_p
 
 
 def test_prepare_ahead_handover_on_the_command_line() -> None:
-    from fusiondiff.cli_parser import build_parser
+    from fusiondiff.front.cli_parser import build_parser
 
     args = build_parser().parse_args(["roundtrip", "live.json", "-o", "rt", "--prepare-ahead", "handover"])
     assert args.prepare_ahead == "handover"
@@ -717,7 +717,7 @@ def test_ctrl_c_cancels_every_spare_and_a_rerun_replays_them(live: Path, tmp_pat
 def test_isolation_fusion_is_the_reference_every_process_started_in_its_turn(
     live: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fusiondiff import cli
+    from fusiondiff.front import cli
 
     seen = {}
 

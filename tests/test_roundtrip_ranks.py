@@ -18,11 +18,11 @@ import pytest
 from test_ranks import _as_rank, _planted_offset, _slowed
 
 from fusiondiff import roundtrip as rt
-from fusiondiff.api import load_live_sources
-from fusiondiff.cli import main
-from fusiondiff.errors import FusionDiffError
-from fusiondiff.model import Capture, FusionRecord
-from fusiondiff.store import dumps_capture, load_capture, save_capture
+from fusiondiff.front.cli import main
+from fusiondiff.io.store import dumps_capture, load_capture, save_capture
+from fusiondiff.records.errors import FusionDiffError
+from fusiondiff.records.model import Capture, FusionRecord
+from fusiondiff.roundtrip.sources import load_live_sources
 
 PYTHIA = Path(__file__).parent / "data" / "fidelity" / "pythia"
 

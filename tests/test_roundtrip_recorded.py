@@ -18,8 +18,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from fusiondiff.io.store import load_capture, write_capture
 from fusiondiff.roundtrip import render_summary, roundtrip
-from fusiondiff.store import load_capture, write_capture
 
 DATA = Path(__file__).parent / "data" / "roundtrip_deep"
 GEMMA = Path(__file__).parent / "data" / "roundtrip_gemma"
@@ -135,9 +135,9 @@ def test_plain_diff_of_a_step_against_its_round_trip_counts_the_records_each_rep
     fusion without a replay are not replayed (named, 40 at most, with where the rest are)."""
     import dataclasses
 
-    from fusiondiff.api import diff_files
+    from fusiondiff.front.api import diff_files
+    from fusiondiff.io.store import load_capture, save_capture
     from fusiondiff.report.diff_text import MAX_UNMATCHED, render_diff_text
-    from fusiondiff.store import load_capture, save_capture
 
     live = tmp_path / "live.json"
     live.write_bytes(gzip.decompress((DATA / "live.json.gz").read_bytes()))

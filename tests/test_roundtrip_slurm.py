@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.cli import main
-from fusiondiff.errors import FusionDiffError, ReplayError
+from fusiondiff.front.cli import main
+from fusiondiff.io.store import load_capture, save_capture
+from fusiondiff.records.errors import FusionDiffError, ReplayError
 from fusiondiff.roundtrip import roundtrip
-from fusiondiff.store import load_capture, save_capture
 
 LLAMA3 = Path(__file__).parent / "data" / "fidelity" / "llama3"
 TESTS = Path(__file__).resolve().parent

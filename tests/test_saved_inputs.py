@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from fusiondiff.errors import FusionDiffError
+from fusiondiff.io.store import save_capture, tensors_path_for
+from fusiondiff.records.errors import FusionDiffError
 from fusiondiff.replay.repro import write_repros
-from fusiondiff.store import save_capture, tensors_path_for
 
 from synthetic import write_saved_inputs
 from test_repro import INPUTS, make_capture, make_fusion

@@ -27,8 +27,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fusiondiff.errors import FusionDiffError, ReplayError
 from fusiondiff.recording import synthesis
+from fusiondiff.records.errors import FusionDiffError, ReplayError
 from fusiondiff.replay import repro
 from fusiondiff.replay.repro import write_repros
 from fusiondiff.replay.script_proof import ENCODING_LINE, SECOND_LINE, prove_script

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.errors import ReplayError
-from fusiondiff.escape import printable
+from fusiondiff.records.errors import ReplayError
+from fusiondiff.records.escape import printable
 from fusiondiff.replay.legacy import translate_legacy
 from fusiondiff.replay.script_safety import (
     check_definition,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fusiondiff.io.store import load_capture
 from fusiondiff.report.text import MAX_FUSIONS_SHOWN, render_capture_text
-from fusiondiff.store import load_capture
 
 import synthetic as syn
 

@@ -8,10 +8,11 @@ Modules named as strings (the report formats' table, ``importlib.import_module``
 
 What is enforced, and why:
 
-- no cycle between modules: data flows one way (ARCHITECTURE.md);
-- the layers: the stages that compare and render (``diff/``, ``report/``) take records and never
-  read or write files, record or replay; the differ does not know the renderers; the records and
-  their codec import no stage; only the console script's entry imports the command line;
+- no cycle between modules, type-only imports included: data flows one way (ARCHITECTURE.md);
+- the layers are the package's folders (:data:`LAYERS`): each imports only its own and those below
+  it, and every module is in one, but for the package's entries (:data:`ROOT_MODULES`); within
+  them, ``diff/`` and ``report/`` take records and never read or write files (``io/``), and only
+  the console script's entry imports the command line;
 - the GPU stack (torch, Thunder, nvFuser, litgpt, safetensors, NVML) is never imported when a
   module is, and only by the modules that record, replay or set up a live session;
 - no module over :data:`MAX_MODULE_LINES` lines: split by job when a file does two.
@@ -173,13 +174,13 @@ def test_the_reader_sees_local_relative_and_type_only_imports():
         "    from fusiondiff.report.interface import DiffReport\n"
         "def f():\n"
         "    import torch\n"
-        "    from ..store import load_capture\n"
+        "    from ..io.store import load_capture\n"
         "class C:\n"
         "    def g(self):\n"
-        "        from fusiondiff.model import Capture\n"
+        "        from fusiondiff.records.model import Capture\n"
     )
     modules = {"fusiondiff", "fusiondiff.diff", "fusiondiff.diff.core", "fusiondiff.diff.records"}
-    modules |= {"fusiondiff.store", "fusiondiff.model", "fusiondiff.report.interface"}
+    modules |= {"fusiondiff.io.store", "fusiondiff.records.model", "fusiondiff.report.interface"}
     seen = {(i.module, i.in_function, i.type_only) for i in imports_of("fusiondiff.diff.x", source, modules)}
     assert seen == {
         ("__future__", False, False),
@@ -188,8 +189,8 @@ def test_the_reader_sees_local_relative_and_type_only_imports():
         ("fusiondiff.diff.records", False, False),
         ("fusiondiff.report.interface", False, True),
         ("torch", True, False),
-        ("fusiondiff.store", True, False),
-        ("fusiondiff.model", True, False),
+        ("fusiondiff.io.store", True, False),
+        ("fusiondiff.records.model", True, False),
     }
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
@@ -197,71 +198,66 @@ def test_the_reader_sees_local_relative_and_type_only_imports():
 
 def test_the_package_is_read_whole():
     """Function-local imports are found in the real package: the command line's handlers import
-    what they need, and the round trip reads its captures through the API."""
+    what they need, and the round trip reads its captures in a function."""
     edges = internal_edges(type_only=False)
     assert len(edges) > 100
-    assert {"fusiondiff.api", "fusiondiff.diff.core"} <= edges["fusiondiff.cli"]
-    assert "fusiondiff.api" in edges["fusiondiff.roundtrip.run"]
+    assert {"fusiondiff.front.api", "fusiondiff.diff.core"} <= edges["fusiondiff.front.cli"]
+    assert "fusiondiff.roundtrip.sources" in edges["fusiondiff.roundtrip.run"]
 
 
 def test_no_import_cycles():
-    found = cycles(internal_edges(type_only=False))
+    """Type-only imports included: a type named both ways is a circle too (an interface breaks it)."""
+    found = cycles(internal_edges(type_only=True))
     assert not found, "modules that import each other (directly or around a circle): " + "; ".join(
         " <-> ".join(c) for c in found
     )
 
 
-RECORDS = (
-    "fusiondiff.model",
-    "fusiondiff.conditions",
-    "fusiondiff.constraints",
-    "fusiondiff.codec",
-    "fusiondiff.definition",
-    "fusiondiff.blocks.model",
-    "fusiondiff.errors",
-    "fusiondiff.units",
-    "fusiondiff.escape",
-    "fusiondiff.version",
-    "fusiondiff.collector",
-    "fusiondiff.distributed",
-    "fusiondiff.options",
-    "fusiondiff.progress",
-    "fusiondiff.termination",
-)
-"""The bottom layer: the records, how they are decoded, and the small helpers every stage shares."""
+LAYERS = ("records", "io", "recording", "replay", "diff", "report", "roundtrip", "front")
+"""The package's folders, from the bottom up: each imports only its own and those below it.
 
-FILES = ("fusiondiff.store", "fusiondiff.files", "fusiondiff.blocks.storage", "fusiondiff.api")
-"""What reads or writes files (and the API that starts from them)."""
+``records``: the frozen data model, its value rules and codec, and the small helpers every layer
+shares; ``io``: files (captures, timelines, the ranks' files); ``recording``: the recorder, its
+timers and input copies; ``replay``: repro scripts and the processes that run them (the block
+level's probe rebuilds a fusion as a replay does); ``diff``: matching, statistics, the rules and
+the ledger; ``report``: the words and the formats; ``roundtrip``: a whole session replayed and
+diffed; ``front``: the command line, the API that starts from files, the notebook, the demo and
+live capture."""
 
-SIDES = (
-    "fusiondiff.recording",
-    "fusiondiff.replay",
-    "fusiondiff.roundtrip",
-    "fusiondiff.live",
-    "fusiondiff.live_side",
-    "fusiondiff.seed",
-    "fusiondiff.demo",
-    "fusiondiff.blocks.recording",
-    "fusiondiff.blocks.recorder",
-    "fusiondiff.blocks.live_side",
-    "fusiondiff.blocks.instrument",
-)
-"""What records, replays or runs a live session."""
+ROOT_MODULES = {
+    "fusiondiff": "the package's face: its public names, imported when first used",
+    "fusiondiff.__main__": "``python -m fusiondiff``",
+    "fusiondiff.console": "the console script's entry (pyproject.toml), which handles Ctrl-C from its first statement",
+    "fusiondiff.notebook": "the notebook's documented path, ``import fusiondiff.notebook``",
+}
+"""The only modules outside the layers' folders; they stand above them all."""
 
-FRONTS = (
-    "fusiondiff.cli",
-    "fusiondiff.cli_parser",
-    "fusiondiff.cli_options",
-    "fusiondiff.console",
-    "fusiondiff.notebook",
-)
 
-STAGES = ("fusiondiff.diff", "fusiondiff.report")
+def layer_of(module: str) -> int:
+    """The module's layer, counted from the bottom; the package's root modules stand above them."""
+    if module in ROOT_MODULES:
+        return len(LAYERS)
+    return LAYERS.index(module.split(".")[1])
+
+
+def test_every_module_is_in_a_layer_folder():
+    outside = [m for m in module_files() if m not in ROOT_MODULES and m.split(".")[1] not in LAYERS]
+    assert not outside, f"modules outside the layers' folders ({', '.join(LAYERS)}): {outside}"
+
+
+def test_each_layer_imports_only_downward():
+    """Type-only and function-local imports included: a type named is a dependency too."""
+    up = [
+        f"{imp.importer} imports {imp.module} (line {imp.line})"
+        for imp in IMPORTS
+        if imp.internal and imp.module != "fusiondiff" and layer_of(imp.module) > layer_of(imp.importer)
+    ]
+    assert not up, f"imports up a layer ({' < '.join(LAYERS)}): " + "; ".join(up)
 
 
 @dataclass(frozen=True)
-class Layer:
-    """Modules within ``importers`` import no module within ``forbidden`` (type-only imports included)."""
+class Rule:
+    """Modules within ``importers`` import no module within ``forbidden``, unless ``allowed``."""
 
     name: str
     importers: tuple[str, ...]
@@ -269,54 +265,52 @@ class Layer:
     allowed: Callable[[Import], bool] = lambda imp: False
 
 
-LAYERS = (
-    Layer("diff and report take records: no file, recording, replay or front", STAGES, FILES + SIDES + FRONTS),
-    Layer("the differ does not know the renderers", ("fusiondiff.diff",), ("fusiondiff.report",)),
-    Layer(
-        "the records import no stage",
-        RECORDS,
-        (*STAGES, *FILES, *SIDES, *FRONTS, "fusiondiff.blocks"),
-        allowed=lambda imp: imp.module in RECORDS,
+FRONT_ENTRY = {
+    ("fusiondiff.__main__", "fusiondiff.console"),
+    ("fusiondiff.console", "fusiondiff.front.cli"),
+    ("fusiondiff.front.cli", "fusiondiff.front.cli_parser"),
+    ("fusiondiff.front.cli", "fusiondiff.front.cli_options"),
+    ("fusiondiff.front.cli", "fusiondiff.front.block_options"),
+    ("fusiondiff.front.cli_parser", "fusiondiff.front.cli_options"),
+    ("fusiondiff.front.cli_parser", "fusiondiff.front.block_options"),
+    ("fusiondiff.front.cli_options", "fusiondiff.front.block_options"),
+}
+
+COMMAND_LINE = (
+    "fusiondiff.front.cli",
+    "fusiondiff.console",
+    "fusiondiff.front.cli_parser",
+    "fusiondiff.front.cli_options",
+    "fusiondiff.front.block_options",
+)
+
+RULES = (
+    Rule(
+        "diff and report take records: they read and write no file",
+        ("fusiondiff.diff", "fusiondiff.report"),
+        ("fusiondiff.io",),
     ),
-    Layer(
+    Rule(
         "only the console script's entry imports the command line",
         ("fusiondiff",),
-        ("fusiondiff.cli", "fusiondiff.console", "fusiondiff.cli_parser", "fusiondiff.cli_options"),
-        allowed=lambda imp: (
-            (imp.importer, imp.module)
-            in {
-                ("fusiondiff.__main__", "fusiondiff.console"),
-                ("fusiondiff.console", "fusiondiff.cli"),
-                ("fusiondiff.cli", "fusiondiff.cli_parser"),
-                ("fusiondiff.cli", "fusiondiff.cli_options"),
-                ("fusiondiff.cli_parser", "fusiondiff.cli_options"),
-            }
-        ),
-    ),
-    Layer(
-        "the API is the fronts' and the round trip's",
-        ("fusiondiff",),
-        ("fusiondiff.api",),
-        allowed=lambda imp: any(
-            _within(imp.importer, m)
-            for m in ("fusiondiff.cli", "fusiondiff.notebook", "fusiondiff.demo", "fusiondiff.roundtrip")
-        ),
+        COMMAND_LINE,
+        allowed=lambda imp: (imp.importer, imp.module) in FRONT_ENTRY,
     ),
 )
 
 
-@pytest.mark.parametrize("layer", LAYERS, ids=lambda layer: layer.name)
-def test_layers(layer: Layer):
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.name)
+def test_rules_within_the_layers(rule: Rule):
     broken = [
         f"{imp.importer} imports {imp.module} (line {imp.line})"
         for imp in IMPORTS
         if imp.internal
         and imp.module != imp.importer
-        and any(_within(imp.importer, m) for m in layer.importers)
-        and any(_within(imp.module, m) for m in layer.forbidden)
-        and not layer.allowed(imp)
+        and any(_within(imp.importer, m) for m in rule.importers)
+        and any(_within(imp.module, m) for m in rule.forbidden)
+        and not rule.allowed(imp)
     ]
-    assert not broken, f"{layer.name}: " + "; ".join(broken)
+    assert not broken, f"{rule.name}: " + "; ".join(broken)
 
 
 GPU_STACK = ("torch", "thunder", "nvfuser", "nvfuser_direct", "litgpt", "safetensors", "pynvml")
@@ -327,13 +321,13 @@ GPU_SIDE = {
     "fusiondiff.recording": "the recorder, its timers and input copies",
     "fusiondiff.replay.child": "the replay's child process, which runs the repro scripts",
     "fusiondiff.replay.process_setup": "a replay process's imports, CUDA context and profiler start",
-    "fusiondiff.blocks.recording": "the per-CTA probe's compile and run",
-    "fusiondiff.live": "capture in a Thunder session",
-    "fusiondiff.seed": "the seed model the demo runs live",
-    "fusiondiff.demo": "the demo's live half checks for a GPU",
-    "fusiondiff.distributed": "the process group's rank and NCCL streams under torchrun",
+    "fusiondiff.replay.timeline_recording": "the per-CTA probe's compile and run",
+    "fusiondiff.front.live": "capture in a Thunder session",
+    "fusiondiff.front.seed": "the seed model the demo runs live",
+    "fusiondiff.front.demo": "the demo's live half checks for a GPU",
+    "fusiondiff.records.distributed": "the process group's rank and NCCL streams under torchrun",
     "fusiondiff.roundtrip.plan": "counts the visible GPUs",
-    "fusiondiff.store": "saves and loads exact input tensors (safetensors)",
+    "fusiondiff.io.store": "saves and loads exact input tensors (safetensors)",
 }
 """Modules that may import the GPU stack, inside a function, and why."""
 
@@ -353,7 +347,7 @@ def test_the_gpu_stack_is_imported_late_and_only_by_the_live_side():
 
 def test_pandas_is_the_notebooks_only():
     found = [i.importer for i in IMPORTS if i.module.split(".")[0] in ("pandas", "matplotlib")]
-    assert set(found) <= {"fusiondiff.notebook"}
+    assert set(found) <= {"fusiondiff.front.notebook"}
 
 
 def test_no_module_is_over_the_size_limit():

@@ -14,7 +14,7 @@ import pytest
 SEEN_AT_ONCE = textwrap.dedent(
     """
     import os, signal
-    from fusiondiff import termination
+    from fusiondiff.records import termination
     signal.signal(signal.SIGTERM, lambda *args: None)  # a Python handler, as the command line has
     assert termination.watch() and termination.watch()
     os.kill(os.getpid(), signal.SIGTERM)
@@ -29,7 +29,7 @@ SEEN_WHILE_BLOCKED = textwrap.dedent(
     """
     import os, signal, threading, time
     import torch
-    from fusiondiff import termination
+    from fusiondiff.records import termination
     order = []
     signal.signal(signal.SIGTERM, lambda *args: order.append("handler"))
     termination.watch()

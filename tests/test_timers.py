@@ -12,12 +12,9 @@ from typing import Any
 
 import pytest
 
-from fusiondiff.cli import main, timer_outputs
-from fusiondiff.codec import capture_from_jsonable, decode
 from fusiondiff.diff.timers import Disagreement, LaunchDifference, reconcile
-from fusiondiff.errors import ProfilerError
-from fusiondiff.model import Capture, LaunchConfig, ReportedBandwidth, Timing, TimingProtocol
-from fusiondiff.options import RecordingOptions
+from fusiondiff.front.cli import main, timer_outputs
+from fusiondiff.io.store import dumps_capture, load_capture, save_capture
 from fusiondiff.recording import cupti_owner
 from fusiondiff.recording.bandwidth import flag_bandwidth, gathered_inputs
 from fusiondiff.recording.nvfuser_profiler import (
@@ -28,8 +25,11 @@ from fusiondiff.recording.nvfuser_profiler import (
     sample_events,
 )
 from fusiondiff.recording.timing import kernel_records, measure
+from fusiondiff.records.codec import capture_from_jsonable, decode
+from fusiondiff.records.errors import ProfilerError
+from fusiondiff.records.model import Capture, LaunchConfig, ReportedBandwidth, Timing, TimingProtocol
+from fusiondiff.records.options import RecordingOptions
 from fusiondiff.report.timers_text import render_reconciliation
-from fusiondiff.store import dumps_capture, load_capture, save_capture
 
 import synthetic
 
@@ -411,9 +411,9 @@ def test_recorder_picks_the_nvfuser_source():
 
 
 def test_every_timer_name_has_one_source_and_another_name_is_refused_in_one_line():
-    from fusiondiff.errors import CaptureError
-    from fusiondiff.model import TimerName
     from fusiondiff.recording.sources import KERNEL_SOURCES, kernel_source_for
+    from fusiondiff.records.errors import CaptureError
+    from fusiondiff.records.model import TimerName
 
     assert tuple(KERNEL_SOURCES) == typing.get_args(TimerName)
     assert all(kernel_source_for(name, lambda: None).name == name for name in KERNEL_SOURCES)

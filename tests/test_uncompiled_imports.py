@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from fusiondiff import roundtrip as rt
+from fusiondiff.io.store import load_capture
 from fusiondiff.replay.process_setup import uncompiled_imports
-from fusiondiff.store import load_capture
 
 PYTHIA = Path(__file__).parent / "data" / "fidelity" / "pythia"
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fusiondiff.units import Column, duration, durations, number
+from fusiondiff.records.units import Column, duration, durations, number
 
 DATA = Path(__file__).parent / "data"
 

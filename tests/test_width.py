@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from fusiondiff.front.stdio import output_width
 from fusiondiff.report.layout import fit
-from fusiondiff.stdio import output_width
 
 DATA = Path(__file__).parent / "data"
 
@@ -39,7 +39,7 @@ def test_show_piped_has_no_line_over_100_columns(capture: Path):
     wide = [line for line in text.splitlines() if len(line) > 100]
     assert not wide, wide[:3]
     # every kernel name is still there, whole once the wrapping is undone
-    from fusiondiff.store import load_capture
+    from fusiondiff.io.store import load_capture
 
     joined = " ".join(text.split())
     for f in load_capture(capture).fusions[:50]:
@@ -109,7 +109,7 @@ def test_diff_piped_has_no_line_over_100_columns(a: Path, b: Path, tmp_path: Pat
     assert not wide, wide[:3]
     joined = " ".join(done.stdout.split())
     # the legend and every fusion's label are all there once the wrapping is undone
-    from fusiondiff.api import diff_files
+    from fusiondiff.front.api import diff_files
     from fusiondiff.report.diff_text import LEGEND, listed_pairs
 
     assert " ".join(LEGEND.split()) in joined
@@ -120,7 +120,7 @@ def test_diff_piped_has_no_line_over_100_columns(a: Path, b: Path, tmp_path: Pat
 def test_the_conditions_and_block_tables_fold_their_columns_losing_nothing(tmp_path: Path):
     """A table wider than the terminal is split into groups of columns, each repeating the fusion
     or kernel and the side: every header and every cell is still there."""
-    from fusiondiff.api import open_report
+    from fusiondiff.front.api import open_report
     from fusiondiff.report.blocks import HEADER as BLOCK_HEADER
     from fusiondiff.report.blocks import block_rows, block_section, cells
     from fusiondiff.report.environment_view import HEADER, conditions_rows, conditions_text

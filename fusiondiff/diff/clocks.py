@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fusiondiff.model import Capture
+from fusiondiff.records.model import Capture
 
 IDLE_FRACTION = 0.3
 """A reading below this fraction of the GPU's highest SM clock is its idle clock (H200: 345 of

@@ -21,7 +21,7 @@ from fusiondiff.diff.records import (
     PropertyChange,
     TimingVerdict,
 )
-from fusiondiff.model import Capture, FusionRecord
+from fusiondiff.records.model import Capture, FusionRecord
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,6 @@ import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 
-from fusiondiff.collector import collector_paused
-from fusiondiff.definition import canonical_definition
 from fusiondiff.diff.compare import RecordComparer, compare_captures, definition_diff
 from fusiondiff.diff.context import RuleContext, median_or_none
 from fusiondiff.diff.devices import on_own_device_of
@@ -26,9 +24,11 @@ from fusiondiff.diff.records import (
 )
 from fusiondiff.diff.rules_setup import capture_warnings
 from fusiondiff.diff.stats import MIN_SAMPLES, compare_timings
-from fusiondiff.errors import DiffError
-from fusiondiff.model import Capture, FusionRecord, Timing, traced_name
-from fusiondiff.notes import from_roundtrip
+from fusiondiff.records.collector import collector_paused
+from fusiondiff.records.definition import canonical_definition
+from fusiondiff.records.errors import DiffError
+from fusiondiff.records.model import Capture, FusionRecord, Timing, traced_name
+from fusiondiff.records.notes import from_roundtrip
 
 
 def diff(

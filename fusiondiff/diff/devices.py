@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 
-from fusiondiff.model import Capture, TensorMeta
+from fusiondiff.records.model import Capture, TensorMeta
 
 
 def own_device(capture: Capture) -> int | None:

@@ -64,7 +64,7 @@ RULES: tuple[Rule, ...] = (
     rules_fusion.kernel_variant,
     rules_fusion.cuda_source,
     rules_fusion.runtime_reuse,
-    # the block level, measured (fusiondiff.blocks): how the kernels ran on the SMs
+    # the block level, measured (fusiondiff.records.blocks): how the kernels ran on the SMs
     rules_blocks.blocks_fewer_sms,
     rules_blocks.blocks_starts_delayed,
     rules_blocks.blocks_extra_wave,

@@ -40,9 +40,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from fusiondiff.definition import canonical_definition
 from fusiondiff.diff.records import MatchedBy, Side
-from fusiondiff.model import FusionRecord, KernelRecord
+from fusiondiff.records.definition import canonical_definition
+from fusiondiff.records.model import FusionRecord, KernelRecord
 
 SIMILAR_DEFINITION_RATIO = 0.9
 """Pass 5 pairs definitions at least this alike (``difflib`` ratio over lines)."""

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from fusiondiff.diff.core import diff
 from fusiondiff.diff.devices import own_device
 from fusiondiff.diff.records import DiffResult
-from fusiondiff.errors import DiffError
-from fusiondiff.model import Capture, CommunicationKernel
+from fusiondiff.records.errors import DiffError
+from fusiondiff.records.model import Capture, CommunicationKernel
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class RankCommunication:
     total_ns: float
     """Every communication kernel's calls, summed: time in collectives, waiting included."""
     fusion_time_ns: float
-    """The rank's fusion time in the block (:attr:`fusiondiff.model.Capture.fusion_time_ns`)."""
+    """The rank's fusion time in the block (:attr:`fusiondiff.records.model.Capture.fusion_time_ns`)."""
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The records a diff produces: matched pairs, property changes, timing verdicts and findings.
 
-Like the capture records these are frozen dataclasses that :func:`fusiondiff.model.to_jsonable`
+Like the capture records these are frozen dataclasses that :func:`fusiondiff.records.model.to_jsonable`
 turns into JSON. They name kernels and fusions by label instead of embedding the capture records,
 so a diff of 10,000 kernels stays small; the captures themselves stay the source of the samples.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from fusiondiff.constraints import NaNFloat
+from fusiondiff.records.constraints import NaNFloat
 
 Verdict = Literal["SAME", "FASTER", "SLOWER", "AMBIGUOUS", "FAILED"]
 """Timing verdict of side B relative to side A (``SLOWER``: B takes longer than A). ``FAILED``: a
@@ -60,7 +60,7 @@ class PropertyChange:
     input_index: int | None = None
     """For an input's change: the input's position (``path`` says it as ``inputs[1]...``)."""
     attribute: str | None = None
-    """For an input's change: the field of :class:`~fusiondiff.model.TensorMeta` that differs
+    """For an input's change: the field of :class:`~fusiondiff.records.model.TensorMeta` that differs
     (``alignment_bytes``); ``None`` for an input present on one side only."""
 
 
@@ -130,7 +130,7 @@ class FusionPair:
     label: str
     """Short unique name used by findings and reports (``nvFusion0 [forward] vs fusion0``)."""
     key_a: str
-    """:attr:`fusiondiff.model.FusionRecord.key` on side A."""
+    """:attr:`fusiondiff.records.model.FusionRecord.key` on side A."""
     key_b: str
     index_a: int
     """Position of the fusion in ``Capture.fusions`` of A."""
@@ -181,7 +181,7 @@ class Evidence:
     """One measured quantity behind a finding: its value on each side, with its unit."""
 
     field: str
-    """What was measured (``waves``, ``cta_p50_ns``: a field of ``fusiondiff.blocks.model.BlockStats``;
+    """What was measured (``waves``, ``cta_p50_ns``: a field of ``fusiondiff.records.blocks.BlockStats``;
     ``storage_offset``: a field of an input)."""
     a: EvidenceValue
     """Its value on side A (``None``: not measured or not there)."""
@@ -298,7 +298,7 @@ class DiffResult:
     """B is a replay whose every fusion matched one of A's: the usual case of a repro script for one
     fusion of a session. A's other fusions were not replayed, which is not a difference."""
     b_from_roundtrip: bool = False
-    """B is the merged replay ``fusiondiff roundtrip`` wrote (:func:`fusiondiff.notes.from_roundtrip`)."""
+    """B is the merged replay ``fusiondiff roundtrip`` wrote (:func:`fusiondiff.records.notes.from_roundtrip`)."""
     represented: tuple[UnmatchedFusion, ...] = ()
     """A's records that a round trip's merged replay stands for: each is the same distinct fusion
     (``FusionRecord.replay_key``) as a paired record of A, which the round trip replayed once. They

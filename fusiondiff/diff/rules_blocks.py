@@ -1,5 +1,5 @@
 """Findings from the block level: how the kernels of a pair ran on the SMs, where both sides were
-measured (``FusionRecord.sm_timeline``, :mod:`fusiondiff.blocks`).
+measured (``FusionRecord.sm_timeline``, :mod:`fusiondiff.records.blocks`).
 
 Each rule compares one matched kernel's block statistics (the median over its instrumented runs)
 on the side that is slower (the kernel's timing verdict; by measured span when the verdict is
@@ -29,9 +29,9 @@ import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from fusiondiff.blocks.model import KernelTimeline
 from fusiondiff.diff.context import RuleContext, kernel_label, make_finding
 from fusiondiff.diff.records import Evidence, Finding, FusionPair, KernelPair, Unit
+from fusiondiff.records.blocks import KernelTimeline
 
 CTA_SHIFT = 0.10
 """Every CTA slower: p10, median and p90 all at least 10 % longer."""

@@ -23,11 +23,11 @@ import statistics
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
-from fusiondiff.conditions import DeviceActivity, OtherWork, TimingConditions
 from fusiondiff.diff.clocks import max_clock_mhz, running
 from fusiondiff.diff.context import RuleContext, make_finding, median_or_none
 from fusiondiff.diff.records import Evidence, Finding, FusionPair, Unit
-from fusiondiff.model import FusionRecord
+from fusiondiff.records.conditions import DeviceActivity, OtherWork, TimingConditions
+from fusiondiff.records.model import FusionRecord
 
 OVERLAP_MIN = 0.05
 """Other work counts when it overlapped at least 5 % of a side's sample-window time, 5 points more

@@ -17,10 +17,10 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from fusiondiff.definition import definition_calls
 from fusiondiff.diff.context import RuleContext, make_finding
 from fusiondiff.diff.records import Evidence, EvidenceValue, Finding, FusionPair
-from fusiondiff.model import FusionRecord, TensorMeta, view_extent
+from fusiondiff.records.definition import definition_calls
+from fusiondiff.records.model import FusionRecord, TensorMeta, view_extent
 
 _GATHERS = {"ops.index_select": (0, 1), "ops.take_along_axis": (0, 1), "ops.gather": (0, 1)}
 """op -> (position of the indexed tensor, position of the index tensor)."""

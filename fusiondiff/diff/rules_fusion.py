@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fusiondiff.definition import canonical_definition
 from fusiondiff.diff.compare import lossy_constants
 from fusiondiff.diff.context import RuleContext, kernel_label, make_finding
 from fusiondiff.diff.records import Evidence, Finding, FusionPair, KernelPair
-from fusiondiff.model import kernel_history
+from fusiondiff.records.definition import canonical_definition
+from fusiondiff.records.model import kernel_history
 
 
 def definition(ctx: RuleContext) -> Iterator[Finding]:

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from fusiondiff.conditions import HostTiming
 from fusiondiff.diff.context import RuleContext, make_finding, median_or_none
 from fusiondiff.diff.records import Evidence, Finding, FusionPair, Unit
 from fusiondiff.diff.stats import compare_timings
-from fusiondiff.model import FusionRecord, Timing
+from fusiondiff.records.conditions import HostTiming
+from fusiondiff.records.model import FusionRecord, Timing
 
 HOST_MARGIN_NS = 2000.0
 """Host-bound: the GPU waits at least 2 us more per call on one side ..."""

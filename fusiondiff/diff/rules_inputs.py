@@ -12,7 +12,7 @@ strides, and ``dtype_shape`` already says so.
 
 Each finding's evidence is data, every piece of it with the input's position (``Evidence.index``):
 ``input``, what the input is (``(kind, dtype, shape)`` as A recorded it, or B where A lacks it), then
-the fields of :class:`~fusiondiff.model.TensorMeta` that differ by their names, with both values.
+the fields of :class:`~fusiondiff.records.model.TensorMeta` that differ by their names, with both values.
 The words are :mod:`fusiondiff.report.input_words`'.
 """
 
@@ -22,10 +22,10 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from fusiondiff.diff.compare import itemsize_bytes
 from fusiondiff.diff.context import RuleContext, make_finding
 from fusiondiff.diff.records import Evidence, Finding, FusionPair, PropertyChange, Unit
-from fusiondiff.model import TensorMeta
+from fusiondiff.records.dtypes import itemsize_bytes
+from fusiondiff.records.model import TensorMeta
 
 VECTOR_BYTES = 16
 """Widest vectorized global access nvFuser emits (16 B); alignment below it narrows the vectors."""

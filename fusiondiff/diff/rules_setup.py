@@ -4,7 +4,7 @@ the quality of the measurement, and the machine and software versions.
 Setup findings say the two numbers were not taken like for like, so they are given the whole gap
 of every fusion they invalidate: comparing under one protocol on one machine comes first. Their
 evidence is data, worded by :mod:`fusiondiff.report.setup_words`; the warnings they act on are read
-by code (:mod:`fusiondiff.notes`). ``DiffResult.warnings`` (:func:`capture_warnings`) are still lines.
+by code (:mod:`fusiondiff.records.notes`). ``DiffResult.warnings`` (:func:`capture_warnings`) are still lines.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from fusiondiff.diff.compare import input_bytes
 from fusiondiff.diff.context import RuleContext, fusion_gap_ns, make_finding
 from fusiondiff.diff.records import Evidence, EvidenceValue, Finding, FusionPair, PropertyChange
 from fusiondiff.diff.stats import MIN_SAMPLES
-from fusiondiff.model import Capture, FusionRecord
-from fusiondiff.notes import notes as coded
-from fusiondiff.units import number
+from fusiondiff.records.model import Capture, FusionRecord
+from fusiondiff.records.notes import notes as coded
+from fusiondiff.records.units import number
 
 CLOCK_TOLERANCE = 0.05
 """Clock readings further apart than this fraction count as different (boost clocks wander)."""

@@ -29,8 +29,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from fusiondiff.diff.records import TimingVerdict, Verdict
-from fusiondiff.model import Timing
-from fusiondiff.units import duration, durations
+from fusiondiff.records.model import Timing
+from fusiondiff.records.units import duration, durations
 
 ALPHA = 0.01
 """Significance level of the two-sided Mann-Whitney U test."""

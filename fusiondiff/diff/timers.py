@@ -18,7 +18,7 @@ from typing import Literal
 from fusiondiff.diff.compare import LAUNCH_FIELDS
 from fusiondiff.diff.match import match_kernels
 from fusiondiff.diff.records import Side
-from fusiondiff.model import NVFUSER, Capture, FusionRecord, KernelRecord, LaunchConfig, TimerName
+from fusiondiff.records.model import NVFUSER, Capture, FusionRecord, KernelRecord, LaunchConfig, TimerName
 
 DEFAULT_TOLERANCE = 0.05
 """Relative difference of two medians still called agreement (5 %)."""
@@ -32,7 +32,7 @@ class LaunchDifference:
     """A launch field both timers report, with different values."""
 
     field: str
-    """The :class:`~fusiondiff.model.LaunchConfig` field (``block``)."""
+    """The :class:`~fusiondiff.records.model.LaunchConfig` field (``block``)."""
     a: LaunchValue
     b: LaunchValue
 

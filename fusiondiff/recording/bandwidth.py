@@ -16,8 +16,8 @@ import ast
 import dataclasses
 import math
 
-from fusiondiff.definition import definition_calls
-from fusiondiff.model import FusionRecord, KernelRecord, TensorMeta
+from fusiondiff.records.definition import definition_calls
+from fusiondiff.records.model import FusionRecord, KernelRecord, TensorMeta
 
 _GATHER_TABLE_ARG = {"ops.index_select": 0, "ops.take_along_axis": 0, "ops.gather": 0, "ops.embedding_fwd": 1}
 """Gathering op -> position of the tensor it reads rows from."""

@@ -5,7 +5,7 @@ Under torchrun a rank times its fusions when the capture block ends (``live.timi
 collective ever lands in a timed sample, and without this module none would be recorded at all.
 :func:`communication_trace` runs torch.profiler with CUDA activity only across the capture block
 and keeps, from its kernels, only the communication kernels
-(:func:`fusiondiff.distributed.is_communication_kernel`), one :class:`CommunicationKernel` per
+(:func:`fusiondiff.records.distributed.is_communication_kernel`), one :class:`CommunicationKernel` per
 kernel name. It never times anything and never waits on a collective while the block runs.
 
 What it must never do is change the session: anything that stops it from starting (``--timer
@@ -26,12 +26,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from fusiondiff import distributed
-from fusiondiff.errors import ProfilerError, exception_line
-from fusiondiff.model import KINETO, CommunicationKernel, LaunchConfig, TimerName
 from fusiondiff.recording import cupti_owner
 from fusiondiff.recording.kineto import exported_trace, kernel_event, launch_from_args
 from fusiondiff.recording.timing import KernelEvent
+from fusiondiff.records import distributed
+from fusiondiff.records.errors import ProfilerError, exception_line
+from fusiondiff.records.model import KINETO, CommunicationKernel, LaunchConfig, TimerName
 
 MAX_SAMPLES = 10_000
 """Per kernel name, the calls whose durations are kept (the first ones); ``calls`` and ``total_ns``
@@ -180,7 +180,7 @@ def _stop(prof: Any, keep: bool) -> None:
 @contextlib.contextmanager
 def communication_trace(enabled: bool = True, timer: TimerName = KINETO) -> Iterator[CommunicationTrace]:
     """Record the communication kernels run during the block, only under torchrun
-    (:func:`fusiondiff.distributed.rank_from_env`) and when ``enabled``; elsewhere a no-op.
+    (:func:`fusiondiff.records.distributed.rank_from_env`) and when ``enabled``; elsewhere a no-op.
 
     ``timer`` is the capture's kernel-record source: under ``nvfuser`` nothing starts (CUPTI is
     nvFuser's profiler's). Whatever goes wrong in starting or reading, the block runs as it would

@@ -36,8 +36,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from fusiondiff.errors import ProfilerError
-from fusiondiff.model import KINETO, NVFUSER, SEED_METHOD, TimerName
+from fusiondiff.records.errors import ProfilerError
+from fusiondiff.records.model import KINETO, NVFUSER, SEED_METHOD, TimerName
 
 TORCH_PROFILER = "torch.profiler"
 NVFUSER_PROFILER = "nvFuser PythonProfiler"

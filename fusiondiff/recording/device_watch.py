@@ -23,8 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fusiondiff.conditions import DeviceActivity, GpuProcess, HostTiming, TimingConditions
-from fusiondiff.replay.stages import TOKEN_ENV
+from fusiondiff.records.conditions import DeviceActivity, GpuProcess, HostTiming, TimingConditions
 
 POLICIES = (
     ("power", "NVML_PERF_POLICY_POWER"),
@@ -39,6 +38,10 @@ POLICIES = (
 """NVML's violation policies read, by the name they are recorded under."""
 MAX_SAMPLES = 64
 """NVML samples kept per series and fusion."""
+
+TOKEN_ENV = "FUSIONDIFF_ROUNDTRIP_RUN"
+"""Set in every replay process of one round trip, so Ctrl-C can stop exactly those, and a replay
+can tell its idle neighbours (started ahead on its GPU) from other processes there."""
 
 
 @functools.cache
@@ -234,7 +237,7 @@ class DeviceWatch:
 
 def round_trip_spares(pids: list[int], proc: Path = Path("/proc")) -> set[int]:
     """Those of ``pids`` that are replays of this process's own round trip (the same
-    :data:`~fusiondiff.replay.stages.TOKEN_ENV` in their environment); none outside a round trip or
+    :data:`TOKEN_ENV` in their environment); none outside a round trip or
     where ``/proc`` cannot be read."""
     token = os.environ.get(TOKEN_ENV)
     if not token:

@@ -14,9 +14,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from fusiondiff.distributed import process_group_backend, rank_from_env
-from fusiondiff.environment import Environment
-from fusiondiff.model import FusionRecord
+from fusiondiff.records.distributed import process_group_backend, rank_from_env
+from fusiondiff.records.environment import Environment
+from fusiondiff.records.model import FusionRecord
 
 
 def nvfuser_variables() -> dict[str, str]:
@@ -92,7 +92,7 @@ def collect_environment(device_index: int | None = None) -> Environment:
     ``device_index`` (default: the current CUDA device)."""
     import torch
 
-    from fusiondiff.version import __version__
+    from fusiondiff.records.version import __version__
 
     fields: dict[str, object] = rank_fields()
     if torch.cuda.is_available():

@@ -9,10 +9,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fusiondiff.definition import definition_calls, tagged_structural_hash
-from fusiondiff.model import FusionRecord, Segmentation, Timing
 from fusiondiff.recording import nvfuser_adapter as nvf
 from fusiondiff.recording.environment import current_device_index
+from fusiondiff.records.definition import definition_calls, tagged_structural_hash
+from fusiondiff.records.model import FusionRecord, Segmentation, Timing
 
 OUT_OF_MEMORY = "not timed: the GPU ran out of memory for fusiondiff's copies of its inputs and its L2 flush buffer"
 """The warning on a record that could not be timed for want of GPU memory."""

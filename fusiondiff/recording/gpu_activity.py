@@ -20,8 +20,8 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from fusiondiff.conditions import MAX_OTHER_KERNELS, OtherKernel, OtherWork
 from fusiondiff.recording.timing import KernelEvent, SampledRun
+from fusiondiff.records.conditions import MAX_OTHER_KERNELS, OtherKernel, OtherWork
 
 SAMPLE_PREFIX = "fusiondiff/sample/"
 """The name of each sample's ``record_function`` range, followed by its index (Kineto's timer opens them)."""

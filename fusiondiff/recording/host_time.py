@@ -2,7 +2,7 @@
 
 A fusion whose call takes longer on the host than its kernels take on the GPU keeps the GPU
 waiting: the session is host-bound there, whatever the kernels' times say. Three host times are
-recorded per fusion record (:class:`fusiondiff.conditions.HostTiming`):
+recorded per fusion record (:class:`fusiondiff.records.conditions.HostTiming`):
 
 - ``fd.execute`` in the timing protocol's warm-ups, on fusiondiff's copies: the same measurement on
   the live side and in a replay (:class:`WarmupClock`);
@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
-from fusiondiff.conditions import HostTiming, TimingConditions
+from fusiondiff.records.conditions import HostTiming, TimingConditions
 
 MAX_CALLS = 200
 """Host times kept per record and kind (the first calls after the first; a step repeats them)."""

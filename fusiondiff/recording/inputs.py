@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from fusiondiff.errors import ReplayError
-from fusiondiff.model import TensorMeta, alignment_of
 from fusiondiff.recording.synthesis import (
     INT_RANGES,
     exact_storage,
@@ -20,6 +18,8 @@ from fusiondiff.recording.synthesis import (
     synthesize_storage,
     synthesized_numel,
 )
+from fusiondiff.records.errors import ReplayError
+from fusiondiff.records.model import TensorMeta, alignment_of
 
 _INTEGER_KINDS = ("int", "uint", "bool")
 

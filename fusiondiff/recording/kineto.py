@@ -19,11 +19,11 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from fusiondiff.errors import ProfilerError
-from fusiondiff.model import KINETO, LaunchConfig
 from fusiondiff.recording import cupti_owner
 from fusiondiff.recording.gpu_activity import SAMPLE_PREFIX, with_other_work
 from fusiondiff.recording.timing import KernelEvent, KernelSource, SampledRun
+from fusiondiff.records.errors import ProfilerError
+from fusiondiff.records.model import KINETO, LaunchConfig
 
 CANARY_RANGE = "fusiondiff/canary"
 _LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")

@@ -12,9 +12,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from fusiondiff.errors import CaptureError, exception_line
-from fusiondiff.kernel_names import normalize_kernel_names, parse_kernel_name
-from fusiondiff.model import (
+from fusiondiff.records.errors import CaptureError, exception_line
+from fusiondiff.records.kernel_names import normalize_kernel_names, parse_kernel_name
+from fusiondiff.records.model import (
     FailureKind,
     FusionFailure,
     Segment,

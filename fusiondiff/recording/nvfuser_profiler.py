@@ -14,7 +14,7 @@ order by their CUPTI correlation id, which CUPTI hands out in call order. The pr
 that the next profiled run overwrites, so every field is copied out at once.
 
 ``input_bytes`` counts each input tensor whole, so the bandwidth figures can be wrong by
-construction; they are kept as :class:`~fusiondiff.model.ReportedBandwidth` and judged by
+construction; they are kept as :class:`~fusiondiff.records.model.ReportedBandwidth` and judged by
 :mod:`fusiondiff.recording.bandwidth`, never shown as facts.
 """
 
@@ -25,10 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fusiondiff.errors import ProfilerError
-from fusiondiff.model import NVFUSER, LaunchConfig
 from fusiondiff.recording import cupti_owner
 from fusiondiff.recording.timing import KernelEvent, KernelSource, SampledRun
+from fusiondiff.records.errors import ProfilerError
+from fusiondiff.records.model import NVFUSER, LaunchConfig
 
 _INTS = re.compile(r"-?\d+")
 

@@ -16,20 +16,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
-from fusiondiff.definition import definition_hash, structural_hash
-from fusiondiff.environment import Environment
-from fusiondiff.errors import CaptureError, FusionDiffError, ProfilerError, exception_line
-from fusiondiff.model import (
-    Capture,
-    CaptureKind,
-    TimingProtocol,
-    traced_name,
-)
-from fusiondiff.options import RecordingOptions
-from fusiondiff.progress import Progress, silent
 from fusiondiff.recording import cupti_owner
 from fusiondiff.recording import inputs as input_tools
 from fusiondiff.recording import nvfuser_adapter as nvf
@@ -50,6 +39,17 @@ from fusiondiff.recording.intercept import intercepting
 from fusiondiff.recording.kineto import profiler_active
 from fusiondiff.recording.sampling import Sampler
 from fusiondiff.recording.timing import KernelSource, noise_summary
+from fusiondiff.records.definition import definition_hash, structural_hash
+from fusiondiff.records.environment import Environment
+from fusiondiff.records.errors import CaptureError, FusionDiffError, ProfilerError, exception_line
+from fusiondiff.records.model import (
+    Capture,
+    CaptureKind,
+    TimingProtocol,
+    traced_name,
+)
+from fusiondiff.records.options import RecordingOptions
+from fusiondiff.records.progress import Progress, silent
 
 
 class Recorder:
@@ -178,7 +178,7 @@ class Recorder:
             self._definitions[id(fd)] = cached
         return cached[1], cached[2], cached[3]
 
-    def _override(self, fd: Any, inputs: Any) -> Any:
+    def override_inputs(self, fd: Any, inputs: Any) -> Any:
         if self.input_override is None:
             return inputs
         # matched on the structural hash, like the differ: the script may be a rebuilt print of
@@ -209,13 +209,13 @@ class Recorder:
         except Exception as exc:  # noqa: BLE001 - a recording failure must not break the session
             self.errors.append(CaptureError(f"recording failed: {type(exc).__name__}: {exception_line(exc)}"))
 
-    def _before(self, fd: Any, inputs: Sequence[Any], kwargs: dict[str, Any]) -> Seen | None:
+    def before(self, fd: Any, inputs: Sequence[Any], kwargs: dict[str, Any]) -> Seen | None:
         """Before an execution: its key, and for a new one the inputs as the fusion will read them."""
         with self._locked_keeping_errors():
             return self._before_locked(fd, list(inputs), kwargs)
         return None  # the failure was kept
 
-    def _after(self, seen: Seen) -> None:
+    def after(self, seen: Seen) -> None:
         """After the execution succeeded: count a repeat, or record (and time inline) a new one."""
         with self._locked_keeping_errors():
             self._after_locked(seen)
@@ -233,7 +233,7 @@ class Recorder:
             return seen
         seen.metas = list(input_tools.describe_inputs(inputs))
         if self.save_inputs:
-            # a counter, not len(self._order): two threads may be between _before and _after at once
+            # a counter, not len(self._order): two threads may be between before and after at once
             index = self._snapshots
             self._snapshots += 1
             for i, value in enumerate(inputs):
@@ -259,11 +259,15 @@ class Recorder:
             seen.copies, seen.out_of_memory = [], True
             release_cached_memory()
 
-    def _is_new(self, seen: Seen) -> bool:
+    def is_pending(self, key: Hashable) -> bool:
+        """An execution of this key is recorded and waits for its timing: a call of it is a repeat."""
+        return key in self._pending
+
+    def is_new(self, seen: Seen) -> bool:
         """A first execution of its kind (not a repeat of a recorded one)."""
         return (seen.copies is not None or seen.copy_after) and seen.key not in self._pending
 
-    def _failed(self, seen: Seen, exc: BaseException) -> None:
+    def failed(self, seen: Seen, exc: BaseException) -> None:
         """The execution raised: keep its record, with its inputs and the failure, untimed. After an
         illegal address the CUDA context is lost, so nothing else is timed either."""
         with self._locked_keeping_errors():
@@ -287,7 +291,7 @@ class Recorder:
             pending.calls += 1
             return
         if seen.copies is None and not seen.copy_after:
-            # a repeat when _before saw it, yet no longer pending: nothing to record it with
+            # a repeat when before saw it, yet no longer pending: nothing to record it with
             return
         if seen.copy_after:
             self._copy_inputs(seen)
@@ -304,7 +308,7 @@ class Recorder:
         self._pending[seen.key] = pending
         self._order.append(seen.key)
         copies, seen.copies, seen.inputs = seen.copies, None, []
-        assert copies is not None  # a new execution (_is_new) always has its copies
+        assert copies is not None  # a new execution (is_new) always has its copies
         if seen.out_of_memory:
             self._keep_untimed_for_memory(pending)
         elif time_now:

@@ -17,13 +17,13 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from fusiondiff.model import NVFUSER, FusionRecord, TimingProtocol
 from fusiondiff.recording import nvfuser_adapter as nvf
 from fusiondiff.recording.bandwidth import flag_bandwidth
 from fusiondiff.recording.device_watch import DeviceWatch, timing_conditions
 from fusiondiff.recording.host_time import WarmupClock
 from fusiondiff.recording.sources import kernel_source_for
 from fusiondiff.recording.timing import KernelSource, kernel_records, measure
+from fusiondiff.records.model import NVFUSER, FusionRecord, TimingProtocol
 
 
 class Sampler:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fusiondiff.model import SEED_METHOD, LaunchConfig, TimingProtocol
 from fusiondiff.recording import cupti_owner
 from fusiondiff.recording.timing import KernelEvent, KernelSource, SampledRun
+from fusiondiff.records.model import SEED_METHOD, LaunchConfig, TimingProtocol
 
 SEED_PROTOCOL = TimingProtocol(method=SEED_METHOD, warmup=5, samples=1, l2_mode="warm")
 """The seed's measurement as a protocol: 5 warm-ups, one profiled call, no L2 flush."""

@@ -1,6 +1,6 @@
 """The kernel-record sources, by the timer name that selects them (``TimingProtocol.method``).
 
-One entry per :data:`fusiondiff.model.TimerName`: a new source is a :class:`KernelSource` subclass
+One entry per :data:`fusiondiff.records.model.TimerName`: a new source is a :class:`KernelSource` subclass
 in its own module, named here and in :data:`fusiondiff.recording.cupti_owner.SUBSCRIBER_OF_SOURCE`.
 The recorder takes its source from here unless one is given to it
 (:class:`fusiondiff.recording.recorder.Recorder`'s ``kernel_source``), as tests give scripted ones.
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fusiondiff.errors import CaptureError
-from fusiondiff.model import KINETO, NVFUSER, SEED_METHOD, TimerName
 from fusiondiff.recording.kineto import KinetoSource
 from fusiondiff.recording.nvfuser_profiler import NvfuserProfilerSource
 from fusiondiff.recording.seed_method import SeedMethodSource
 from fusiondiff.recording.timing import KernelSource
+from fusiondiff.records.errors import CaptureError
+from fusiondiff.records.model import KINETO, NVFUSER, SEED_METHOD, TimerName
 
 Canary = Callable[[], None]
 """Launches one small kernel: a source that checks CUPTI delivers events launches it in its window."""

@@ -4,7 +4,7 @@
 and ``fusiondiff repro`` copies the source of :data:`SCRIPT_HELPERS` into the scripts it writes
 (``inspect.getsource``), so a replay and a repro script draw inputs the same way. Those functions
 therefore use only torch and the standard library, import torch themselves, and call nothing
-but each other (and :func:`fusiondiff.model.alignment_of`, copied with them): a script must run
+but each other (and :func:`fusiondiff.records.model.alignment_of`, copied with them): a script must run
 where fusiondiff is not installed. Importing this module does
 not import torch.
 """
@@ -15,7 +15,7 @@ import math
 import sys
 from typing import Any
 
-from fusiondiff.model import TensorMeta, alignment_of, view_extent
+from fusiondiff.records.model import TensorMeta, alignment_of, view_extent
 
 INT_RANGES = {
     "torch.uint8": (0, 2**8 - 1),
@@ -50,7 +50,7 @@ def int_range(dtype: str, min_value: float | None, max_value: float | None) -> t
 
 def synthesized_numel(meta: TensorMeta) -> int:
     """Elements of a synthesized storage: the recorded storage size, grown to what ``as_strided``
-    reaches (:func:`~fusiondiff.model.view_extent`) when the record says less."""
+    reaches (:func:`~fusiondiff.records.model.view_extent`) when the record says less."""
     return max(int(meta.storage_numel), view_extent(meta))
 
 

@@ -24,11 +24,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from fusiondiff.conditions import OtherWork
-from fusiondiff.distributed import communication_apart
-from fusiondiff.errors import ProfilerError
-from fusiondiff.kernel_names import parse_kernel_name
-from fusiondiff.model import (
+from fusiondiff.records.conditions import OtherWork
+from fusiondiff.records.distributed import communication_apart
+from fusiondiff.records.errors import ProfilerError
+from fusiondiff.records.kernel_names import parse_kernel_name
+from fusiondiff.records.model import (
     KINETO,
     KernelRecord,
     LaunchConfig,

@@ -18,16 +18,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from fusiondiff.blocks.recorder import recorder_class
-from fusiondiff.errors import CaptureError, FusionDiffError, ReplayError, exception_line, not_a_file
-from fusiondiff.files import write_text
-from fusiondiff.model import FusionRecord
-from fusiondiff.options import RecordingOptions
-from fusiondiff.progress import Progress
+from fusiondiff.io.files import write_text
+from fusiondiff.io.store import save_capture
+from fusiondiff.records.errors import CaptureError, FusionDiffError, ReplayError, exception_line, not_a_file
+from fusiondiff.records.model import FusionRecord
+from fusiondiff.records.options import RecordingOptions
+from fusiondiff.records.progress import Progress
 from fusiondiff.replay import process_setup
 from fusiondiff.replay.phases import PhaseLog
 from fusiondiff.replay.stages import GATE_CONTEXT, GATE_IMPORTS, GATES, STAGED_GATES, Gates
-from fusiondiff.store import save_capture
+from fusiondiff.replay.timeline_recorder import recorder_class
 
 
 class ReplayTimeout(BaseException):
@@ -72,7 +72,7 @@ class InputSubstitution:
     """Replaces a script's inputs by the live side's, matched on the definition hash."""
 
     def __init__(self, capture_path: str):
-        from fusiondiff.store import load_capture, load_tensors, tensors_path_for
+        from fusiondiff.io.store import load_capture, load_tensors, tensors_path_for
 
         capture = load_capture(capture_path)
         self.by_hash: dict[str, FusionRecord] = {}

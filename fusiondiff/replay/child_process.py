@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from fusiondiff.progress import Progress
+from fusiondiff.records.progress import Progress
 from fusiondiff.replay.child import ReplayOutcome
 from fusiondiff.replay.fork_server import ForkedProcess, ForkServer
 from fusiondiff.replay.phases import phases_path_for

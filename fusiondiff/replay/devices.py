@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from fusiondiff.errors import ReplayError
+from fusiondiff.records.errors import ReplayError
 
 _CUDA_STRING = re.compile(r"cuda:(\d+)")
 _ORDINAL_CALLS = frozenset({"device", "set_device", "cuda", "to"})

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from fusiondiff.errors import ReplayError
+from fusiondiff.records.errors import ReplayError
 
 MAX_MESSAGE = 1 << 20
 """The largest request or answer (a replay's parameters: its script paths and options)."""

@@ -18,7 +18,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from fusiondiff.errors import ReplayError
+from fusiondiff.records.errors import ReplayError
 from fusiondiff.replay import legacy_rules as rules
 from fusiondiff.replay.legacy_rewrite import Rewriter
 from fusiondiff.replay.legacy_scope import DIRECT_MODULE, Edit, short_text

@@ -80,7 +80,7 @@ class PhaseLog:
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """Written atomically (never a half-written file, as a full disk would leave); a failure is
-        an :class:`~fusiondiff.errors.OutputError` naming the file."""
-        from fusiondiff.files import write_text
+        an :class:`~fusiondiff.records.errors.OutputError` naming the file."""
+        from fusiondiff.io.files import write_text
 
         write_text(path, json.dumps(self.to_jsonable(), indent=1))

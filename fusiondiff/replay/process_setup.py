@@ -8,7 +8,7 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 
-from fusiondiff.options import RecordingOptions
+from fusiondiff.records.options import RecordingOptions
 from fusiondiff.replay.phases import PhaseLog
 
 PROFILER_IMPORTS = ("torch._inductor.config",)
@@ -85,8 +85,8 @@ def open_profiler_once(options: RecordingOptions) -> None:
     samples are timed through torch.profiler (CUPTI takes one subscriber per process: under
     ``--timer nvfuser`` torch.profiler must never run), and only where
     :func:`~fusiondiff.recording.cupti_owner.claim` allows it; it launches no kernel."""
-    from fusiondiff.errors import ProfilerError
     from fusiondiff.recording import cupti_owner
+    from fusiondiff.records.errors import ProfilerError
 
     if not cupti_owner.starts_torch_profiler(options.protocol.method):
         return

@@ -29,8 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypeGuard
 
-from fusiondiff.definition import definition_calls
-from fusiondiff.errors import ReplayError
+from fusiondiff.records.definition import definition_calls
+from fusiondiff.records.errors import ReplayError
 
 _FLOAT_LITERAL = re.compile(r"(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?")
 """A decimal number token as Python writes it (``1.``, ``.5``, ``1e-05``; not hex, underscores or

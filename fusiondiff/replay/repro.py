@@ -20,12 +20,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from fusiondiff.environment import Environment
-from fusiondiff.errors import FusionDiffError, ReplayError
-from fusiondiff.files import check_not_input
-from fusiondiff.model import Capture, FusionRecord, TensorMeta
+from fusiondiff.io.files import check_not_input
+from fusiondiff.io.store import load_capture, tensors_path_for
 from fusiondiff.recording import synthesis
 from fusiondiff.recording.synthesis import INT_RANGES, int_range, synthesized_numel
+from fusiondiff.records.environment import Environment
+from fusiondiff.records.errors import FusionDiffError, ReplayError
+from fusiondiff.records.model import Capture, FusionRecord, TensorMeta
 from fusiondiff.replay.legacy import translate_legacy
 from fusiondiff.replay.rebuild import Rebuilt, faithful_definition
 from fusiondiff.replay.saved_inputs import usable_saved_inputs
@@ -38,7 +39,6 @@ from fusiondiff.replay.script_safety import (
     literal_list,
     text_literal,
 )
-from fusiondiff.store import load_capture, tensors_path_for
 
 _MAX_STEM = 80
 """Longest file name stem of a written script, before its suffixes (names come from captures)."""
@@ -93,7 +93,7 @@ def write_repros(
 ) -> list[Path]:
     """Write repro scripts for a capture's fusions; returns the paths written.
 
-    One script per distinct fusion (:attr:`~fusiondiff.model.FusionRecord.replay_key`, as the round
+    One script per distinct fusion (:attr:`~fusiondiff.records.model.FusionRecord.replay_key`, as the round
     trip replays them), for its first record; ``every_record``: one per record (``progress`` hears
     how many records the scripts stand for). One script (the capture's only fusion, or the one
     ``fusion`` selects, see :func:`select_fusions`): ``output`` is the script, unless it is an
@@ -161,10 +161,10 @@ def write_repros(
 
 def select_fusions(capture: Capture, fusion: str | None = None, origin: str = "capture") -> tuple[FusionRecord, ...]:
     """The capture's fusions, or the one ``fusion`` names in the ``--fusion`` grammar of every
-    command (:mod:`fusiondiff.report.filters`): ``#N`` (as ``fusiondiff show`` numbers them), a
+    command (:mod:`fusiondiff.records.fusion_spec`): ``#N`` (as ``fusiondiff show`` numbers them), a
     name, a key or the start of one. Two records can share a key (one region run with inputs of
     different alignment, or with other options): ``#N`` selects each of them."""
-    from fusiondiff.report.filters import fusion_positions, several_named
+    from fusiondiff.records.fusion_spec import fusion_positions, several_named
 
     fusions = capture.fusions
     if not fusions:
@@ -215,7 +215,7 @@ def _definition(fusion: FusionRecord) -> tuple[str, str]:
 def _header(
     fusion: FusionRecord, env: Environment, capture_name: str | None, exact: bool, notes: Sequence[str]
 ) -> list[str]:
-    from fusiondiff.version import __version__
+    from fusiondiff.records.version import __version__
 
     def known(value: object) -> str:
         return _one_line(str(value)) if value is not None else "unknown"

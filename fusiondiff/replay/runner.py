@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fusiondiff import live_side
-from fusiondiff.errors import ReplayError, not_a_file
-from fusiondiff.options import RecordingOptions
-from fusiondiff.progress import Progress, silent
+from fusiondiff.recording import live_side
+from fusiondiff.records.errors import ReplayError, not_a_file
+from fusiondiff.records.options import RecordingOptions
+from fusiondiff.records.progress import Progress, silent
 from fusiondiff.replay.child import ReplayOutcome, read_script, run_replay
 from fusiondiff.replay.child_process import ChildReplay, child_command
 from fusiondiff.replay.fork_server import ForkServer
@@ -158,7 +158,7 @@ def _child_params(
     scripts = expand_scripts(scripts)
     sources = [(script, _checked_source(script)) for script in scripts]
     if inputs_capture is not None:
-        from fusiondiff.store import load_capture
+        from fusiondiff.io.store import load_capture
 
         load_capture(inputs_capture)  # a bad --inputs file fails before the script runs
     params = {
@@ -199,7 +199,7 @@ def replay_scripts(
     ``device`` is the GPU (index among those visible) to replay on; a CUDA ordinal a script pins
     that the machine lacks is replayed on the current device either way
     (:mod:`fusiondiff.replay.devices`). Torch and nvFuser are looked for first
-    (:func:`fusiondiff.live_side.require`), after the scripts themselves: without them nothing starts.
+    (:func:`fusiondiff.recording.live_side.require`), after the scripts themselves: without them nothing starts.
     With ``phases``, the child writes its phases' wall-clock times beside the log
     (:func:`fusiondiff.replay.phases.phases_path_for`)."""
     for script in expand_scripts(scripts):  # a path that is no script is the first thing to say

@@ -18,8 +18,8 @@ import struct
 from collections.abc import Iterable
 from pathlib import Path
 
-from fusiondiff.diff.compare import itemsize_bytes
-from fusiondiff.model import FusionRecord, view_extent
+from fusiondiff.records.dtypes import itemsize_bytes
+from fusiondiff.records.model import FusionRecord, view_extent
 
 MAX_HEADER_BYTES = 100 * 2**20
 """Largest header the safetensors format allows."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
-from fusiondiff.errors import ReplayError
+from fusiondiff.records.errors import ReplayError
 
 
 def script_nvfuser_env(source: str, filename: str = "<script>") -> dict[str, str]:

@@ -19,8 +19,8 @@ import tokenize
 from pathlib import Path
 from typing import NoReturn
 
-from fusiondiff.errors import ReplayError
-from fusiondiff.escape import printable
+from fusiondiff.records.errors import ReplayError
+from fusiondiff.records.escape import printable
 
 ENCODING_LINE = "# -*- coding: utf-8 -*-"
 """Line 1 of every script: the codec is ours, whatever a capture holds."""
@@ -64,7 +64,7 @@ def write_script(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` as UTF-8 to ``path`` atomically, and keep it only once :func:`prove_script`
     holds for the bytes written (read back from the file itself); otherwise nothing is left and
     :class:`ReplayError` says why in one line."""
-    from fusiondiff.files import atomic_write
+    from fusiondiff.io.files import atomic_write
 
     where = printable(str(path))
     try:

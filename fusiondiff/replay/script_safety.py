@@ -20,8 +20,8 @@ import re
 from collections.abc import Iterable
 from typing import NoReturn
 
-from fusiondiff.errors import ReplayError
-from fusiondiff.escape import printable
+from fusiondiff.records.errors import ReplayError
+from fusiondiff.records.escape import printable
 
 FD = "fd"
 """The one parameter a definition takes: the ``FusionDefinition`` it fills."""

@@ -25,10 +25,6 @@ from __future__ import annotations
 
 import sys
 
-TOKEN_ENV = "FUSIONDIFF_ROUNDTRIP_RUN"
-"""Set in every replay process of one round trip, so Ctrl-C can stop exactly those, and a replay
-can tell its idle neighbours (started ahead on its GPU) from other processes there."""
-
 GATE_IMPORTS = "imports"
 GATE_CONTEXT = "context"
 GATE_GPU = "gpu"

@@ -16,7 +16,7 @@ perfetto  ``.perfetto.json``,         Chrome trace-event JSON for ui.perfetto.de
 
 A plain ``.json`` is the diff record: a trace is JSON too, so it takes the longer suffixes (or
 ``--format perfetto``, which wins over any suffix). Any of them may end in ``.gz``: the file is
-then gzipped (:func:`fusiondiff.files.write_text`). Renderer modules and the records are imported
+then gzipped (:func:`fusiondiff.io.files.write_text`). Renderer modules and the records are imported
 when asked for, so ``import fusiondiff.report`` stays light (the command line reads the table while
 it builds its parser).
 """
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fusiondiff.errors import ReportError
+from fusiondiff.records.errors import ReportError
 
 if TYPE_CHECKING:
     from fusiondiff.report.interface import DiffReport, Renderer
@@ -124,7 +124,7 @@ def get_renderer(name: str, sm_tracks: bool = False) -> Renderer:
     if not sm_tracks:
         return cls()
     if name != "perfetto":
-        from fusiondiff.errors import ReportError
+        from fusiondiff.records.errors import ReportError
 
         raise ReportError(f"--sm-tracks is for the Perfetto trace (--format perfetto), not {name}")
     return cls(sm_tracks=True)

@@ -76,9 +76,9 @@ class Strip:
 def run_marks(
     start: npt.NDArray[np.int64], end: npt.NDArray[np.int64], sm: npt.NDArray[np.int64]
 ) -> tuple[tuple[float, ...], tuple[float, float]]:
-    """The wave starts and the tail of one run, as :func:`fusiondiff.blocks.stats.run_stats` counts
+    """The wave starts and the tail of one run, as :func:`fusiondiff.records.block_stats.run_stats` counts
     them (times from the run's first CTA start)."""
-    from fusiondiff.blocks.stats import run_stats
+    from fusiondiff.records.block_stats import run_stats
 
     stats = run_stats(start, end, sm)
     origin = int(start.min())

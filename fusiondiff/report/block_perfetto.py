@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from fusiondiff.blocks.model import KernelTimeline
+from fusiondiff.records.blocks import KernelTimeline
 from fusiondiff.report.blocks import shown_run
 
 PID = {"A": 5, "B": 6}

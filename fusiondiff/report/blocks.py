@@ -1,6 +1,6 @@
 """The block level in the text and Markdown reports: per matched kernel and side, what its
 measured timeline says (SMs used, waves, tail, start skew, CTA durations, the probe's overhead),
-or why it has none. Numbers come from the records (:mod:`fusiondiff.blocks.model`); units are
+or why it has none. Numbers come from the records (:mod:`fusiondiff.records.blocks`); units are
 chosen here.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from fusiondiff.blocks.model import KernelTimeline
+from fusiondiff.records.blocks import KernelTimeline
 from fusiondiff.report.interface import DiffReport
 
 HEADER = (
@@ -204,7 +204,7 @@ def block_section(report: DiffReport, width: int | None = None) -> str:
     """:func:`block_text` as the text that follows the terminal summary, every line escaped (kernel
     names and refusal details come from captures) and fitted to ``width``; empty when nothing was
     recorded."""
-    from fusiondiff.escape import printable
+    from fusiondiff.records.escape import printable
     from fusiondiff.report.layout import fit_all
 
     lines = fit_all(block_text(report, width), width)
@@ -214,8 +214,8 @@ def block_section(report: DiffReport, width: int | None = None) -> str:
 def cta_rows(side: str | None, capture: Any, arrays: Mapping[tuple[int, int], Any]) -> Iterator[dict[str, Any]]:
     """One row per measured CTA of ``capture`` (its arrays by fusion index and kernel order): for a
     notebook's ``to_dataframe("ctas")``. Times in us from the run's first CTA start."""
-    from fusiondiff.kernel_names import parse_kernel_name
-    from fusiondiff.model import traced_name
+    from fusiondiff.records.kernel_names import parse_kernel_name
+    from fusiondiff.records.model import traced_name
 
     for (index, order), found in sorted(arrays.items()):
         fusion = capture.fusions[index]

@@ -3,7 +3,7 @@
 Both documents carry the same content (verdict, ranked findings, the fusion and kernel table, both
 environments side by side, recorded differences, unified diffs of definitions and CUDA sources);
 only the markup differs. Times stay in nanoseconds here; a table's unit is chosen for its column
-(:func:`timing_column`, :class:`fusiondiff.units.Column`).
+(:func:`timing_column`, :class:`fusiondiff.records.units.Column`).
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from typing import Any
 from fusiondiff.diff.clocks import is_idle, max_clock_mhz, timed_clock
 from fusiondiff.diff.records import Finding, FusionPair, PropertyChange, TimingVerdict
 from fusiondiff.diff.rules_setup import CLOCK_TOLERANCE
-from fusiondiff.kernel_names import parse_kernel_name
-from fusiondiff.model import Capture, KernelRecord, LaunchConfig, TensorMeta
+from fusiondiff.records.kernel_names import parse_kernel_name
+from fusiondiff.records.model import Capture, KernelRecord, LaunchConfig, TensorMeta
+from fusiondiff.records.units import Column, duration, p_value, ratio  # noqa: F401 - renderers read them from here
 from fusiondiff.report.diff_text import P_VALUE_DASH  # noqa: F401 - renderers read it from here
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.paths import scrub_paths, scrubbed_evidence, short_list  # noqa: F401 - renderers read it from here, scrubbed_evidence
-from fusiondiff.units import Column, duration, p_value, ratio  # noqa: F401 - renderers read them from here
 
 MAX_PROPERTY_ROWS = 60
 """Recorded differences listed in a document; the diff record holds all of them."""

@@ -7,17 +7,17 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from fusiondiff.codec import to_jsonable
 from fusiondiff.diff.ledger import fidelity_findings
 from fusiondiff.diff.records import DiffResult, Finding, FusionPair, TimingVerdict
-from fusiondiff.escape import printable
-from fusiondiff.model import traced_name
+from fusiondiff.records.codec import to_jsonable
+from fusiondiff.records.escape import printable
+from fusiondiff.records.model import traced_name
+from fusiondiff.records.units import Column, duration, p_value, ratio
 from fusiondiff.report import wording
 from fusiondiff.report.layout import fit_all
 from fusiondiff.report.paths import short_list
 from fusiondiff.report.questions import fidelity_line, host_line, kernel_line, question_views
 from fusiondiff.report.text import NAME_WIDTH
-from fusiondiff.units import Column, duration, p_value, ratio
 
 verdict_line = kernel_line
 """The kernel question's verdict line, by its older name (:func:`fusiondiff.report.questions.kernel_line`)."""
@@ -189,7 +189,7 @@ def _more_line(count: int, hint: str = "") -> list[str]:
 def render_diff_text(result: DiffResult, width: int | None = None) -> str:
     """A short terminal summary: per fusion the medians (us), ratio and verdict of B relative to
     A; unmatched fusions; ranked findings with their evidence; warnings. Plain text, every line
-    escaped (:func:`~fusiondiff.escape.printable`), since names and sources come from captures; no
+    escaped (:func:`~fusiondiff.records.escape.printable`), since names and sources come from captures; no
     line wider than ``width`` (:mod:`fusiondiff.report.layout`; None: as long as they are)."""
     lines = [
         "fusiondiff diff",

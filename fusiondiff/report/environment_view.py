@@ -1,7 +1,7 @@
 """What each side's timing ran beside, in the text, Markdown and HTML reports: per fusion and side,
 the host time of a call (apart from its kernels' time), how much of the sample windows other work
 of the process overlapped, other processes on the GPU, the clocks and the throttle reasons while
-the middle sample ran (:class:`fusiondiff.conditions.TimingConditions`). Numbers from the records,
+the middle sample ran (:class:`fusiondiff.records.conditions.TimingConditions`). Numbers from the records,
 units chosen here; empty when no record has them (files older than issue #27).
 """
 
@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from html import escape
 
-from fusiondiff.conditions import TimingConditions
 from fusiondiff.diff.context import fusion_gap_ns
 from fusiondiff.diff.rules_environment import THROTTLE_BITS
+from fusiondiff.records.conditions import TimingConditions
+from fusiondiff.records.units import duration
 from fusiondiff.report.environment_words import reasons_text
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.units import duration
 
 MAX_PAIRS = 12
 """Fusions shown: those the environment's findings name, then the largest gaps."""
@@ -94,7 +94,7 @@ _RULES = ("other_work", "other_processes", "gpu_throttled", "clocks_locked", "ho
 def conditions_text(report: DiffReport, width: int | None = None) -> str:
     """The section after the terminal summary, every line escaped (names come from captures), its
     columns folded into groups where the table is wider than ``width`` (:func:`layout.table`)."""
-    from fusiondiff.escape import printable
+    from fusiondiff.records.escape import printable
     from fusiondiff.report.layout import fit_all, table
 
     rows = list(conditions_rows(report))

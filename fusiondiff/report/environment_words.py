@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 
 from fusiondiff.diff.records import Evidence, Finding
-from fusiondiff.units import duration
+from fusiondiff.records.units import duration
 
 REASONS = (
     (0x1, "idle"),

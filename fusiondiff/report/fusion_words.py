@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fusiondiff.diff.records import Evidence, Finding
+from fusiondiff.records.units import duration, durations
 from fusiondiff.report.shown import by_field, dims, items, label, limited, ns, show
-from fusiondiff.units import duration, durations
 
 Words = tuple[str, list[str]]
 """A finding's title and its evidence lines."""

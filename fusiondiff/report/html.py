@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from fusiondiff.escape import printable, printable_lines
-from fusiondiff.model import Capture, traced_name
+from fusiondiff.records.escape import printable, printable_lines
+from fusiondiff.records.model import Capture, traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report import wording
 from fusiondiff.report.block_html import block_html
@@ -305,7 +305,7 @@ def _warnings(report: DiffReport) -> str:
 
 def diff_html_fragment(report: DiffReport) -> str:
     """The report's body as an HTML fragment with its own ``<style>`` (what a notebook shows)."""
-    from fusiondiff.version import __version__
+    from fusiondiff.records.version import __version__
 
     report = c.clean_report(report)
     result = report.result

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fusiondiff.diff.records import DiffResult, FusionPair, KernelPair
-from fusiondiff.model import Capture, FusionRecord, KernelRecord
+from fusiondiff.records.model import Capture, FusionRecord, KernelRecord
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class DiffReport:
     """Non-empty when the report was narrowed to some fusions (:mod:`fusiondiff.report.filters`):
     how, in one line, which every renderer shows next to the verdict."""
     arrays_a: Mapping[tuple[int, int], Any] = field(default_factory=dict)
-    """A's measured CTA arrays (:class:`fusiondiff.blocks.storage.KernelArrays`) by (fusion
+    """A's measured CTA arrays (:class:`fusiondiff.io.timelines.KernelArrays`) by (fusion
     index, kernel order), where they were read: the block-level views draw them."""
     arrays_b: Mapping[tuple[int, int], Any] = field(default_factory=dict)
 
@@ -67,13 +67,6 @@ class Renderer(ABC):
     name: str
     """The ``--format`` value that selects it: its entry in :data:`fusiondiff.report.REPORT_FORMATS`,
     the one table of formats, file suffixes and descriptions."""
-
-    @property
-    def suffix(self) -> str:
-        """File suffix of what it writes (``.md``), from the table of formats."""
-        from fusiondiff.report import report_format
-
-        return report_format(self.name).suffixes[0]
 
     @abstractmethod
     def render(self, report: DiffReport) -> str:

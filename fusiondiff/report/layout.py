@@ -1,7 +1,7 @@
 """Text laid out for a terminal's width (issue #41): a line too long for it is wrapped at its field
 separators, its continuation indented under it; a word longer than the width (an ATen kernel's C++
 signature) is broken across lines rather than run past the edge. The front chooses the width
-(:func:`fusiondiff.stdio.output_width`: the terminal's, 100 columns when the output is not one)."""
+(:func:`fusiondiff.front.stdio.output_width`: the terminal's, 100 columns when the output is not one)."""
 
 from __future__ import annotations
 

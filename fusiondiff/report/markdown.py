@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fusiondiff.model import traced_name
+from fusiondiff.records.model import traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report import md_text, wording
 from fusiondiff.report.blocks import block_markdown
@@ -198,7 +198,7 @@ def _warnings(report: DiffReport) -> list[str]:
 
 def render_markdown(report: DiffReport) -> str:
     """The whole Markdown report."""
-    from fusiondiff.version import __version__
+    from fusiondiff.records.version import __version__
 
     report = c.clean_report(report)
     sources, missing = c.source_diffs(report)

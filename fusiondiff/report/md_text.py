@@ -22,7 +22,7 @@ import html
 import re
 from collections.abc import Sequence
 
-from fusiondiff.escape import printable
+from fusiondiff.records.escape import printable
 
 _ALWAYS = frozenset("\\`*[<&|~@$")
 """Characters that open a construct wherever they are (``@``: an e-mail link; ``$``: GitHub's

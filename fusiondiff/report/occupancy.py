@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fusiondiff.environment import Environment
-from fusiondiff.model import LaunchConfig
+from fusiondiff.records.environment import Environment
+from fusiondiff.records.model import LaunchConfig
 
 
 @dataclass(frozen=True)

@@ -76,3 +76,15 @@ def _scrubbed_value(value: EvidenceValue) -> EvidenceValue:
     if isinstance(value, tuple):
         return tuple(_scrubbed_value(v) for v in value)
     return value
+
+
+def source_label(path: str | os.PathLike[str], source: str | None, *, whole: bool = False) -> str:
+    """How a diff names a side read from ``path``: the path as given, then what the capture ran
+    (:attr:`Capture.source`) with the recording machine's absolute paths cut and a long list of
+    scripts shortened (:mod:`fusiondiff.report.paths`), as reports show it. ``whole`` keeps what it
+    ran as recorded (:func:`diff_files` and the round trip's diff record)."""
+    if not source:
+        return str(path)
+    if not whole:
+        source = short_list(scrub_paths(source))
+    return f"{path} ({source})"

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from fusiondiff.diff.records import FusionPair, KernelPair, TimingVerdict
-from fusiondiff.model import Capture, FusionRecord, KernelRecord, traced_name
+from fusiondiff.records.model import Capture, FusionRecord, KernelRecord, traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report.block_perfetto import NOTE as MEASURED_NOTE
 from fusiondiff.report.block_perfetto import MeasuredSMs, block_args
@@ -231,7 +231,7 @@ def _kernel_verdicts(pair: FusionPair, side: str) -> dict[int, TimingVerdict | N
 def build_trace(report: DiffReport, sm_tracks: bool = False) -> dict[str, Any]:
     """The trace as JSON-ready data (see the module docstring); the per-SM tracks, derived and
     measured, only with ``sm_tracks``."""
-    from fusiondiff.version import __version__
+    from fusiondiff.records.version import __version__
 
     report = c.clean_report(report)
     result = report.result

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fusiondiff.diff.causes import QUESTIONS
 from fusiondiff.diff.ledger import fidelity_findings
 from fusiondiff.diff.records import DiffResult, Evidence, Finding, FusionPair, Ledger, LedgerEntry
-from fusiondiff.units import duration, durations, p_value, ratio
+from fusiondiff.records.units import duration, durations, p_value, ratio
 
 TITLES = {"kernel": "kernel time", "host": "host time per call", "fidelity": "repro fidelity"}
 """Each question's heading, in every output."""

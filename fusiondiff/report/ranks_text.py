@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from fusiondiff.diff.ranks import RankComparison, RanksResult
 from fusiondiff.diff.records import Finding
-from fusiondiff.escape import printable
+from fusiondiff.records.escape import printable
+from fusiondiff.records.units import Column, duration, durations
 from fusiondiff.report import wording
 from fusiondiff.report.diff_text import explains_text, verdict_line
-from fusiondiff.units import Column, duration, durations
 
 
 def _top_finding(comparison: RankComparison) -> str:

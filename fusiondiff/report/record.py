@@ -27,8 +27,8 @@ render many"). Layout (``DIFF_RECORD_VERSION`` 3)::
               "kind": "live",            # live | replay
               "source": "...",           # what ran (Capture.source)
               "capture_schema_version": 1,
-              "environment": {...},      # fusiondiff.environment.Environment
-              "protocol": {...}},        # fusiondiff.model.TimingProtocol
+              "environment": {...},      # fusiondiff.records.environment.Environment
+              "protocol": {...}},        # fusiondiff.records.model.TimingProtocol
         "B": {...}
       },
       "diff": {...},                     # fusiondiff.diff.records.DiffResult: pairs, unmatched,
@@ -40,7 +40,7 @@ render many"). Layout (``DIFF_RECORD_VERSION`` 3)::
                                          # else the normalized kernel name
          "a_ns": [...], "b_ns": [...]}   # empty on the side that lacks the kernel
       ],
-      "captures": {"A": {...}, "B": {...}}  # both whole capture records (fusiondiff.model.Capture)
+      "captures": {"A": {...}, "B": {...}}  # both whole capture records (fusiondiff.records.model.Capture)
     }
 
 Every time is in nanoseconds and every size in bytes, as in the capture records; words and units
@@ -60,12 +60,12 @@ import dataclasses
 import json
 from typing import Any
 
-from fusiondiff.codec import capture_from_jsonable, decode, to_jsonable
 from fusiondiff.diff.causes import node
 from fusiondiff.diff.records import DiffResult
-from fusiondiff.errors import CaptureFormatError, ReportError
-from fusiondiff.model import Capture
-from fusiondiff.notes import from_roundtrip
+from fusiondiff.records.codec import capture_from_jsonable, decode, to_jsonable
+from fusiondiff.records.errors import CaptureFormatError, ReportError
+from fusiondiff.records.model import Capture
+from fusiondiff.records.notes import from_roundtrip
 from fusiondiff.report.diff_text import json_safe, questions_json, verdict_line
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.wording import worded
@@ -115,7 +115,7 @@ def _samples(report: DiffReport) -> list[dict[str, Any]]:
 
 def build_diff_record(report: DiffReport) -> dict[str, Any]:
     """The diff record of ``report`` as JSON-ready data (see the module docstring for the layout)."""
-    from fusiondiff.version import __version__
+    from fusiondiff.records.version import __version__
 
     result = report.result
     sides = {}

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from fusiondiff.diff.records import Evidence, Finding
 from fusiondiff.diff.stats import MIN_SAMPLES
-from fusiondiff.model import SEED_METHOD
+from fusiondiff.records.model import SEED_METHOD
 from fusiondiff.report.shown import by_field, limited, mib, on_side, show, side_of
 
 Words = tuple[str, list[str]]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fusiondiff.diff.records import Evidence, EvidenceValue
-from fusiondiff.units import number
+from fusiondiff.records.units import number
 
 
 def show(value: object) -> str:

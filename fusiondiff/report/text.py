@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fusiondiff.escape import printable
-from fusiondiff.model import Capture, FusionRecord, KernelRecord, LaunchConfig, traced_name
+from fusiondiff.records.escape import printable
+from fusiondiff.records.model import Capture, FusionRecord, KernelRecord, LaunchConfig, traced_name
+from fusiondiff.records.units import Column, duration
 from fusiondiff.report.layout import fit_all
-from fusiondiff.units import Column, duration
 
 
 def _dims(d: tuple[int, int, int] | None) -> str:
@@ -117,7 +117,7 @@ def render_capture_text(
     ``shown`` are the positions of the fusions to print, in that order (``None``: all of them).
 
     Fusions are numbered ``#0``, ``#1``... by their position in the capture, which every
-    ``--fusion`` accepts. Every line is escaped (:func:`~fusiondiff.escape.printable`): a capture's
+    ``--fusion`` accepts. Every line is escaped (:func:`~fusiondiff.records.escape.printable`): a capture's
     names are someone else's text. Past ``max_fusions`` fusions, or ``max_kernels`` kernels of a
     fusion, one line says how many were left out and how to see them (``None``: no limit). No line
     is wider than ``width`` (:mod:`fusiondiff.report.layout`; None: lines as long as they are)."""

@@ -23,7 +23,7 @@ class JsonRenderer(Renderer):
     name = "json"
 
     def render(self, report: DiffReport) -> str:
-        from fusiondiff.errors import ReportError
+        from fusiondiff.records.errors import ReportError
         from fusiondiff.report.record import dumps_diff_record
 
         if report.selection:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from fusiondiff.diff.timers import Disagreement, LaunchValue, Reconciliation
-from fusiondiff.model import NVFUSER
+from fusiondiff.records.model import NVFUSER
 
 
 def _launch_value(value: LaunchValue) -> str:

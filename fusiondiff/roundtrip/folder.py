@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fusiondiff.errors import FusionDiffError, ReplayError
-from fusiondiff.escape import printable
-from fusiondiff.model import Capture
+from fusiondiff.records.errors import FusionDiffError, ReplayError
+from fusiondiff.records.escape import printable
+from fusiondiff.records.model import Capture
 from fusiondiff.roundtrip.plan import source_of
 from fusiondiff.roundtrip.records import DistinctFusion, LiveSource
 
@@ -63,7 +63,7 @@ def check_folder(directory: Path, inputs: Sequence[Path]) -> None:
                     "writes: move the input out of it"
                 )
         for name in OWNED_FILES:
-            from fusiondiff.files import check_not_input
+            from fusiondiff.io.files import check_not_input
 
             check_not_input(directory / name, [source])
 
@@ -120,7 +120,7 @@ def plan_tie(stem: str, live_key: str, script_text: str) -> str:
 def trusted_replay(path: Path, tie: str | None) -> bool:
     """A replay capture kept by a run of this plan: a regular file, readable, of kind replay,
     holding a fusion, and carrying ``tie`` (:func:`plan_tie`) as its source."""
-    from fusiondiff.store import load_capture
+    from fusiondiff.io.store import load_capture
 
     if tie is None:
         return False
@@ -154,7 +154,7 @@ def plan_scripts(
     """Each distinct fusion's faithful repro, ``DIR/scripts/<stem>.py``, rendered but not written
     (so a round trip that cannot replay writes nothing); its saved tensors are those of the rank
     that recorded it. A fusion no repro can be written for goes to ``not_replayed``."""
-    from fusiondiff.files import check_not_input
+    from fusiondiff.io.files import check_not_input
     from fusiondiff.replay.repro import render_repro
     from fusiondiff.replay.saved_inputs import usable_saved_inputs
 
@@ -205,7 +205,7 @@ def tensors_files(sources: Sequence[LiveSource]) -> list[Path]:
 
 
 def _saved_tensors(capture: Capture, live: Path) -> Path | None:
-    from fusiondiff.store import tensors_path_for
+    from fusiondiff.io.store import tensors_path_for
 
     name = capture.tensors_file
     if name and Path(name).name == name and name not in (".", ".."):

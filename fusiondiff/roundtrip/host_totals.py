@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 
-from fusiondiff.model import FusionRecord
+from fusiondiff.records.model import FusionRecord
+from fusiondiff.records.units import duration
 from fusiondiff.roundtrip.records import RoundTripResult
-from fusiondiff.units import duration
 
 
 def host_per_call_ns(record: FusionRecord) -> float:
-    """The record's host time per call (:attr:`fusiondiff.conditions.HostTiming.per_call_ns`); NaN
+    """The record's host time per call (:attr:`fusiondiff.records.conditions.HostTiming.per_call_ns`); NaN
     where it was not recorded."""
     host = record.conditions.host if record.conditions else None
     value = host.per_call_ns if host else None

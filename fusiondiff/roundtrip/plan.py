@@ -8,8 +8,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from fusiondiff.errors import FusionDiffError
-from fusiondiff.model import Capture, FusionRecord
+from fusiondiff.records.errors import FusionDiffError
+from fusiondiff.records.model import Capture, FusionRecord
 from fusiondiff.roundtrip.records import DistinctFusion, LiveSource
 
 

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fusiondiff.model import Capture
+from fusiondiff.records.model import Capture
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from fusiondiff.options import RecordingOptions
-from fusiondiff.replay.stages import DEFAULT_PREPARE, TOKEN_ENV
+from fusiondiff.recording.device_watch import TOKEN_ENV
+from fusiondiff.records.options import RecordingOptions
+from fusiondiff.replay.stages import DEFAULT_PREPARE
 
 if TYPE_CHECKING:
     from fusiondiff.replay.fork_server import ForkServer
@@ -187,9 +188,9 @@ def replay_in_child(
     forked: bool = False,
 ) -> ReplayFunction:
     """The real replay: :class:`ChildReplays`. Raises
-    :class:`~fusiondiff.errors.MissingPackageError` when torch or nvFuser, which its processes
+    :class:`~fusiondiff.records.errors.MissingPackageError` when torch or nvFuser, which its processes
     import, is not installed."""
-    from fusiondiff import live_side
+    from fusiondiff.recording import live_side
 
     live_side.require("the round trip's replay")
     return ChildReplays(options, timeout_s, token, gate, forked)

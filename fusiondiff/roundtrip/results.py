@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fusiondiff.model import Capture
-from fusiondiff.notes import ROUNDTRIP_SOURCE
+from fusiondiff.records.model import Capture
+from fusiondiff.records.notes import ROUNDTRIP_SOURCE
 from fusiondiff.roundtrip.host_totals import host_per_call_ns
 from fusiondiff.roundtrip.plan import source_of
 from fusiondiff.roundtrip.records import DistinctFusion, FusionRow, LiveSource, QuestionRow, RoundTripResult
@@ -21,8 +21,8 @@ def merge_replays(paths: Sequence[Path], source: str, target: Path | None = None
     """One replay capture of the per-fusion replays at ``paths`` (the first one's environment and
     protocol; every warning kept once), its block timelines' files named from ``target``, where it
     will be written. ``None`` when there is none."""
-    from fusiondiff.blocks.storage import rebased
-    from fusiondiff.store import load_capture
+    from fusiondiff.io.store import load_capture
+    from fusiondiff.io.timelines import rebased
 
     captures = [load_capture(p) if target is None else rebased(load_capture(p), p, target) for p in paths]
     if not captures:
@@ -54,9 +54,9 @@ def finish(
     not_replayed: dict[int, str],
     interrupted: bool,
 ) -> RoundTripResult:
-    from fusiondiff.files import check_not_input, write_text
+    from fusiondiff.io.files import check_not_input, write_text
+    from fusiondiff.io.store import save_capture
     from fusiondiff.roundtrip.folder import owned, trusted_replay
-    from fusiondiff.store import save_capture
 
     lives = [s.path for s in sources]
     label = " + ".join(p.name for p in lives)
@@ -96,10 +96,9 @@ def finish(
                 for f in (capture.fusions[d.index],)
             ),
         )
-        from fusiondiff.api import source_label
         from fusiondiff.diff.core import diff
         from fusiondiff.report.interface import DiffReport
-        from fusiondiff.report.paths import display_paths
+        from fusiondiff.report.paths import display_paths, source_label
         from fusiondiff.report.record import dumps_diff_record
 
         result = diff(

@@ -10,10 +10,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fusiondiff.api import load_live_sources
-from fusiondiff.errors import FusionDiffError
-from fusiondiff.options import RecordingOptions
-from fusiondiff.progress import Progress, silent
+from fusiondiff.records.errors import FusionDiffError
+from fusiondiff.records.options import RecordingOptions
+from fusiondiff.records.progress import Progress, silent
 from fusiondiff.replay.stages import (
     DEFAULT_AHEAD,
     DEFAULT_FORKED,
@@ -49,6 +48,7 @@ from fusiondiff.roundtrip.replays import (
     replays_open,
 )
 from fusiondiff.roundtrip.results import finish
+from fusiondiff.roundtrip.sources import load_live_sources
 from fusiondiff.roundtrip.workers import TurnTaking, Workers
 
 if TYPE_CHECKING:
@@ -190,7 +190,7 @@ def roundtrip(
         if on_slurm is not None
         else forked_ahead(replay, start_ahead),
     )
-    from fusiondiff.files import write_text
+    from fusiondiff.io.files import write_text
     from fusiondiff.report.layout import DEFAULT_WIDTH
     from fusiondiff.roundtrip.summary import SUMMARY_FILE, render_summary
 

@@ -42,8 +42,8 @@ from typing import Any
 
 import msgspec
 
-from fusiondiff.errors import FusionDiffError, MissingPackageError
-from fusiondiff.progress import Progress
+from fusiondiff.records.errors import FusionDiffError, MissingPackageError
+from fusiondiff.records.progress import Progress
 from fusiondiff.roundtrip.records import ReplayPlan, ReplayProcess
 from fusiondiff.roundtrip.replays import ReplayFunction, forked_ahead, replays_open
 from fusiondiff.roundtrip.workers import DEFAULT_TURNS, TurnTaking, Workers, wall_time
@@ -84,7 +84,7 @@ class SlurmSettings:
     """Seconds between two looks at the array."""
 
     def __post_init__(self) -> None:
-        from fusiondiff.escape import printable
+        from fusiondiff.records.escape import printable
 
         if self.partition is not None and (
             not isinstance(self.partition, str) or not SLURM_NAME.fullmatch(self.partition)
@@ -142,7 +142,7 @@ def require_submitit() -> None:
 
 def write_outcome(path: Path, outcome: TaskOutcome) -> None:
     """``outcome`` as JSON at ``path`` (atomically, through no link)."""
-    from fusiondiff.files import write_text
+    from fusiondiff.io.files import write_text
 
     write_text(path, msgspec.json.encode(outcome).decode(), follow_links=False)
 
@@ -150,7 +150,7 @@ def write_outcome(path: Path, outcome: TaskOutcome) -> None:
 def read_outcome(path: Path, task: SlurmTask) -> TaskOutcome | str:
     """The outcome a task wrote at ``path``, or why it cannot be taken: a bounded regular file,
     decoded as a :class:`TaskOutcome` (no code runs from it), naming only the task's own fusions."""
-    from fusiondiff.files import read_bounded
+    from fusiondiff.io.files import read_bounded
 
     try:
         raw = read_bounded(path, MAX_OUTCOME_BYTES, what="task outcome")
@@ -422,7 +422,7 @@ def _stderr_reason(job: Any) -> str:
     """The last line of the job's stderr that says why: srun's closing line (``task 0: Exited with
     exit code 1``) and the task's own progress lines only when nothing else is there (a Python
     exception's last line, a crash's message, slurmstepd's ``CANCELLED ... DUE TO TIME LIMIT``)."""
-    from fusiondiff.files import read_bounded
+    from fusiondiff.io.files import read_bounded
 
     try:  # a regular file only (a FIFO there would never end), its tail only
         text = read_bounded(Path(job.paths.stderr), STDERR_TAIL_BYTES, what="job stderr", tail=True).decode(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import statistics
 
-from fusiondiff.model import traced_name
+from fusiondiff.records.model import traced_name
+from fusiondiff.records.units import Column, duration, durations
 from fusiondiff.replay.stages import GATE_IMPORTS, PREPARE_HANDOVER
 from fusiondiff.report.diff_text import MAX_FUSION_ROWS
 from fusiondiff.report.layout import fit_all
@@ -12,7 +13,6 @@ from fusiondiff.report.questions import TITLES
 from fusiondiff.roundtrip.host_totals import host_lines
 from fusiondiff.roundtrip.plan import device_words
 from fusiondiff.roundtrip.records import FusionRow, RoundTripResult
-from fusiondiff.units import Column, duration, durations
 
 SUMMARY_FILE = "summary.txt"
 """The whole summary, every row, beside the round trip's replays (``DIR/summary.txt``)."""
@@ -183,6 +183,6 @@ def render_summary(
                 f"{totals.cell(row.replay_total_ns):>10} {totals.cell(row.unexplained_ns):>10}  {verdicts}   {row.path}"
             )
         lines.append("  own: records replayed from their own repro; shared: compared with another rank's replay")
-    from fusiondiff.escape import printable
+    from fusiondiff.records.escape import printable
 
     return "\n".join(fit_all((printable(line) for line in lines), width)) + "\n"

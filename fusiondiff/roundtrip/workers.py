@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from fusiondiff.errors import CaptureFormatError, FusionDiffError, ReplayError
-from fusiondiff.model import FusionRecord
-from fusiondiff.progress import Progress
+from fusiondiff.records.errors import CaptureFormatError, FusionDiffError, ReplayError
+from fusiondiff.records.model import FusionRecord
+from fusiondiff.records.progress import Progress
 from fusiondiff.replay.stages import (
     COMPILING,
     DEFAULT_AHEAD,
@@ -160,7 +160,7 @@ class Workers:
                 for d in retry:  # a batch's left-overs go again, alone
                     self.queue.put([d])
         except OSError as exc:  # a full or read-only disk under DIR: one line, not a thread's traceback
-            from fusiondiff.errors import OutputError
+            from fusiondiff.records.errors import OutputError
 
             where = f" ({exc.filename})" if isinstance(exc.filename, str) else ""
             self.errors.append(OutputError(f"the round trip cannot write under DIR: {exc.strerror or exc}{where}"))
@@ -311,8 +311,8 @@ class Workers:
 
     def _split(self, group: list[DistinctFusion], output: Path) -> set[int]:
         """Write one replay capture per script of the batch, ``DIR/replays/<stem>.json``."""
-        from fusiondiff.blocks.storage import copied
-        from fusiondiff.store import load_capture, save_capture
+        from fusiondiff.io.store import load_capture, save_capture
+        from fusiondiff.io.timelines import copied
 
         try:
             replayed = load_capture(output)

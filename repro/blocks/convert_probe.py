@@ -36,10 +36,10 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-from fusiondiff.blocks.model import FusionTimeline, KernelTimeline  # noqa: E402
-from fusiondiff.blocks.stats import run_stats, timer_resolution_ns  # noqa: E402
-from fusiondiff.blocks.storage import compact  # noqa: E402
-from fusiondiff.store import load_capture, write_capture  # noqa: E402
+from fusiondiff.io.store import load_capture, write_capture  # noqa: E402
+from fusiondiff.io.timelines import compact  # noqa: E402
+from fusiondiff.records.block_stats import run_stats, timer_resolution_ns  # noqa: E402
+from fusiondiff.records.blocks import FusionTimeline, KernelTimeline  # noqa: E402
 
 KERNEL = "nvfuser_inner_persistent_f0_c1_r0_g0"
 MAX_OVERHEAD = 0.35

@@ -29,7 +29,7 @@ import torch
 from nvfuser_direct import DataType, FusionDefinition
 
 try:
-    from fusiondiff.blocks.instrument import HEADER_WORDS, RECORD_WORDS, Buffer, instrument, kernel_names
+    from fusiondiff.replay.timeline_probe import HEADER_WORDS, RECORD_WORDS, Buffer, instrument, kernel_names
 except ImportError:
     # the probe ran (2026-12-01) against the first record layout, four words per CTA, which was
     # never committed: fusiondiff's probe now writes per-warp words (instrument.record_words)
@@ -38,10 +38,10 @@ except ImportError:
         "fusiondiff no longer has (its output is tests/data/blocks/probe/); it does not run against this "
         "fusiondiff: record block timelines with `fusiondiff capture --sm-timeline`"
     ) from None
-from fusiondiff.model import TimingProtocol
 from fusiondiff.recording.kineto import KinetoSource
 from fusiondiff.recording.nvfuser_adapter import ir_constants
 from fusiondiff.recording.timing import kernel_records, measure
+from fusiondiff.records.model import TimingProtocol
 from fusiondiff.replay.rebuild import faithful_definition
 from fusiondiff.replay.script_safety import check_definition
 

@@ -6,7 +6,7 @@ For captures recorded before a statistic's definition changed (``ctas_at_once`` 
 over SMs of each SM's most CTAs at once, after the H200 showed a few SMs per run with more CTA
 intervals overlapping than the SM can hold; it was ``max_resident_per_sm``, the largest over SMs).
 Only ``runs`` of each measured kernel change; each is
-recomputed by ``fusiondiff.blocks.stats.run_stats`` from the arrays the capture's file holds (its
+recomputed by ``fusiondiff.records.block_stats.run_stats`` from the arrays the capture's file holds (its
 sha256 checked), so the statistics are again what the arrays give.
 """
 
@@ -19,9 +19,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-from fusiondiff.blocks.stats import run_stats  # noqa: E402
-from fusiondiff.blocks.storage import _checked, _files, _kernel_arrays, timeline_file  # noqa: E402
-from fusiondiff.store import _parse_capture, _read_bounded, save_capture  # noqa: E402
+from fusiondiff.io.store import _parse_capture, _read_bounded, save_capture  # noqa: E402
+from fusiondiff.io.timelines import _checked, _files, _kernel_arrays, timeline_file  # noqa: E402
+from fusiondiff.records.block_stats import run_stats  # noqa: E402
 
 
 def restat(path: Path) -> None:

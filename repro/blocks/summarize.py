@@ -9,8 +9,8 @@ from __future__ import annotations
 import statistics
 import sys
 
-from fusiondiff.model import traced_name
-from fusiondiff.store import load_capture
+from fusiondiff.io.store import load_capture
+from fusiondiff.records.model import traced_name
 
 
 def main(paths: list[str]) -> None:

@@ -10,7 +10,7 @@ run $F capture repro/blocks/rmsnorm_session.py --offset 1 --save-inputs --sm-tim
 if ! $S "$W"/seed/live.json | grep -q "CTAs,"; then
   $S "$W"/seed/live.json; echo "the seed capture recorded no timeline: stopping here"; exit 1
 fi
-run python3 -c "from fusiondiff.store import load_capture; open('$W/seed/nvfuser_repro.py','w').write(load_capture('$W/seed/live.json').fusions[0].repro_script)"
+run python3 -c "from fusiondiff.io.store import load_capture; open('$W/seed/nvfuser_repro.py','w').write(load_capture('$W/seed/live.json').fusions[0].repro_script)"
 run $F replay "$W"/seed/nvfuser_repro.py --sm-timeline -o "$W"/seed/replay_nvfuser.json
 run $F repro "$W"/seed/live.json -o "$W"/seed/ours.py
 run $F replay "$W"/seed/ours.py --inputs "$W"/seed/live.json --sm-timeline -o "$W"/seed/replay_inputs.json

@@ -7,7 +7,7 @@ W=${1:-/tmp/env}; rm -rf "$W"; mkdir -p "$W"/stream "$W"/process "$W"/host "$W"/
 F="python3 -m fusiondiff"
 S=repro/environment
 run() { echo "+ $*"; "$@"; echo "  -> exit $?"; }
-nvfuser_repro() { python3 -c "from fusiondiff.store import load_capture; open('$2','w').write(load_capture('$1').fusions[0].repro_script)"; }
+nvfuser_repro() { python3 -c "from fusiondiff.io.store import load_capture; open('$2','w').write(load_capture('$1').fusions[0].repro_script)"; }
 T0=$(date +%s)
 echo "== the machine"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,clocks_event_reasons.active --format=csv

@@ -14,7 +14,7 @@ cd "$out/offset" || exit 1
 root=$OLDPWD
 time fusiondiff capture "$root/repro/ledger/layernorm_offset.py" -o live.json --save-inputs 2>&1 | tail -5
 python3 - <<'PY'
-from fusiondiff.store import load_capture
+from fusiondiff.io.store import load_capture
 live = load_capture("live.json")
 print([f.name for f in live.fusions])
 open("nvfuser_repro.py", "w").write(live.fusions[0].repro_script)

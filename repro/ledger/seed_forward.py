@@ -11,10 +11,10 @@ import sys
 
 import torch
 
-from fusiondiff.live import capture
-from fusiondiff.model import TimingProtocol
-from fusiondiff.options import RecordingOptions
-from fusiondiff.seed import build_seed_model
+from fusiondiff.front.live import capture
+from fusiondiff.front.seed import build_seed_model
+from fusiondiff.records.model import TimingProtocol
+from fusiondiff.records.options import RecordingOptions
 
 
 def main(output: str) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import fusiondiff
-from fusiondiff.model import TimingProtocol
+from fusiondiff.records.model import TimingProtocol
 
 
 def report_beside_seed(

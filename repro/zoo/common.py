@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fusiondiff.model import TimingProtocol
-from fusiondiff.options import RecordingOptions
+from fusiondiff.records.model import TimingProtocol
+from fusiondiff.records.options import RecordingOptions
 
 PROTOCOL = TimingProtocol(warmup=5, samples=20, l2_mode="cold")
 
@@ -57,7 +57,7 @@ def rmsnorm_inputs(offset: int = 0) -> list[Any]:
 
 def capture_live(out: Path, run: Callable[[], object], protocol: TimingProtocol = PROTOCOL, source: str = "") -> Path:
     """Record ``run()`` with ``fusiondiff.capture`` into ``out/live.json``."""
-    from fusiondiff.live import capture
+    from fusiondiff.front.live import capture
 
     with capture(
         out / "live.json", options=RecordingOptions(protocol=protocol), source=source or f"zoo {out.name}: live side"
@@ -78,7 +78,7 @@ def replay_text(out: Path, script: str, protocol: TimingProtocol = PROTOCOL) -> 
 
 def nvfuser_repro_of_live(out: Path) -> str:
     """nvFuser's own repro script of the live side's first fusion (what bug reports carry)."""
-    from fusiondiff.store import load_capture
+    from fusiondiff.io.store import load_capture
 
     script = load_capture(out / "live.json").fusions[0].repro_script
     if not script:

@@ -64,9 +64,9 @@ def planted_cause(scenario: str) -> str | None:
 
 def diagnose(scenario: str, directory: Path) -> ZooResult:
     """Diff a scenario's recorded sides and report what fusiondiff names first."""
-    from fusiondiff.api import diff_files
     from fusiondiff.diff.causes import QUESTIONS
-    from fusiondiff.store import load_capture
+    from fusiondiff.front.api import diff_files
+    from fusiondiff.io.store import load_capture
 
     result = diff_files(directory / "live.json", directory / "replay.json")
     rules = tuple(f.rule for f in result.findings)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fusiondiff.blocks.decode import Refused, decode_buffer, kernel_arrays
-from fusiondiff.blocks.instrument import CTA_WORDS, HEADER_WORDS, Buffer, record_words
+from fusiondiff.replay.timeline_decode import Refused, decode_buffer, kernel_arrays
+from fusiondiff.replay.timeline_probe import CTA_WORDS, HEADER_WORDS, Buffer, record_words
 from tests.blocks.conftest import recorded_buffer
 
 WARPS = 4

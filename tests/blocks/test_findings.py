@@ -8,13 +8,13 @@ import dataclasses
 
 import pytest
 
-from fusiondiff.blocks.model import BlockStats
 from fusiondiff.diff import diff
 from fusiondiff.diff import rules_blocks as rb
 from fusiondiff.diff.findings import RULES
 from fusiondiff.diff.records import Evidence
-from fusiondiff.model import Capture, Timing
-from fusiondiff.store import load_capture
+from fusiondiff.io.store import load_capture
+from fusiondiff.records.blocks import BlockStats
+from fusiondiff.records.model import Capture, Timing
 from tests.blocks.conftest import BLOCKS
 
 

@@ -9,11 +9,11 @@ import statistics
 
 import pytest
 
-from fusiondiff.api import open_report
 from fusiondiff.diff import diff
+from fusiondiff.front.api import open_report
+from fusiondiff.io.store import load_capture
 from fusiondiff.report import render
 from fusiondiff.report.occupancy import occupancy
-from fusiondiff.store import load_capture
 from tests.blocks.conftest import BLOCKS
 
 H200 = BLOCKS / "h200"

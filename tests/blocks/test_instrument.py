@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from fusiondiff.blocks.instrument import (
+from fusiondiff.replay.timeline_probe import (
     HEADER_WORDS,
     Buffer,
     InstrumentError,
@@ -16,7 +16,7 @@ from fusiondiff.blocks.instrument import (
     record_words,
     uses_clusters,
 )
-from fusiondiff.blocks.recording import full_source
+from fusiondiff.replay.timeline_recording import full_source
 from tests.blocks.conftest import BLOCKS, KERNEL, recorded_source
 
 ADDRESS = 0x7F3A_1C00_0000

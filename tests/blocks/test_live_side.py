@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from fusiondiff.blocks import live_side
-from fusiondiff.blocks.storage import load_arrays
-from fusiondiff.store import load_capture
+from fusiondiff.front import sm_timeline as live_side
+from fusiondiff.io.store import load_capture
+from fusiondiff.io.timelines import load_arrays
 from tests.blocks.conftest import BLOCKS
 
 OFFSET = BLOCKS.parent / "offset"

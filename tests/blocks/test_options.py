@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from fusiondiff.blocks.recorder import TimelineRecorder, recorder_class
-from fusiondiff.cli import _recording_options, _split_script_args, build_parser
-from fusiondiff.options import RecordingOptions
+from fusiondiff.front.cli import _recording_options, _split_script_args, build_parser
 from fusiondiff.recording.recorder import Recorder
+from fusiondiff.records.options import RecordingOptions
+from fusiondiff.replay.timeline_recorder import TimelineRecorder, recorder_class
 
 
 @pytest.mark.parametrize(

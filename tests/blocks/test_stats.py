@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fusiondiff.blocks.stats import resident_per_sm, run_stats, timer_resolution_ns
-from fusiondiff.blocks.storage import load_arrays
-from fusiondiff.store import load_capture
+from fusiondiff.io.store import load_capture
+from fusiondiff.io.timelines import load_arrays
+from fusiondiff.records.block_stats import resident_per_sm, run_stats, timer_resolution_ns
 from tests.blocks.conftest import BLOCKS, recorded_buffer
 
 

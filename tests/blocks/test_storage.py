@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fusiondiff.blocks.storage import (
+from fusiondiff.io.store import load_capture, save_capture
+from fusiondiff.io.timelines import (
     TimelineFormatError,
     copied,
     decode,
@@ -23,7 +24,6 @@ from fusiondiff.blocks.storage import (
     sha256_of,
     timeline_path_for,
 )
-from fusiondiff.store import load_capture, save_capture
 from tests.blocks.conftest import BLOCKS
 
 

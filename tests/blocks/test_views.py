@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.api import open_report
-from fusiondiff.blocks.model import Refusal
-from fusiondiff.blocks.stats import resident_per_sm
-from fusiondiff.blocks.storage import load_arrays
+from fusiondiff.front.api import open_report
+from fusiondiff.io.store import load_capture, save_capture
+from fusiondiff.io.timelines import load_arrays
+from fusiondiff.records.block_stats import resident_per_sm
+from fusiondiff.records.blocks import Refusal
 from fusiondiff.report import render
-from fusiondiff.store import load_capture, save_capture
 from tests.blocks.conftest import BLOCKS
 
 SEED = [str(BLOCKS / "seed" / "live.json"), str(BLOCKS / "seed" / "replay.json")]
@@ -190,7 +190,7 @@ def test_the_per_sm_timelines_mark_waves_and_tail_on_one_time_axis():
 
 def test_a_notebook_gets_one_row_per_cta():
     pytest.importorskip("pandas")
-    import fusiondiff.notebook as fdn
+    import fusiondiff.front.notebook as fdn
 
     ctas = fdn.diff(*SEED).to_dataframe("ctas")
     assert len(ctas) == 8192 and set(ctas.columns) >= {

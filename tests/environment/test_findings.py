@@ -8,11 +8,18 @@ import dataclasses
 
 import pytest
 
-from fusiondiff.conditions import DeviceActivity, GpuProcess, HostTiming, OtherKernel, OtherWork, TimingConditions
 from fusiondiff.diff import diff
-from fusiondiff.model import Capture, FusionRecord
+from fusiondiff.io.store import load_capture, save_capture
+from fusiondiff.records.conditions import (
+    DeviceActivity,
+    GpuProcess,
+    HostTiming,
+    OtherKernel,
+    OtherWork,
+    TimingConditions,
+)
+from fusiondiff.records.model import Capture, FusionRecord
 from fusiondiff.report import wording
-from fusiondiff.store import load_capture, save_capture
 
 import synthetic as syn
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fusiondiff.api import diff_files
 from fusiondiff.diff import rules_host
-from fusiondiff.store import load_capture
+from fusiondiff.front.api import diff_files
+from fusiondiff.io.store import load_capture
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -10,8 +10,8 @@ import dataclasses
 from pathlib import Path
 
 from fusiondiff.diff import diff
-from fusiondiff.model import Capture
-from fusiondiff.store import load_capture
+from fusiondiff.io.store import load_capture
+from fusiondiff.records.model import Capture
 
 SAME_PROCESS = Path(__file__).resolve().parents[1] / "data" / "zoo_same_process"
 

@@ -11,11 +11,11 @@ import pytest
 
 from fusiondiff.diff import diff
 from fusiondiff.diff.clocks import is_idle, max_clock_mhz
-from fusiondiff.model import Capture
+from fusiondiff.io.store import load_capture, write_capture
+from fusiondiff.records.model import Capture
 from fusiondiff.report import render, wording
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.roundtrip import render_summary, roundtrip
-from fusiondiff.store import load_capture, write_capture
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "environment"
 ENVIRONMENT_RULES = {"other_work", "other_processes", "gpu_throttled", "clocks_locked", "host_bound"}

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from fusiondiff.conditions import HostTiming, OtherWork, TimingConditions
-from fusiondiff.errors import CaptureFormatError
-from fusiondiff.model import LaunchConfig
+from fusiondiff.io.store import load_capture, save_capture
 from fusiondiff.recording import device_watch as dw
 from fusiondiff.recording.gpu_activity import other_work, sample_windows, with_other_work
 from fusiondiff.recording.host_time import SessionHostTimes, WarmupClock
 from fusiondiff.recording.timing import KernelEvent, SampledRun
-from fusiondiff.store import load_capture, save_capture
+from fusiondiff.records.conditions import HostTiming, OtherWork, TimingConditions
+from fusiondiff.records.errors import CaptureFormatError
+from fusiondiff.records.model import LaunchConfig
 
 import synthetic as syn
 
@@ -188,7 +188,7 @@ def test_a_round_trips_idle_spares_are_kept_apart_from_other_processes(monkeypat
 
 
 def test_spares_are_found_by_their_round_trips_token(monkeypatch, tmp_path):
-    from fusiondiff.replay.stages import TOKEN_ENV
+    from fusiondiff.recording.device_watch import TOKEN_ENV
 
     for pid, environ in ((10, f"A=1\0{TOKEN_ENV}=run-1\0"), (11, f"{TOKEN_ENV}=run-2\0"), (12, "B=2\0")):
         (tmp_path / str(pid)).mkdir()

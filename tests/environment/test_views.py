@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from fusiondiff.conditions import TimingConditions
 from fusiondiff.diff import diff
+from fusiondiff.records.conditions import TimingConditions
 from fusiondiff.report.environment_view import conditions_rows, conditions_text
 from fusiondiff.report.interface import DiffReport
 from tests.environment.test_findings import QUIET, _fusion, _pair, _quiet

@@ -12,7 +12,7 @@ def seed_model():
     pytest.importorskip("litgpt")
     import torch
 
-    from fusiondiff.seed import build_seed_model
+    from fusiondiff.front.seed import build_seed_model
 
     model, compiled, idx = build_seed_model()
     compiled(idx)

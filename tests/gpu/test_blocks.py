@@ -31,7 +31,7 @@ def fusiondiff(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def seed(tmp_path_factory):
     pytest.importorskip("thunder")
-    from fusiondiff.store import load_capture
+    from fusiondiff.io.store import load_capture
 
     work = tmp_path_factory.mktemp("blocks")
     live = work / "live.json"

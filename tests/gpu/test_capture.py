@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
-from fusiondiff.errors import CaptureError
-from fusiondiff.model import TimingProtocol
-from fusiondiff.options import RecordingOptions
+from fusiondiff.records.errors import CaptureError
+from fusiondiff.records.model import TimingProtocol
+from fusiondiff.records.options import RecordingOptions
 
 pytestmark = pytest.mark.gpu
 
@@ -18,8 +18,8 @@ pytestmark = pytest.mark.gpu
 def test_forward_captures_all_13_fusions(seed_model, tmp_path):
     import torch
 
-    from fusiondiff.live import capture
-    from fusiondiff.store import load_capture
+    from fusiondiff.front.live import capture
+    from fusiondiff.io.store import load_capture
 
     _, compiled, idx = seed_model
     with capture(tmp_path / "live.json", options=RecordingOptions(protocol=TimingProtocol(samples=10))) as cap:
@@ -50,7 +50,7 @@ def test_forward_captures_all_13_fusions(seed_model, tmp_path):
 def test_capture_leaves_outputs_bitwise_identical_and_memory_released(seed_model):
     import torch
 
-    from fusiondiff.live import capture
+    from fusiondiff.front.live import capture
 
     _, compiled, idx = seed_model
     torch.manual_seed(1)
@@ -72,7 +72,7 @@ def test_capture_leaves_outputs_bitwise_identical_and_memory_released(seed_model
 
 
 def test_training_step_captures_backward_fusions(seed_model):
-    from fusiondiff.live import capture
+    from fusiondiff.front.live import capture
 
     model, compiled, idx = seed_model
     with capture(options=RecordingOptions(protocol=TimingProtocol(samples=10))) as cap:
@@ -89,7 +89,7 @@ def test_training_step_captures_backward_fusions(seed_model):
 def test_module_not_compiled_by_thunder_is_a_clear_error(tmp_path):
     import torch
 
-    from fusiondiff.live import capture
+    from fusiondiff.front.live import capture
 
     layer = torch.nn.Linear(16, 16, device="cuda")
     with pytest.raises(CaptureError, match="no nvFusion was executed"):
@@ -104,8 +104,8 @@ def test_cupti_held_by_python_profiler_is_detected_not_recorded_as_zero(tmp_path
         f"""
         import torch
         from nvfuser_direct import FusionDefinition, DataType, PythonProfiler
-        from fusiondiff.live import capture
-        from fusiondiff.errors import ProfilerError
+        from fusiondiff.front.live import capture
+        from fusiondiff.records.errors import ProfilerError
         with FusionDefinition() as fd:
             t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float, is_cpu=False)
             fd.add_output(fd.ops.sum(fd.ops.mul(t0, t0), dims=[1]))

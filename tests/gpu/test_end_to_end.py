@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.model import TimingProtocol
-from fusiondiff.options import RecordingOptions
+from fusiondiff.records.model import TimingProtocol
+from fusiondiff.records.options import RecordingOptions
 
 pytestmark = pytest.mark.gpu
 
@@ -74,8 +74,8 @@ def _kernels(capture) -> list[tuple]:
 
 def _inputs_of(path: Path):
     """The inputs of a capture's first fusion, rebuilt from its saved tensors."""
+    from fusiondiff.io.store import load_capture, load_tensors
     from fusiondiff.recording.inputs import materialize
-    from fusiondiff.store import load_capture, load_tensors
 
     capture = load_capture(path)
     saved = load_tensors(path)
@@ -107,7 +107,7 @@ def live_capture(tmp_path_factory):
 
 
 def test_capture_cli_records_the_script_and_leaves_its_output_unchanged(live_capture):
-    from fusiondiff.store import load_capture, tensors_path_for
+    from fusiondiff.io.store import load_capture, tensors_path_for
 
     work, plain_stdout, captured_stdout = live_capture
     checksum = [line for line in plain_stdout.splitlines() if line.startswith("checksum")]
@@ -126,7 +126,7 @@ def test_capture_cli_records_the_script_and_leaves_its_output_unchanged(live_cap
 
 
 def test_replay_with_the_exact_live_inputs(live_capture):
-    from fusiondiff.store import load_capture
+    from fusiondiff.io.store import load_capture
 
     work, _, _ = live_capture
     live = load_capture(work / "live.json")
@@ -151,7 +151,7 @@ def test_replay_with_the_exact_live_inputs(live_capture):
 
 
 def test_repro_with_exact_inputs_runs_without_fusiondiff_and_replays_like_live(live_capture):
-    from fusiondiff.store import load_capture
+    from fusiondiff.io.store import load_capture
 
     work, _, _ = live_capture
     assert fusiondiff("repro", str(work / "live.json"), "-o", str(work / "ours.py")).returncode == 0
@@ -181,7 +181,7 @@ def test_repro_with_exact_inputs_runs_without_fusiondiff_and_replays_like_live(l
     # region call (wrapper, input descriptors, fd.execute; 109 us per call for this 3.7 us kernel on the
     # H200), against the repro's bare fd.execute. It is a cause (exit 1) on its own axis, claiming no
     # kernel time; every recorded property of the fusion and its kernels is the same.
-    from fusiondiff.api import diff_files
+    from fusiondiff.front.api import diff_files
 
     result = diff_files(work / "live.json", work / "replay_ours.json")
     # By the replay, this pytest process holds a CUDA context of its own (the test above rebuilt the
@@ -197,8 +197,8 @@ def test_fusion_writing_into_its_input_is_timed_on_copies_and_saved_as_it_was_re
     import torch
 
     thunder = pytest.importorskip("thunder")
-    from fusiondiff.live import capture
-    from fusiondiff.store import load_tensors
+    from fusiondiff.front.live import capture
+    from fusiondiff.io.store import load_tensors
 
     def bump(x):
         x.add_(1)
@@ -225,9 +225,9 @@ def test_fusion_writing_into_its_input_is_timed_on_copies_and_saved_as_it_was_re
     saved = load_tensors(cap.path)[fusion.inputs[0].tensor_key]
     assert torch.all(saved == 0), "the saved input must be what the fusion read, not what it wrote"
     # its repro keeps the aliased output and replays to the same kernel
+    from fusiondiff.io.store import load_capture
     from fusiondiff.replay.repro import write_repros
     from fusiondiff.replay.runner import replay_script
-    from fusiondiff.store import load_capture
 
     script = write_repros(cap.path, tmp_path / "inplace_repro.py", fusion=fusion.name)[0]
     assert "fd.add_output(tv2, tv0)" in script.read_text()
@@ -246,8 +246,8 @@ def test_thunder_without_the_nvfuser_executor_is_a_clear_error(tmp_path):
     import torch
 
     thunder = pytest.importorskip("thunder")
-    from fusiondiff.errors import CaptureError
-    from fusiondiff.live import capture
+    from fusiondiff.front.live import capture
+    from fusiondiff.records.errors import CaptureError
 
     jitted = thunder.jit(lambda x: x * 2 + 1, executors=[thunder.pytorch_executor])
     with pytest.raises(CaptureError, match="no nvFusion was executed.*nvFuser executor"):
@@ -262,7 +262,7 @@ def _capture_fails(
     script = tmp_path / "thunder_script.py"
     script.write_text(THUNDER_SCRIPT)
     out = tmp_path / "c.json"
-    launcher = code_prefix + "import sys; from fusiondiff.cli import main; sys.exit(main(sys.argv[1:]))"
+    launcher = code_prefix + "import sys; from fusiondiff.front.cli import main; sys.exit(main(sys.argv[1:]))"
     result = subprocess.run(
         [sys.executable, "-c", launcher, "capture", str(script), "0", *extra, "-o", str(out)],
         capture_output=True,

@@ -24,7 +24,7 @@ SESSION = ROOT / "repro" / "environment" / "layernorm_session.py"
 
 def _capture(tmp_path: Path, name: str, *args: str):
     pytest.importorskip("thunder")
-    from fusiondiff.store import load_capture
+    from fusiondiff.io.store import load_capture
 
     out = tmp_path / f"{name}.json"
     cmd = [sys.executable, "-m", "fusiondiff", "capture", str(SESSION), "-o", str(out), "--", "--rows", "4096", *args]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.store import load_capture
+from fusiondiff.io.store import load_capture
 
 pytestmark = pytest.mark.gpu
 

@@ -25,11 +25,11 @@ TODAY = sorted(SCRIPTS.glob("today_*.py"))
 
 DRIVER = """
 import json, sys
-from fusiondiff.errors import FusionDiffError
-from fusiondiff.model import TimingProtocol
-from fusiondiff.options import RecordingOptions
+from fusiondiff.records.errors import FusionDiffError
+from fusiondiff.records.model import TimingProtocol
+from fusiondiff.records.options import RecordingOptions
 from fusiondiff.replay.runner import replay_script
-from fusiondiff.store import load_capture
+from fusiondiff.io.store import load_capture
 
 out, scripts = sys.argv[1], sys.argv[2:]
 results = {}

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.errors import ReplayError
-from fusiondiff.model import TimingProtocol
-from fusiondiff.options import RecordingOptions
+from fusiondiff.records.errors import ReplayError
+from fusiondiff.records.model import TimingProtocol
+from fusiondiff.records.options import RecordingOptions
 
 from .test_harness import define_seed_rmsnorm
 
@@ -49,8 +49,8 @@ def _kernels(capture):
 
 
 def test_seed_legacy_script_replays(tmp_path):
+    from fusiondiff.io.store import load_capture
     from fusiondiff.replay.runner import replay_script
-    from fusiondiff.store import load_capture
 
     path = replay_script(
         str(DATA / "seed" / "legacy_repro.py"),
@@ -65,9 +65,9 @@ def test_seed_legacy_script_replays(tmp_path):
 
 
 def test_storage_offset_survives_fusiondiff_repro_but_not_nvfusers(tmp_path):
+    from fusiondiff.io.store import load_capture
     from fusiondiff.replay.repro import write_repros
     from fusiondiff.replay.runner import replay_script
-    from fusiondiff.store import load_capture
 
     script = tmp_path / "offset.py"
     script.write_text(_script(1))
@@ -93,8 +93,8 @@ def test_storage_offset_survives_fusiondiff_repro_but_not_nvfusers(tmp_path):
 
 
 def test_inputs_from_capture_replace_the_scripts(tmp_path):
+    from fusiondiff.io.store import load_capture
     from fusiondiff.replay.runner import replay_script
-    from fusiondiff.store import load_capture
 
     live_script = tmp_path / "live.py"
     live_script.write_text(_script(1))
@@ -114,8 +114,8 @@ def test_inputs_from_capture_replace_the_scripts(tmp_path):
 
 
 def test_script_that_raises_keeps_what_ran_before(tmp_path):
+    from fusiondiff.io.store import load_capture
     from fusiondiff.replay.runner import replay_script
-    from fusiondiff.store import load_capture
 
     script = tmp_path / "raises.py"
     script.write_text(_script(0) + "\nraise RuntimeError('boom')\n")
@@ -125,8 +125,8 @@ def test_script_that_raises_keeps_what_ran_before(tmp_path):
 
 
 def test_script_that_hangs_is_stopped_and_its_group_is_gone(tmp_path):
+    from fusiondiff.io.store import load_capture
     from fusiondiff.replay.runner import replay_script
-    from fusiondiff.store import load_capture
 
     pidfile = tmp_path / "child.pid"
     script = tmp_path / "hangs.py"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from fusiondiff.model import TimingProtocol
-from fusiondiff.options import RecordingOptions
+from fusiondiff.io.store import load_capture
+from fusiondiff.records.model import TimingProtocol
+from fusiondiff.records.options import RecordingOptions
 from fusiondiff.roundtrip.replays import FORK_SERVER_LOG
-from fusiondiff.store import load_capture
 
 pytestmark = pytest.mark.gpu
 

@@ -72,9 +72,9 @@ def test_torch_profiler_then_nvfuser_timer_is_refused_and_the_process_survives(t
         torch.cuda.synchronize()
         print("user profiler saw", sum(1 for e in prof.events() if e.device_type.name == "CUDA"), "kernels")
 
-        from fusiondiff.errors import FusionDiffError
-        from fusiondiff.live import capture
-        from fusiondiff.options import RecordingOptions
+        from fusiondiff.records.errors import FusionDiffError
+        from fusiondiff.front.live import capture
+        from fusiondiff.records.options import RecordingOptions
         try:
             with capture({str(out)!r}, options=RecordingOptions().with_timer("nvfuser")):
                 fd.execute([x])
@@ -94,9 +94,9 @@ def test_torch_profiler_then_nvfuser_timer_is_refused_and_the_process_survives(t
 def test_fusiondiff_kineto_then_nvfuser_timer_in_one_process_is_refused(tmp_path):
     code = FUSION + textwrap.dedent(
         f"""
-        from fusiondiff.errors import FusionDiffError
-        from fusiondiff.live import capture
-        from fusiondiff.options import RecordingOptions
+        from fusiondiff.records.errors import FusionDiffError
+        from fusiondiff.front.live import capture
+        from fusiondiff.records.options import RecordingOptions
         with capture({str(tmp_path / "k.json")!r}):
             fd.execute([x])
         try:
@@ -120,9 +120,9 @@ def test_user_python_profiler_then_either_timer_is_refused_not_recorded_as_zero(
     code = FUSION + textwrap.dedent(
         f"""
         from nvfuser_direct import PythonProfiler
-        from fusiondiff.errors import FusionDiffError
-        from fusiondiff.live import capture
-        from fusiondiff.options import RecordingOptions
+        from fusiondiff.records.errors import FusionDiffError
+        from fusiondiff.front.live import capture
+        from fusiondiff.records.options import RecordingOptions
         with PythonProfiler() as prof:
             fd.execute([x])
         print("user profiler saw", len(prof.profile.kernel_profiles), "kernels")
@@ -147,9 +147,9 @@ def test_user_python_profiler_then_either_timer_is_refused_not_recorded_as_zero(
 def test_nvfuser_timer_then_kineto_timer_is_refused_and_nothing_is_zero(tmp_path):
     code = FUSION + textwrap.dedent(
         f"""
-        from fusiondiff.errors import FusionDiffError
-        from fusiondiff.live import capture
-        from fusiondiff.options import RecordingOptions
+        from fusiondiff.records.errors import FusionDiffError
+        from fusiondiff.front.live import capture
+        from fusiondiff.records.options import RecordingOptions
         with capture({str(tmp_path / "n.json")!r}, options=RecordingOptions().with_timer("nvfuser")) as cap:
             fd.execute([x])
         print("nvfuser timer median us", cap.capture.fusions[0].timing.median_ns / 1000)
@@ -166,7 +166,7 @@ def test_nvfuser_timer_then_kineto_timer_is_refused_and_nothing_is_zero(tmp_path
     refused = refused_lines(result.stdout)
     assert len(refused) == 1 and "PythonProfiler holds CUPTI" in refused[0]
     assert not (tmp_path / "k.json").exists()
-    from fusiondiff.store import load_capture
+    from fusiondiff.io.store import load_capture
 
     nv = load_capture(tmp_path / "n.json")
     assert nv.protocol.method == "nvfuser" and nv.fusions[0].timing.timer == "nvfuser"
@@ -174,10 +174,10 @@ def test_nvfuser_timer_then_kineto_timer_is_refused_and_nothing_is_zero(tmp_path
 
 
 def test_one_fusion_recorded_by_both_timers_agrees(tmp_path, capsys):
-    from fusiondiff.cli import main
     from fusiondiff.diff.timers import reconcile
+    from fusiondiff.front.cli import main
+    from fusiondiff.io.store import load_capture
     from fusiondiff.report.timers_text import render_reconciliation
-    from fusiondiff.store import load_capture
 
     script = tmp_path / "rmsnorm.py"
     script.write_text(RMSNORM_SCRIPT)

@@ -1,0 +1,104 @@
+"""The command line's standard streams: a report written to stdout whole or as one error, and the
+streams a command was started without.
+
+A full disk or a closed pipe under stdout is an error when the report is written, not a traceback
+when the interpreter flushes at exit; a command started with a standard stream closed (``>&-``)
+gets ``/dev/null`` at that descriptor before it opens any file, so no file takes the number (a
+child process would write its output into it), and a report with nowhere to go is one error line.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import sys
+
+from fusiondiff.records.errors import OutputError
+
+
+class StdoutError(OutputError):
+    """The report could not be written to stdout (a full device, a closed pipe)."""
+
+    def __init__(self, exc: OSError) -> None:
+        super().__init__(f"cannot write the report to stdout: {exc.strerror or exc}")
+        self.broken_pipe = exc.errno == errno.EPIPE
+
+
+def emit(text: str) -> None:
+    """Write a report to stdout, all of it: a full disk or a closed pipe is an error now, not a
+    traceback when the interpreter flushes at exit."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        raise StdoutError(exc) from None
+
+
+class ReportStream:
+    """stdout for code that writes its report as it goes (``out.write``), failing like :func:`emit`."""
+
+    def write(self, text: str) -> int:
+        emit(text)
+        return len(text)
+
+    def flush(self) -> None:
+        emit("")
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, so what is still buffered for a failed stdout cannot fail again
+    when the interpreter exits."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+class ClosedStdout:
+    """``sys.stdout`` of a command started with its standard output closed: writing a report fails
+    as a closed pipe would (one error line), while a command that prints nothing there works."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return 1
+
+
+def guard_closed_streams() -> None:
+    """Put ``/dev/null`` at each standard descriptor the command was started without, before any
+    file is opened: a file opened now would take that number, and a child process would write its
+    output into it. A closed stderr discards; a closed stdout is :class:`ClosedStdout`."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        if name == "stdout":
+            sys.stdout = ClosedStdout()
+        elif name == "stderr":
+            sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the rest of the process
+
+
+def output_width() -> int:
+    """The columns a report on stdout is laid out for: the terminal's (at least 40), 100 when
+    stdout is not a terminal (a pipe, a file), as issue #41 asks."""
+    from fusiondiff.report.layout import DEFAULT_WIDTH, MIN_WIDTH
+
+    try:
+        if not sys.stdout.isatty():
+            return DEFAULT_WIDTH
+    except (AttributeError, ValueError):  # closed, or replaced by an object without isatty
+        return DEFAULT_WIDTH
+    return max(MIN_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
