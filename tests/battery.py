@@ -1,4 +1,4 @@
-"""The harness of the bad-input battery (``tests/test_bad_inputs.py``): what a case is, the
+"""The harness of the bad-input battery (``tests/front/test_bad_inputs.py``): what a case is, the
 mutations of the recorded capture, the set-ups of a case's directory, the checks after a run, and
 :func:`run_case`, which runs one case through the real command line in a fresh process.
 

@@ -1,7 +1,7 @@
 """The multi-GPU scripts and their driver (repro/multigpu) without a GPU: each session the driver runs
 passes its script options that script accepts, the scripts import what parallel.py defines, the
 driver keeps NVLink multicast off and reads rank files (built here from the recorded Pythia step,
-rank 1 SYNTHETIC with a planted offset, as in tests/test_ranks.py)."""
+rank 1 SYNTHETIC with a planted offset, as in tests/diff/test_ranks.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from test_ranks import _as_rank, _planted_offset
 
 from fusiondiff.io.store import dumps_capture, load_capture
+
+from diff.test_ranks import _as_rank, _planted_offset
 
 MULTIGPU = Path(__file__).parent.parent / "repro" / "multigpu"
 PYTHIA = Path(__file__).parent / "data" / "fidelity" / "pythia" / "live.json"

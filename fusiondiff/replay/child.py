@@ -158,7 +158,7 @@ def run_replay(
         # with the profiler up before the compile had ended, stablelm's nvFusion3 and nvFusion6
         # replayed 1.3 to 2.8 % slower than in the reference in all 7 default runs; the one round
         # whose profiler came up after the compile (its imports were still inside) had them at -0.5
-        # and +0.6 % (tests/test_roundtrip_sixth_round_recorded.py). With this order (seventh
+        # and +0.6 % (benchmarks/checks/test_sixth_round.py). With this order (seventh
         # round) they were +0.0 to +0.8 %; the start-up it had saved was 0.03 s
         profiler_start = process_setup.ProfilerStart(options or RecordingOptions(), phases, on_prepared)
     if wait_to_time is not None and scripts_in_turn:

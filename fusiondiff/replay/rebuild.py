@@ -13,7 +13,7 @@ the H200 with the training steps of three litgpt models, 2026-11-30):
   (rotary embeddings' ``cat``), or writes ``2048LL`` for ``2048`` in a 32-bit-indexed kernel
   (LayerNorm's ``var_mean`` count). :func:`index_literals` defines those literals as Index
   scalars again. Which literals are Index is not printed; the two rules below are what the IR
-  shows for the fusions Thunder builds, each justified by a recorded case in tests/test_rebuild.py.
+  shows for the fusions Thunder builds, each justified by a recorded case in tests/replay/test_rebuild_from_print.py.
 
 Everything here is text in, text out: no nvFuser or torch.
 """

@@ -1,5 +1,5 @@
 """On the GPU: each legacy script, translated, launches the same kernels as its hand-written direct
-version (``tests/data/legacy_scripts``; the CPU side is ``tests/test_legacy_scripts.py``).
+version (``tests/data/legacy_scripts``; the CPU side is ``tests/replay/test_legacy_generations.py``).
 
 All the replays run in one fresh process (about 80 scripts: one process each would spend most of
 the time importing torch and nvFuser); each script's replay is still its own ``replay_script`` call
