@@ -49,12 +49,16 @@ def attribute(
         else:
             unexplained += gap
             unexplained_fusions.append(label)
-    entries = sorted(
-        (LedgerEntry(causes, amount, tuple(fusions[causes])) for causes, amount in amounts.items()),
-        key=lambda e: (-e.explained_ns, e.causes),
-    )
-    ledger = Ledger(question, total, tuple(entries), unexplained, tuple(unexplained_fusions))
+    ledger = Ledger(question, total, _entries(amounts, fusions), unexplained, tuple(unexplained_fusions))
     return ledger, allocation
+
+
+def _entries(
+    amounts: Mapping[tuple[str, ...], float], fusions: Mapping[tuple[str, ...], list[str]]
+) -> tuple[LedgerEntry, ...]:
+    """The ledger's entries, largest first, equal ones in the order of their causes' names."""
+    entries = (LedgerEntry(causes, amount, tuple(fusions[causes])) for causes, amount in amounts.items())
+    return tuple(sorted(entries, key=lambda e: (-e.explained_ns, e.causes)))
 
 
 def _roots(names: Iterable[str]) -> tuple[str, ...]:
@@ -125,10 +129,7 @@ def _fidelity(pairs: Sequence[FusionPair], findings: Sequence[Finding], allocati
         else:
             unexplained += gap
             rest.append(p.label)
-    entries = sorted(
-        (LedgerEntry(c, a, tuple(fusions[c])) for c, a in amounts.items()), key=lambda e: (-e.explained_ns, e.causes)
-    )
-    return Ledger("fidelity", total, tuple(entries), unexplained, tuple(rest))
+    return Ledger("fidelity", total, _entries(amounts, fusions), unexplained, tuple(rest))
 
 
 def credit(findings: Sequence[Finding], pairs: Sequence[FusionPair], allocation: Allocation) -> list[Finding]:

@@ -156,12 +156,12 @@ def _ns(e: Evidence | None, side: str) -> str:
 def host_line(result: DiffResult) -> str:
     """Host time per call like for like (``fd.execute`` in the warm-ups on both sides), then each
     side whose host keeps its GPU waiting (``host_bound``), reported, not blamed on the other."""
+    times = _times(result)
     measured = [p for p in result.pairs if p.host is not None and not p.failed]
     if not measured:
         parts = ["fd.execute's host time was not measured on both sides"]
     else:
         differing = [p for p in measured if p.host is not None and p.host.verdict in ("FASTER", "SLOWER")]
-        times = _times(result)
         execute = times.get("execute_ns")
         medians = f"median {_ns(execute, 'A')} in A, {_ns(execute, 'B')} in B"
         if not differing:
@@ -176,14 +176,14 @@ def host_line(result: DiffResult) -> str:
                 f"fd.execute per call: B slower in {slower}, faster in {len(differing) - slower} of "
                 f"{len(measured)} fusion(s) ({medians}; largest: {worst.label} {a} -> {b}, {ratio(t.ratio)})"
             ]
-    thunder = _times(result).get("session_call_ns")
+    thunder = times.get("session_call_ns")
     if thunder is not None and thunder.a is not None:
-        session = _times(result).get("session_execute_ns")
+        session = times.get("session_execute_ns")
         parts.append(f"A's Thunder region call takes {_ns(thunder, 'A')} per call (its fd.execute {_ns(session, 'A')})")
     for f in result.findings_of("host"):
         bound = {e.field: e for e in f.data}.get("host_bound_fusions")
         side = "A" if bound is not None and (bound.on("A") or 0) > (bound.on("B") or 0) else "B"
-        waits = _times(result).get("gpu_wait_step_ns")
+        waits = times.get("gpu_wait_step_ns")
         parts.append(f"{side}'s host keeps its GPU waiting ({_ns(waits, side)} per step): #{f.rank} {f.rule}")
     return "; ".join(parts)
 
