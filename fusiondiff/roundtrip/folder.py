@@ -68,17 +68,24 @@ def check_folder(directory: Path, inputs: Sequence[Path]) -> None:
             check_not_input(directory / name, [source])
 
 
-def owned(path: Path) -> Path:
-    """``path``, once shown not to be a link, a FIFO or a device (absent, or a regular file)."""
+def _not_a_link(path: Path) -> os.stat_result | None:
+    """``path``'s own status (``lstat``), ``None`` where it is absent; refused where it is a link or
+    cannot be read."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
-        return path
+        return None
     except OSError as exc:
         raise FolderError(f"cannot use {printable(str(path))}: {exc.strerror or exc}") from None
     if stat.S_ISLNK(info.st_mode):
         raise FolderError(_link_words(path))
-    if not stat.S_ISREG(info.st_mode):
+    return info
+
+
+def owned(path: Path) -> Path:
+    """``path``, once shown not to be a link, a FIFO or a device (absent, or a regular file)."""
+    info = _not_a_link(path)
+    if info is not None and not stat.S_ISREG(info.st_mode):
         raise FolderError(
             f"{printable(str(path))} is not a regular file (a FIFO, device or folder) where the round trip writes "
             "one: remove it"
@@ -88,15 +95,8 @@ def owned(path: Path) -> Path:
 
 def owned_folder(path: Path) -> Path:
     """``path``, once shown to be absent or a folder itself (not a link to one, nor a file)."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return path
-    except OSError as exc:
-        raise FolderError(f"cannot use {printable(str(path))}: {exc.strerror or exc}") from None
-    if stat.S_ISLNK(info.st_mode):
-        raise FolderError(_link_words(path))
-    if not stat.S_ISDIR(info.st_mode):
+    info = _not_a_link(path)
+    if info is not None and not stat.S_ISDIR(info.st_mode):
         raise FolderError(f"{printable(str(path))} is not a folder where the round trip makes one: remove it")
     return path
 
