@@ -29,6 +29,8 @@ GATES = {
 
 def causes_text(causes: tuple[str, ...]) -> str:
     """A ledger entry's causes: ``storage_offset``, or ``gpu and versions (jointly)``."""
+    if not causes:  # a diff record written by hand or damaged: it names none
+        return "no cause named"
     if len(causes) == 1:
         return causes[0]
     return f"{', '.join(causes[:-1])} and {causes[-1]} (jointly)"
