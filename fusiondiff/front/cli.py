@@ -53,6 +53,7 @@ def _recording_options(args: argparse.Namespace) -> RecordingOptions:
         save_inputs=args.save_inputs,
         cuda_source=args.cuda_source,
         communication=getattr(args, "communication", True),
+        peak=getattr(args, "peak", True),
         **timeline_fields(args),
     )
 

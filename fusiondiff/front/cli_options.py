@@ -85,6 +85,13 @@ def add_protocol_options(p: argparse.ArgumentParser) -> None:
         default="cold",
         help="cold: flush L2 before each sample (default); warm: back to back",
     )
+    g.add_argument(
+        "--no-peak",
+        dest="peak",
+        action="store_false",
+        help="do not measure the GPU's DRAM bandwidth when recording ends (a 1 GiB device-to-device copy, "
+        "well under a second; it is what each kernel's %% of peak is a share of)",
+    )
     add_timeline_options(g)
 
 

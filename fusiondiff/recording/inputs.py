@@ -80,6 +80,29 @@ def describe_inputs(inputs: Sequence[Any]) -> tuple[TensorMeta, ...]:
     return tuple(describe_input(i, v) for i, v in enumerate(inputs))
 
 
+def describe_outputs(outputs: Any) -> tuple[TensorMeta, ...]:
+    """Layout of the tensors an execution returned (no value ranges: nothing waits for the GPU);
+    anything else it returned is left out."""
+    if not isinstance(outputs, (list, tuple)):
+        outputs = [outputs]
+    return tuple(
+        TensorMeta(
+            index=i,
+            kind="tensor",
+            dtype=str(value.dtype),
+            shape=tuple(value.shape),
+            stride=tuple(value.stride()),
+            storage_offset=value.storage_offset(),
+            storage_numel=value.untyped_storage().nbytes() // max(value.element_size(), 1),
+            device=str(value.device),
+            alignment_bytes=alignment_of(value.data_ptr()),
+            is_contiguous=value.is_contiguous(),
+        )
+        for i, value in enumerate(outputs)
+        if _is_tensor(value)
+    )
+
+
 def flat_storage(value: Any) -> Any:
     """The whole storage behind a tensor as a 1-D tensor of its dtype (what safetensors can hold)."""
     import torch

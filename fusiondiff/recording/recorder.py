@@ -37,6 +37,7 @@ from fusiondiff.recording.executions import (
 from fusiondiff.recording.host_time import SessionHostTimes
 from fusiondiff.recording.intercept import intercepting
 from fusiondiff.recording.kineto import profiler_active
+from fusiondiff.recording.peak import measure_peak
 from fusiondiff.recording.sampling import Sampler
 from fusiondiff.recording.timing import KernelSource, noise_summary
 from fusiondiff.records.definition import definition_hash, structural_hash
@@ -45,6 +46,7 @@ from fusiondiff.records.errors import CaptureError, FusionDiffError, ProfilerErr
 from fusiondiff.records.model import (
     Capture,
     CaptureKind,
+    TensorMeta,
     TimingProtocol,
     traced_name,
 )
@@ -84,6 +86,7 @@ class Recorder:
         self.only = set(options.only) or None
         self.save_inputs = options.save_inputs
         self.cuda_source = options.cuda_source
+        self.peak = options.peak
         self.progress = progress or silent
         self.input_override = input_override
         self.source = source
@@ -341,12 +344,17 @@ class Recorder:
         original = self._execute_untraced
         assert original is not None, "install() sets the original execute"
 
+        outputs: list[tuple[TensorMeta, ...]] = []
+
         def run_once() -> None:
-            original(fd, copies, **kwargs)
+            result = original(fd, copies, **kwargs)
+            if not outputs:  # the first warm-up, whose host time the protocol leaves out
+                outputs.append(input_tools.describe_outputs(result))
 
         record = self.sampler.time(
             pending.record, run_once, fd, copies, keep_cuda_source=self.cuda_source, warnings=self.warnings
         )
+        record = dataclasses.replace(record, outputs=outputs[0] if outputs else ())
         pending.record = record
         pending.copies = None
         timing = record.timing
@@ -410,14 +418,31 @@ class Recorder:
         notice = self.session_notice()
         if notice is not None:
             self.progress(notice)
+        environment = settled_environment(self._environment, fusions)
+        if self.peak and self.context_lost is None:
+            environment = self._with_peak(environment, warnings)
         return Capture(
             kind=self.kind,
-            environment=settled_environment(self._environment, fusions),
+            environment=environment,
             protocol=self.protocol,
             fusions=fusions,
             source=self.source,
             warnings=tuple(warnings),
         )
+
+    def _with_peak(self, environment: Environment, warnings: list[str]) -> Environment:
+        """``environment`` with its GPU's measured DRAM bandwidth; where it cannot be measured,
+        unchanged, and ``warnings`` says why (the records are kept whatever happens here)."""
+        try:
+            peak, why_not = measure_peak(environment.cuda_device_index or 0, environment.l2_bytes)
+        except Exception as exc:  # noqa: BLE001 - a measurement that fails must not cost the capture
+            peak, why_not = None, f"peak bandwidth not measured: {exception_line(exc)}"
+        if why_not is not None:
+            warnings.append(why_not)
+        if peak is None:
+            return environment
+        self.progress(f"fusiondiff: the GPU's DRAM bandwidth (a device-to-device copy): {peak.gbs:.0f} GB/s")
+        return dataclasses.replace(environment, peak_bandwidth=peak)
 
     def session_notice(self) -> str | None:
         """What recording left in this process that the user's session should know, said once and

@@ -67,6 +67,8 @@ Registers = Annotated[int, Meta(ge=0, le=255), Rule("is negative", "is more regi
 """Registers per thread (CUDA: at most 255)."""
 SmCount = Annotated[int, Meta(ge=0, le=4096), Rule("is negative", "is more SMs than a GPU has")]
 """A GPU's multiprocessors (132 on an H200)."""
+PeakGbs = Annotated[float, Meta(ge=1e-3, le=1e6), Rule("is not a bandwidth a GPU has (1e-3 to 1e6 GB/s)")]
+"""A DRAM bandwidth in GB/s (1e9 bytes per second)."""
 
 
 if TYPE_CHECKING:

@@ -9,7 +9,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fusiondiff.records.constraints import Count, Positive, SmCount
+from fusiondiff.records.constraints import Count, Duration, PeakGbs, Positive, SmCount
+
+
+@dataclass(frozen=True)
+class PeakBandwidth:
+    """The GPU's DRAM bandwidth as measured where the capture was recorded
+    (:mod:`fusiondiff.recording.peak`): what a kernel's achieved bandwidth is a share of. Measured,
+    not taken from a table of vendor figures (:data:`fusiondiff.records.traffic.VENDOR_GBS` is shown
+    beside it), so a GPU running at a lower memory clock, or another board of the same name, is
+    judged against what it can do."""
+
+    gbs: PeakGbs
+    """Median over the copies of (bytes read + bytes written) / time, in GB/s (1e9 bytes)."""
+    best_gbs: PeakGbs
+    """The fastest copy's figure."""
+    copy_bytes: Count
+    """Size of the copied buffer (each copy reads and writes it once)."""
+    copies: Count
+    """Timed copies (after warm-up copies that are not counted)."""
+    seconds: Duration
+    """Wall time the measurement took, allocation included: the capture's extra cost."""
+    method: str = "device-to-device copy (torch copy_), CUDA events"
+    """How it was measured, in words."""
 
 
 @dataclass(frozen=True)
@@ -49,3 +71,6 @@ class Environment:
     distributed_backend: str | None = None
     """The default process group's backend (``nccl``, ``gloo``) when the session had initialised
     one by the end of recording; ``None`` otherwise."""
+    peak_bandwidth: PeakBandwidth | None = None
+    """The GPU's measured DRAM bandwidth (issue #43); ``None`` when not measured (``--no-peak``,
+    no room for the buffers) and in files written before fusiondiff measured it."""

@@ -312,6 +312,10 @@ class FusionRecord:
     """The definition's graph hash as the recorder computed it, tagged with its algorithm
     (:func:`fusiondiff.records.definition.tagged_structural_hash`); ``None`` in files written before issue
     #28. A memo: :attr:`structure_hash` uses it only where this fusiondiff's algorithm wrote it."""
+    outputs: tuple[TensorMeta, ...] = ()
+    """The tensors the execution returned (layout only, no values): with the inputs, the bytes the
+    fusion must move (:mod:`fusiondiff.records.traffic`). Empty in files written before issue #43
+    and for a fusion that was not timed."""
 
     def __post_init__(self) -> None:
         if self.sm_timeline is not None:

@@ -40,6 +40,9 @@ class RecordingOptions:
     """Under torchrun, record the session's communication kernels (NCCL's) across the capture block,
     apart from fusion time (:mod:`fusiondiff.recording.communication`); ``--no-communication`` turns
     it off. Outside torchrun, and in a replay, nothing is traced either way."""
+    peak: bool = True
+    """Measure the GPU's DRAM bandwidth when recording ends (:mod:`fusiondiff.recording.peak`);
+    ``--no-peak`` leaves ``Environment.peak_bandwidth`` empty."""
     sm_timeline: int = 0
     """Instrumented runs per kernel for the block-level timelines (``--sm-timeline``, which CTA
     ran on which SM and when: :mod:`fusiondiff.replay.timeline_recording`); 0: none recorded."""
