@@ -25,9 +25,13 @@ fusiondiff replay fusiondiff_repro.py -o replay_fusiondiff.json 2>&1 | tail -3
 for b in replay_nvfuser replay_fusiondiff; do
   fusiondiff diff live.json $b.json > diff_$b.txt 2>&1; echo "diff $b: exit $?"
 done
+fusiondiff diff live.json replay_fusiondiff.json --gate host > diff_replay_fusiondiff_gate_host.txt 2>&1
+echo "diff replay_fusiondiff --gate host: exit $?"
+fusiondiff show live.json > show_live.txt 2>&1
 cd "$root" || exit 1
 
 # (c) the seed model's forward on this GPU, against the bundled H200 capture
 time python3 repro/ledger/seed_forward.py "$out/seed_h100/live_forward.json" 2>&1 | tail -3
 fusiondiff diff tests/data/seed/live_forward.json "$out/seed_h100/live_forward.json" > "$out/seed_h100/diff.txt" 2>&1
 echo "diff seed h200 vs h100: exit $?"
+fusiondiff show "$out/seed_h100/live_forward.json" > "$out/seed_h100/show.txt" 2>&1
