@@ -38,23 +38,36 @@ def peak_alone(rounds: int) -> None:
         assert measured is not None, why
         seconds.append(measured.seconds)
         figures.append(measured.gbs)
-    print(f"{torch.cuda.get_device_name(0)}: measure_peak over {rounds} rounds: "
-          f"median {statistics.median(seconds):.3f} s (max {max(seconds):.3f} s), "
-          f"peak median {statistics.median(figures):.0f} GB/s (spread {min(figures):.0f}-{max(figures):.0f})")
+    print(
+        f"{torch.cuda.get_device_name(0)}: measure_peak over {rounds} rounds: "
+        f"median {statistics.median(seconds):.3f} s (max {max(seconds):.3f} s), "
+        f"peak median {statistics.median(figures):.0f} GB/s (spread {min(figures):.0f}-{max(figures):.0f})"
+    )
     default = peak.COPY_BYTES
     for size in (2 * default, default, default // 2, default // 4):
         peak.COPY_BYTES = size
         peak.MIN_COPY_BYTES = min(peak.MIN_COPY_BYTES, size)
         measured, why = peak.measure_peak(0, l2)
         assert measured is not None, why
-        print(f"  copy of {size / 2**20:.0f} MiB: {measured.gbs:.0f} GB/s median, {measured.best_gbs:.0f} best, "
-              f"{measured.seconds:.3f} s")
+        print(
+            f"  copy of {size / 2**20:.0f} MiB: {measured.gbs:.0f} GB/s median, {measured.best_gbs:.0f} best, "
+            f"{measured.seconds:.3f} s"
+        )
     peak.COPY_BYTES = default
 
 
 def capture_once(out: Path, peak: bool) -> float:
-    command = [sys.executable, "-m", "fusiondiff", "capture", str(ROOT / "repro/ledger/layernorm_offset.py"),
-               "-o", str(out), "--samples", "10"]
+    command = [
+        sys.executable,
+        "-m",
+        "fusiondiff",
+        "capture",
+        str(ROOT / "repro/ledger/layernorm_offset.py"),
+        "-o",
+        str(out),
+        "--samples",
+        "10",
+    ]
     if not peak:
         command.append("--no-peak")
     start = time.perf_counter()
@@ -73,8 +86,10 @@ def main() -> None:
             without.append(capture_once(Path(tmp) / f"n{i}.json", peak=False))
             with_peak.append(capture_once(Path(tmp) / f"p{i}.json", peak=True))
     a, b = statistics.median(without), statistics.median(with_peak)
-    print(f"capture (LayerNorm under thunderfx, {args.rounds} rounds each, alternating): --no-peak {a:.2f} s, "
-          f"with the peak {b:.2f} s: +{b - a:.2f} s ({b / a:.3f}x)")
+    print(
+        f"capture (LayerNorm under thunderfx, {args.rounds} rounds each, alternating): --no-peak {a:.2f} s, "
+        f"with the peak {b:.2f} s: +{b - a:.2f} s ({b / a:.3f}x)"
+    )
 
 
 if __name__ == "__main__":

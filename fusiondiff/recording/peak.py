@@ -13,10 +13,13 @@ session to reuse. Where the GPU has no room for them, nothing is measured and th
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
 
-from fusiondiff.records.environment import PeakBandwidth
+from fusiondiff.records.environment import Environment, PeakBandwidth
+from fusiondiff.records.errors import exception_line
+from fusiondiff.records.progress import Progress
 
 COPY_BYTES = 1 << 30
 """The copied buffer: 1 GiB, many times any L2 (60 MiB on an H200), so the copy streams from DRAM."""
@@ -57,7 +60,9 @@ def measure_peak(device_index: int, l2_bytes: int | None) -> tuple[PeakBandwidth
             src.fill_(1)
             for _ in range(WARMUPS):
                 dst.copy_(src)
-            events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(COPIES)]
+            events = [
+                (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(COPIES)
+            ]
             for begin, end in events:
                 begin.record()
                 dst.copy_(src)
@@ -76,3 +81,18 @@ def measure_peak(device_index: int, l2_bytes: int | None) -> tuple[PeakBandwidth
         ),
         None,
     )
+
+
+def with_peak(environment: Environment, warnings: list[str], progress: Progress) -> Environment:
+    """``environment`` with its GPU's measured DRAM bandwidth; where it cannot be measured,
+    unchanged, and ``warnings`` says why (a capture's records are kept whatever happens here)."""
+    try:
+        peak, why_not = measure_peak(environment.cuda_device_index or 0, environment.l2_bytes)
+    except Exception as exc:  # noqa: BLE001 - a measurement that fails must not cost the capture
+        peak, why_not = None, f"peak bandwidth not measured: {exception_line(exc)}"
+    if why_not is not None:
+        warnings.append(why_not)
+    if peak is None:
+        return environment
+    progress(f"fusiondiff: the GPU's DRAM bandwidth (a device-to-device copy): {peak.gbs:.0f} GB/s")
+    return dataclasses.replace(environment, peak_bandwidth=peak)

@@ -37,7 +37,7 @@ from fusiondiff.recording.executions import (
 from fusiondiff.recording.host_time import SessionHostTimes
 from fusiondiff.recording.intercept import intercepting
 from fusiondiff.recording.kineto import profiler_active
-from fusiondiff.recording.peak import measure_peak
+from fusiondiff.recording.peak import with_peak
 from fusiondiff.recording.sampling import Sampler
 from fusiondiff.recording.timing import KernelSource, noise_summary
 from fusiondiff.records.definition import definition_hash, structural_hash
@@ -420,7 +420,7 @@ class Recorder:
             self.progress(notice)
         environment = settled_environment(self._environment, fusions)
         if self.peak and self.context_lost is None:
-            environment = self._with_peak(environment, warnings)
+            environment = with_peak(environment, warnings, self.progress)
         return Capture(
             kind=self.kind,
             environment=environment,
@@ -429,20 +429,6 @@ class Recorder:
             source=self.source,
             warnings=tuple(warnings),
         )
-
-    def _with_peak(self, environment: Environment, warnings: list[str]) -> Environment:
-        """``environment`` with its GPU's measured DRAM bandwidth; where it cannot be measured,
-        unchanged, and ``warnings`` says why (the records are kept whatever happens here)."""
-        try:
-            peak, why_not = measure_peak(environment.cuda_device_index or 0, environment.l2_bytes)
-        except Exception as exc:  # noqa: BLE001 - a measurement that fails must not cost the capture
-            peak, why_not = None, f"peak bandwidth not measured: {exception_line(exc)}"
-        if why_not is not None:
-            warnings.append(why_not)
-        if peak is None:
-            return environment
-        self.progress(f"fusiondiff: the GPU's DRAM bandwidth (a device-to-device copy): {peak.gbs:.0f} GB/s")
-        return dataclasses.replace(environment, peak_bandwidth=peak)
 
     def session_notice(self) -> str | None:
         """What recording left in this process that the user's session should know, said once and

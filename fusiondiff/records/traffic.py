@@ -276,7 +276,9 @@ def fusion_traffic(record: FusionRecord, peak: float | None) -> tuple[KernelTraf
         if whole is None:
             return ()
         kernel = timed[0]
-        return (KernelTraffic(record.key, kernel.order, "fusion", whole.total, kernel.timing.median_ns, peak, whole.notes),)
+        return (
+            KernelTraffic(record.key, kernel.order, "fusion", whole.total, kernel.timing.median_ns, peak, whole.notes),
+        )
     segments = [_segment_bytes(k, record) for k in timed]
     if all(s is not None for s in segments):
         return tuple(
@@ -291,7 +293,11 @@ def fusion_traffic(record: FusionRecord, peak: float | None) -> tuple[KernelTraf
         f"{len(timed)} kernels judged together: the fusion's inputs and outputs over their summed time "
         "(intermediates between them not counted: a lower bound)",
     )
-    return (KernelTraffic(record.key, None, "fusion", whole.total, math.fsum(k.timing.median_ns for k in timed), peak, notes),)
+    return (
+        KernelTraffic(
+            record.key, None, "fusion", whole.total, math.fsum(k.timing.median_ns for k in timed), peak, notes
+        ),
+    )
 
 
 def capture_traffic(fusions: Iterable[FusionRecord], environment: Environment) -> list[KernelTraffic]:
@@ -300,12 +306,16 @@ def capture_traffic(fusions: Iterable[FusionRecord], environment: Environment) -
     return [t for record in fusions for t in fusion_traffic(record, peak)]
 
 
-def furthest_from_peak(traffic: Iterable[KernelTraffic], call_counts: dict[str, int] | None = None) -> list[KernelTraffic]:
+def furthest_from_peak(
+    traffic: Iterable[KernelTraffic], call_counts: dict[str, int] | None = None
+) -> list[KernelTraffic]:
     """Kernels ordered by the time a kernel at the peak would save, per call times the fusion's
     calls (where the time is to be won), most first; those without a peak are left out."""
     counts = call_counts or {}
     with_peak = [t for t in traffic if t.headroom_ns is not None]
-    return sorted(with_peak, key=lambda t: (-(t.headroom_ns or 0.0) * counts.get(t.fusion, 1), t.fusion, t.kernel_order or 0))
+    return sorted(
+        with_peak, key=lambda t: (-(t.headroom_ns or 0.0) * counts.get(t.fusion, 1), t.fusion, t.kernel_order or 0)
+    )
 
 
 @dataclass(frozen=True)
@@ -342,16 +352,24 @@ def compare_reported(traffic: KernelTraffic, kernel: KernelRecord, record: Fusio
     reasons = []
     if theirs_bytes and abs(traffic.bytes / theirs_bytes - 1) > AGREE:
         inputs = {m.index: m for m in record.inputs}
-        whole = [g for g in gathers(record.definition) if (m := inputs.get(g.table)) and (reached_bytes(m) or 0) <= reported.input_bytes]
+        whole = [
+            g
+            for g in gathers(record.definition)
+            if (m := inputs.get(g.table)) and (reached_bytes(m) or 0) <= reported.input_bytes
+        ]
         if whole:
             tables = ", ".join(f"input {g.table}" for g in whole)
             reasons.append(f"nvFuser counts the gathered-from {tables} whole; only the rows the index names are read")
         if not record.outputs:
             reasons.append("this capture has no outputs recorded, so its count is the inputs alone")
         if not reasons:
-            reasons.append(f"the byte counts differ ({theirs_bytes / 1e6:.1f} MB by nvFuser, {traffic.bytes / 1e6:.1f} MB here)")
+            reasons.append(
+                f"the byte counts differ ({theirs_bytes / 1e6:.1f} MB by nvFuser, {traffic.bytes / 1e6:.1f} MB here)"
+            )
     if reported.percent_of_peak > 100.0:
-        reasons.append(f"nvFuser's {reported.percent_of_peak:.0f} % of peak is more than DRAM can deliver: its byte count is too high")
+        reasons.append(
+            f"nvFuser's {reported.percent_of_peak:.0f} % of peak is more than DRAM can deliver: its byte count is too high"
+        )
     if theirs_peak is not None and traffic.peak_gbs is not None and abs(theirs_peak / traffic.peak_gbs - 1) > AGREE:
         reasons.append(
             f"nvFuser's peak is {theirs_peak:.0f} GB/s (from the memory clock and bus width), the measured copy "

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from fusiondiff.io.store import load_capture
-from fusiondiff.records.environment import Environment, PeakBandwidth
-from fusiondiff.records.model import FusionRecord, TensorMeta
+from fusiondiff.records.environment import PeakBandwidth
+from fusiondiff.records.model import TensorMeta
 from fusiondiff.records.traffic import (
     VENDOR_GBS,
     capture_traffic,
     compare_reported,
+    furthest_from_peak,
     fusion_bytes,
     fusion_traffic,
-    furthest_from_peak,
     gathers,
     reached_bytes,
 )
@@ -29,7 +29,9 @@ def _peak(gbs: float) -> PeakBandwidth:
     return PeakBandwidth(gbs=gbs, best_gbs=gbs * 1.01, copy_bytes=1 << 30, copies=20, seconds=0.05)
 
 
-def _tensor(index: int, shape: tuple[int, ...], stride: tuple[int, ...], dtype: str = "torch.bfloat16", **kw) -> TensorMeta:
+def _tensor(
+    index: int, shape: tuple[int, ...], stride: tuple[int, ...], dtype: str = "torch.bfloat16", **kw
+) -> TensorMeta:
     return TensorMeta(index=index, kind="tensor", dtype=dtype, shape=shape, stride=stride, device="cuda:0", **kw)
 
 
