@@ -125,6 +125,28 @@ def test_capture_cli_records_the_script_and_leaves_its_output_unchanged(live_cap
     assert "thunder_script.py 1" in live.source
 
 
+def test_capture_measures_the_gpus_peak_and_records_the_outputs(live_capture):
+    """Issue #43: the peak is measured once per capture, and the fusion's outputs are recorded (the
+    bytes it must move are its inputs' and outputs')."""
+    from fusiondiff.io.store import load_capture
+    from fusiondiff.records.traffic import VENDOR_GBS, capture_traffic
+
+    work, _, _ = live_capture
+    live = load_capture(work / "live.json")
+    peak = live.environment.peak_bandwidth
+    assert peak is not None, live.warnings
+    vendor = VENDOR_GBS.get(live.environment.gpu_name or "")
+    print(f"peak {peak.gbs:.0f} GB/s (best {peak.best_gbs:.0f}) in {peak.seconds:.3f} s; datasheet {vendor}")
+    assert peak.seconds < 1.0 and peak.copies == 20 and peak.copy_bytes >= 1 << 28
+    if vendor is not None:  # a copy reaches most of the datasheet's figure, never more
+        assert 0.5 * vendor < peak.gbs <= 1.02 * vendor
+    (fusion,) = live.fusions
+    assert [(o.dtype, o.shape) for o in fusion.outputs] == [("torch.bfloat16", (64, 4096))]
+    (traffic,) = capture_traffic(live.fusions, live.environment)
+    assert traffic.bytes == 64 * 4096 * 2 * 2 + 4096 * 2 and traffic.notes == ()
+    assert traffic.percent_of_peak is not None and 0 < traffic.percent_of_peak < 100
+
+
 def test_replay_with_the_exact_live_inputs(live_capture):
     from fusiondiff.io.store import load_capture
 
