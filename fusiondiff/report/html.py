@@ -21,6 +21,7 @@ from fusiondiff.report.environment_view import conditions_html
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
 from fusiondiff.report.plots import COLOR_A, COLOR_B, strip_plot_svg
 from fusiondiff.report.questions import question_views
+from fusiondiff.report.speed_of_light_view import peaks_html
 
 CSS = f"""
 .fd {{ font-family: -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: #1d2125;
@@ -125,7 +126,7 @@ def _findings(report: DiffReport) -> str:
                 f'<span class="role {_e(f.role)}">{_e(f.role)}</span></div>'
                 f'<div class="meta"><code>{_e(f.rule)}</code> · {_e(explains_text(f))}'
                 f"{' · ' + links if links else ''}</div>"
-                f'<ul class="evidence">{evidence}</ul></li>'
+                f'<ul class="evidence">{evidence}</ul>{peaks_html(report.result) if f.rule == "gpu" else ""}</li>'
             )
         verdict = "ok" if report.result.passes(view.question) else "bad"
         sections.append(

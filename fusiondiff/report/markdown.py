@@ -19,6 +19,7 @@ from fusiondiff.report.environment_view import conditions_markdown
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
 from fusiondiff.report.md_text import table
 from fusiondiff.report.questions import question_views
+from fusiondiff.report.speed_of_light_view import peaks_markdown
 
 FOLD_ROWS = 12
 """Tables longer than this fold into ``<details>``."""
@@ -78,6 +79,8 @@ def _findings(report: DiffReport) -> list[str]:
                 + (f"; {links}" if links else "")
             )
             lines += [f"   - {text(line)}" for line in wording.evidence_lines(f)]
+            if f.rule == "gpu":
+                lines += peaks_markdown(report.result)
         if view.findings:
             lines.append("")
     if not found:
