@@ -169,7 +169,7 @@ def _row(
     residual = tb.time_ns / predicted - 1
     slower, faster = _floors(samples_a, samples_b, peak_a, peak_b, predicted)
     floor = slower if residual >= 0 else faster
-    if math.isinf(floor):  # a sample of 0 ns in the interval: the samples allow any residual
+    if math.isinf(floor):  # samples of 0 ns: they allow any residual
         floor = math.nan
     return KernelAgainstPeaks(
         fusion=fusion,
@@ -201,6 +201,8 @@ def _floors(
     lo_a, hi_a = median_interval(samples_a)
     lo_b, hi_b = median_interval(samples_b)
     med_a, med_b = statistics.median(samples_a), statistics.median(samples_b)
+    if not (med_a > 0 and med_b > 0):  # half the samples or more at 0 ns: no residual can be told
+        return math.inf, math.inf
     # (time_b / time_a) * (peak_b / peak_a) at its lowest and highest, over its point value
     low = (lo_b / med_b) * (med_a / hi_a) * (peak_a.gbs / peak_a.best_gbs)
     high = (hi_b / med_b) * (med_a / lo_a if lo_a > 0 else math.inf) * (peak_b.best_gbs / peak_b.gbs)

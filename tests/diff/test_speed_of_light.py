@@ -184,3 +184,23 @@ def test_the_same_gpu_with_peaks_has_rows_and_no_finding():
     result = diff(with_peak(a, PEAK_A), with_peak(a, dataclasses.replace(PEAK_A, gbs=4080.0)))
     assert len(result.against_peaks) == 13 and not result.findings
     assert all(r.residual == pytest.approx(4080.0 / 4100.0 - 1) and not r.beyond_floor for r in result.against_peaks)
+
+
+def test_samples_of_0_ns_allow_any_residual():
+    # a whole fusion's samples at 0 ns more than half the time (set here: the profiler lost its
+    # events), its kernels' medians still above 0: its row has no floor and names nothing
+    a, b = two_gpus(off={"nvFusion1": 2.0})
+    fusions = list(b.fusions)
+    f = fusions[1]
+    zeros = tuple(0.0 if i % 3 else s for i, s in enumerate(f.timing.samples_ns))
+    fusions[1] = dataclasses.replace(f, timing=dataclasses.replace(f.timing, samples_ns=zeros))
+    result = diff(a, dataclasses.replace(b, fusions=tuple(fusions)))
+    row = next(r for r in result.against_peaks if r.fusion == "nvFusion1 [forward]")
+    assert row.kernel is None and row.residual == pytest.approx(1.0)
+    assert row.floor != row.floor and not row.beyond_floor  # NaN: no floor
+    assert "nvFusion1 [forward]" not in named(gpu_finding(result))
+    # JSON has no NaN: the record writes null, and reads it back as NaN
+    data = json.loads(dumps_diff_record(DiffReport(result, a, b, "a.json", "b.json")))
+    assert next(r for r in data["diff"]["against_peaks"] if r["fusion"] == row.fusion)["floor"] is None
+    again = next(r for r in report_from_record(data).result.against_peaks if r.fusion == row.fusion)
+    assert again.floor != again.floor
