@@ -12,14 +12,13 @@ from collections.abc import Sequence
 
 from fusiondiff.records.model import traced_name
 from fusiondiff.report import content as c
-from fusiondiff.report import md_text, wording
+from fusiondiff.report import md_text, speed_of_light_view, wording
 from fusiondiff.report.blocks import block_markdown
 from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.environment_view import conditions_markdown
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
 from fusiondiff.report.md_text import table
 from fusiondiff.report.questions import question_views
-from fusiondiff.report.speed_of_light_view import peaks_markdown
 
 FOLD_ROWS = 12
 """Tables longer than this fold into ``<details>``."""
@@ -80,7 +79,7 @@ def _findings(report: DiffReport) -> list[str]:
             )
             lines += [f"   - {text(line)}" for line in wording.evidence_lines(f)]
             if f.rule == "gpu":
-                lines += peaks_markdown(report.result)
+                lines += speed_of_light_view.peaks_markdown(report.result)
         if view.findings:
             lines.append("")
     if not found:
