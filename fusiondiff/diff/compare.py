@@ -13,6 +13,9 @@ out, and why:
 - tensor keys, storage sizes and devices of inputs: file bookkeeping, not what nvFuser sees;
 - hostname, recording time and fusiondiff version of the environment, and a rank's place in a
   torchrun session (rank, local rank, world size, current device, process group backend);
+- the GPU's measured DRAM peak (``peak_bandwidth``): a measurement, which two captures on one GPU
+  never repeat to the last digit; the ``gpu`` rule reads it
+  (:mod:`fusiondiff.diff.speed_of_light`);
 - a property unknown on one side (``None``: a cluster Kineto does not report, a source hash that
   was not read) is not a difference;
 - what a fusion's timing ran beside (``conditions``: other work, NVML's window, host times) and its
@@ -76,6 +79,8 @@ _ENVIRONMENT_IGNORED = (
     "world_size",
     "cuda_device_index",
     "distributed_backend",
+    # measured, not a property: it differs between any two captures (diff.speed_of_light reads it)
+    "peak_bandwidth",
 )
 
 _input_values = operator.attrgetter(*INPUT_FIELDS)

@@ -17,10 +17,12 @@ from fusiondiff.diff.records import (
     Evidence,
     Finding,
     FusionPair,
+    KernelAgainstPeaks,
     KernelPair,
     PropertyChange,
     TimingVerdict,
 )
+from fusiondiff.diff.speed_of_light import against_peaks
 from fusiondiff.records.model import Capture, FusionRecord
 
 
@@ -39,6 +41,12 @@ class RuleContext:
         """Each pair's records, A's and B's, in the order of :attr:`pairs`: looked up once, since
         many rules walk every pair's records."""
         return tuple((self.a.fusions[p.index_a], self.b.fusions[p.index_b]) for p in self.pairs)
+
+    @functools.cached_property
+    def against_peaks(self) -> tuple[KernelAgainstPeaks, ...]:
+        """Each matched kernel against the two GPUs' measured peaks (empty where a capture has
+        none): the GPU's rule names those off the prediction, and the diff keeps them all."""
+        return against_peaks(self.a, self.b, self.pairs)
 
     def fusion_a(self, pair: FusionPair) -> FusionRecord:
         return self.a.fusions[pair.index_a]

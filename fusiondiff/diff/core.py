@@ -98,7 +98,8 @@ def _diff(
         represented = tuple(u for u, s in zip(unmatched, stood_for) if s)
         unmatched = tuple(u for u, s in zip(unmatched, stood_for) if not s)
     changes = compare_captures(a, b)
-    findings, ledgers = find_findings(RuleContext(a=a, b=b, pairs=pairs, changes=changes))
+    context = RuleContext(a=a, b=b, pairs=pairs, changes=changes)
+    findings, ledgers = find_findings(context)
     subset = _replays_subset(b, pairs, unmatched)
     return DiffResult(
         label_a=label_a or f"A ({a.kind})",
@@ -115,6 +116,7 @@ def _diff(
         ledgers=ledgers,
         host_times=_host_times(records, pairs),
         represented=represented,
+        against_peaks=context.against_peaks,
     )
 
 

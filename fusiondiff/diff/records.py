@@ -244,6 +244,42 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class KernelAgainstPeaks:
+    """One matched kernel (or, where a fusion's kernels cannot be told apart, the whole fusion)
+    timed against the two GPUs' measured DRAM peaks: what B's time would be if the kernel were
+    memory-bound, and how far B's time is from that (:mod:`fusiondiff.diff.speed_of_light`)."""
+
+    fusion: str
+    """The pair's label."""
+    kernel: str | None
+    """The kernel's normalized name; ``None``: the fusion as a whole (its kernels' times summed)."""
+    time_a_ns: float
+    """Median device time on A."""
+    time_b_ns: float
+    bytes_a: int
+    """The bytes it must move, as each side's record counts them (:mod:`fusiondiff.records.traffic`)."""
+    bytes_b: int
+    peak_a_gbs: float
+    """A's measured peak (``Environment.peak_bandwidth.gbs``), GB/s."""
+    peak_b_gbs: float
+    predicted_b_ns: float
+    """``time_a_ns * (bytes_b / bytes_a) * (peak_a_gbs / peak_b_gbs)``: B's time if the kernel runs
+    at the same share of its GPU's peak as on A (the same fusion: the bytes are the same)."""
+    residual: float
+    """``time_b_ns / predicted_b_ns - 1``: above 0, B runs further from its peak than A from A's."""
+    floor: NaNFloat
+    """The residual the timing distributions and the peaks' spread allow in its direction, as a
+    fraction; :attr:`beyond_floor` where ``abs(residual)`` is more. NaN where they allow any (a
+    sample of 0 ns)."""
+    beyond_floor: bool
+    percent_a: float
+    """Achieved bandwidth over A's peak, in percent (``bytes_a / time_a_ns / peak_a_gbs``)."""
+    percent_b: float
+    notes: tuple[str, ...] = ()
+    """What the byte counts approximate, in words (:class:`fusiondiff.records.traffic.KernelTraffic`)."""
+
+
+@dataclass(frozen=True)
 class LedgerEntry:
     """One share of a question's gap: the fusions whose gap it is, and the root causes it goes to
     (one, or several jointly)."""
@@ -313,6 +349,9 @@ class DiffResult:
     descriptors, ``fd.execute``: what #1852 timed), ``kernel_per_call_ns``; and ``gpu_wait_step_ns``,
     the GPU's wait for the host over one call of each fusion times A's calls of it. Only the
     fields some side measured."""
+    against_peaks: tuple[KernelAgainstPeaks, ...] = ()
+    """Each matched kernel against the two GPUs' measured peaks, where both captures measured one
+    (:mod:`fusiondiff.diff.speed_of_light`); empty otherwise, and in diff records written before."""
 
     def ledger(self, question: str) -> Ledger:
         """The ledger of ``question``; an empty one where none was recorded."""

@@ -15,6 +15,7 @@ from fusiondiff.diff.clocks import TimedClock, max_clock_mhz, running, timed_clo
 from fusiondiff.diff.compare import input_bytes
 from fusiondiff.diff.context import RuleContext, fusion_gap_ns, make_finding
 from fusiondiff.diff.records import Evidence, EvidenceValue, Finding, FusionPair, PropertyChange
+from fusiondiff.diff.speed_of_light import peak_evidence
 from fusiondiff.diff.stats import MIN_SAMPLES
 from fusiondiff.records.model import Capture, FusionRecord
 from fusiondiff.records.notes import notes as coded
@@ -244,7 +245,9 @@ _SHOWN_LAUNCHES = 5
 def gpu(ctx: RuleContext) -> Iterator[Finding]:
     """Another GPU model: the GPU's figures that differ (name, compute capability, SM count, L2,
     the boost and memory clocks), then how many matched kernels nvFuser launched with another
-    configuration there and the first few of them (launch fields, the kernel as ``subject``).
+    configuration there and the first few of them (launch fields, the kernel as ``subject``),
+    then the two measured DRAM peaks and the kernels whose B time they do not predict
+    (:func:`~fusiondiff.diff.speed_of_light.peak_evidence`; where a side has no peak, why).
     Another device index of a fusion (where it ran) is said here too."""
     changes = {c.path: c for c in ctx.capture_changes("environment") if c.path in GPU_FIELDS}
     if not changes:
@@ -272,6 +275,7 @@ def gpu(ctx: RuleContext) -> Iterator[Finding]:
             for c in k.changes
             if c.category == "launch"
         ]
+    data += peak_evidence(ctx.a, ctx.b, ctx.against_peaks)
     yield make_finding("gpu", data + _device_changes(ctx), ctx.labels)
 
 

@@ -14,6 +14,9 @@ The rule, in order:
    ``AMBIGUOUS``. The verdict then carries a warning.
 5. Otherwise (a gap above the floor the test does not confirm): ``AMBIGUOUS``; take more samples.
 
+:func:`median_interval` is the distribution-free confidence interval of a median (order statistics),
+which :mod:`fusiondiff.diff.speed_of_light` combines into the noise floor of a prediction.
+
 Verdicts are computed in batches (:func:`compare_timings`) because a capture can hold thousands of
 kernels: medians and the U test run vectorised over all pairs with the same sample counts, each
 side's samples converted to arrays once, and the verdicts read plain numbers from them.
@@ -44,6 +47,26 @@ LARGE_GAP_RATIO = 1.25
 """With few samples, the slower median must be at least this multiple of the faster one."""
 NOISY_IQR_FRACTION = 0.10
 """An IQR above this fraction of the median earns a noise warning."""
+
+
+def median_interval(samples_ns: Sequence[float], confidence: float = 1 - ALPHA) -> tuple[float, float]:
+    """A distribution-free confidence interval of the median of ``samples_ns``: the order statistics
+    ``x(k)`` and ``x(n+1-k)`` with the largest ``k`` whose coverage, ``1 - 2 P(Binomial(n, 1/2) < k)``,
+    is still at least ``confidence``. With too few samples for that coverage (7 or fewer at 99 %),
+    the whole range, the widest the samples allow. NaN for no samples."""
+    ordered = sorted(samples_ns)
+    n = len(ordered)
+    if n == 0:
+        return math.nan, math.nan
+    # exact integers: P(Binomial(n, 1/2) <= j) * 2**n, summed while the tail stays in (1 - confidence) / 2
+    allowed = (1 - confidence) / 2 * 2**n
+    k, tail = 1, 1  # tail: 2**n * P(B <= k - 1) for the next k to try
+    while k < (n + 1) // 2 and tail + math.comb(n, k) <= allowed:
+        tail += math.comb(n, k)
+        k += 1
+    if tail > allowed:  # even the range covers less than asked: it is still the widest interval
+        k = 1
+    return ordered[k - 1], ordered[n - k]
 
 
 def compare_timing(a: Timing, b: Timing) -> TimingVerdict:

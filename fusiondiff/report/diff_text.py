@@ -17,6 +17,7 @@ from fusiondiff.report import wording
 from fusiondiff.report.layout import fit_all
 from fusiondiff.report.paths import short_list
 from fusiondiff.report.questions import fidelity_line, host_line, kernel_line, question_views
+from fusiondiff.report.speed_of_light_view import peaks_text
 from fusiondiff.report.text import NAME_WIDTH
 
 verdict_line = kernel_line
@@ -212,7 +213,7 @@ def render_diff_text(result: DiffResult, width: int | None = None) -> str:
         for u in result.unmatched[:MAX_UNMATCHED]:
             lines.append(f"  {u.side}: {traced_name(u.name, u.trace)} ({duration(u.median_ns)} median): {u.reason}")
         lines += [*_more_line(len(result.unmatched)), ""]
-    lines += _question_sections(result)
+    lines += _question_sections(result, width)
     if result.warnings:
         lines.append("warnings")
         lines += [f"  {w}" for w in result.warnings]
@@ -235,10 +236,11 @@ def questions_json(result: DiffResult) -> dict[str, Any]:
     }
 
 
-def _question_sections(result: DiffResult) -> list[str]:
+def _question_sections(result: DiffResult, width: int | None = None) -> list[str]:
     """Each question's section: its gate and ledger, then its findings, ranked (failures first, then
-    by the time they explain, each gap counted once), :data:`MAX_FINDINGS` in all. The host and
-    fidelity sections are left out where they pass with nothing to say."""
+    by the time they explain, each gap counted once), :data:`MAX_FINDINGS` in all, the GPU's with
+    each kernel against the two GPUs' peaks under it. The host and fidelity sections are left out
+    where they pass with nothing to say."""
     rules_by_rank = {f.rank: f.rule for f in result.findings}
     lines: list[str] = []
     budget = MAX_FINDINGS
@@ -251,6 +253,8 @@ def _question_sections(result: DiffResult) -> list[str]:
             lines.append(f"  {view.verdict}")
         for f in view.findings[:budget]:
             lines += _finding_lines(f, rules_by_rank)
+            if f.rule == "gpu":
+                lines += peaks_text(result, width)
         if len(view.findings) > budget:
             lines.append(f"  ... {len(view.findings) - budget} more finding(s) in the JSON record (--json)")
         budget = max(budget - len(view.findings), 0)

@@ -14,7 +14,7 @@ from html import escape
 from fusiondiff.records.escape import printable, printable_lines
 from fusiondiff.records.model import Capture, traced_name
 from fusiondiff.report import content as c
-from fusiondiff.report import wording
+from fusiondiff.report import speed_of_light_view, wording
 from fusiondiff.report.block_html import block_html
 from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.environment_view import conditions_html
@@ -120,12 +120,13 @@ def _findings(report: DiffReport) -> str:
                 for name, ranks in c.finding_links(f)
             )
             evidence = "".join(f"<li>{_e(line)}</li>" for line in wording.evidence_lines(f))
+            peaks = speed_of_light_view.peaks_html(report.result) if f.rule == "gpu" else ""
             items.append(
                 f'<li><div><span class="rank">{f.rank}</span><strong>{_e(wording.title(f))}</strong>'
                 f'<span class="role {_e(f.role)}">{_e(f.role)}</span></div>'
                 f'<div class="meta"><code>{_e(f.rule)}</code> · {_e(explains_text(f))}'
                 f"{' · ' + links if links else ''}</div>"
-                f'<ul class="evidence">{evidence}</ul></li>'
+                f'<ul class="evidence">{evidence}</ul>{peaks}</li>'
             )
         verdict = "ok" if report.result.passes(view.question) else "bad"
         sections.append(

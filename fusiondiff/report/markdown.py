@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from fusiondiff.records.model import traced_name
 from fusiondiff.report import content as c
-from fusiondiff.report import md_text, wording
+from fusiondiff.report import md_text, speed_of_light_view, wording
 from fusiondiff.report.blocks import block_markdown
 from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.environment_view import conditions_markdown
@@ -78,6 +78,8 @@ def _findings(report: DiffReport) -> list[str]:
                 + (f"; {links}" if links else "")
             )
             lines += [f"   - {text(line)}" for line in wording.evidence_lines(f)]
+            if f.rule == "gpu":
+                lines += speed_of_light_view.peaks_markdown(report.result)
         if view.findings:
             lines.append("")
     if not found:

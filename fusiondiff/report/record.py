@@ -32,7 +32,9 @@ render many"). Layout (``DIFF_RECORD_VERSION`` 3)::
         "B": {...}
       },
       "diff": {...},                     # fusiondiff.diff.records.DiffResult: pairs, unmatched,
-                                         # changes, findings, ledgers, host_times, warnings
+                                         # changes, findings, ledgers, host_times, warnings,
+                                         # against_peaks (each kernel against the two GPUs'
+                                         # measured peaks; empty unless both measured one)
                                          # (times in ns; NaN as null)
       "samples": [                       # raw per-sample device durations, ns
         {"fusion": "nvFusion0 [forward]",# FusionPair.label
@@ -47,7 +49,9 @@ Every time is in nanoseconds and every size in bytes, as in the capture records;
 are the renderers' business: a finding holds its evidence as data (``Finding.data``), worded when
 it is rendered (:mod:`fusiondiff.report.wording`); its ``title`` and ``evidence`` are those words,
 written beside the data for readers of the JSON (rendering the record words the data again).
-Schema 2 records (before the questions were apart) are read too: their findings are given the
+A field added to the diff without changing another's meaning leaves the version as it is: an
+older fusiondiff reads the record and passes the field by (``against_peaks``, issue #43), and a
+record without it reads as empty. Schema 2 records (before the questions were apart) are read too: their findings are given the
 question the causal model gives their rule, and they have no ledgers. Schema 1 records (before
 findings were data) are read too: their findings' sentences are rendered
 as they are, and whether B is a round trip's merged replay is read from capture B. ``captures`` repeats what ``sides`` and ``samples`` hold in a form

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fusiondiff.diff.records import Evidence, Finding
+from fusiondiff.diff.speed_of_light import PEAK_FIELDS
 from fusiondiff.diff.stats import MIN_SAMPLES
 from fusiondiff.records.model import SEED_METHOD
+from fusiondiff.report import speed_of_light_view
 from fusiondiff.report.shown import by_field, limited, mib, on_side, show, side_of
 
 Words = tuple[str, list[str]]
@@ -88,12 +90,13 @@ def _each(f: Finding) -> list[str]:
 
 
 def _gpu(f: Finding) -> Words:
-    e = by_field(f.data)
+    data = [x for x in f.data if x.field not in PEAK_FIELDS]  # the peaks' evidence: speed_of_light_view's words
+    e = by_field(data)
     name = e.get("gpu_name")
     launched, matched = e.get("kernels_launched_otherwise"), e.get("kernels_matched")
     lines = [
         f"{x.field}: {show(x.a)} in A, {show(x.b)} in B"
-        for x in f.data
+        for x in data
         if x.subject is None and x.field not in ("kernels_launched_otherwise", "kernels_matched")
     ]
     if launched is not None and matched is not None:
@@ -101,7 +104,8 @@ def _gpu(f: Finding) -> Words:
             f"nvFuser launched {show(launched.a)} of {show(matched.a)} matched kernel(s) with another configuration "
             "there (its heuristics read the GPU):"
         )
-    lines += limited([f"{x.subject}: {x.field} {show(x.a)} -> {show(x.b)}" for x in f.data if x.subject is not None])
+    lines += limited([f"{x.subject}: {x.field} {show(x.a)} -> {show(x.b)}" for x in data if x.subject is not None])
+    lines += speed_of_light_view.evidence_lines([x for x in f.data if x.field in PEAK_FIELDS])
     if name is None:
         return "The fusions ran on another device", lines
     return f"Another GPU: {show(name.a)} in A, {show(name.b)} in B", lines

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from scipy.stats import mannwhitneyu
+from scipy.stats import binom, mannwhitneyu
 
-from fusiondiff.diff.stats import compare_timing, compare_timings
+from fusiondiff.diff.stats import compare_timing, compare_timings, median_interval
 from fusiondiff.records.model import Timing
 
 from synthetic import samples
@@ -104,3 +104,20 @@ def test_batch_matches_single_calls_and_timing_statistics():
         assert v.count_b == b.count
     expected_p = mannwhitneyu(pairs[2][0].samples_ns, pairs[2][1].samples_ns, alternative="two-sided").pvalue
     assert batch[2].p_value == pytest.approx(expected_p)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 30, 31, 100, 257])
+def test_the_median_interval_is_the_narrowest_order_statistics_with_99_percent_coverage(n):
+    values = [float(v) for v in range(n, 0, -1)]  # given in any order
+    low, high = median_interval(values)
+    k = int(low)  # the values are their own ranks
+    assert high == n + 1 - k and k <= high
+
+    def coverage(k: int) -> float:  # of [x(k), x(n+1-k)]
+        return 1 - 2 * binom.cdf(k - 1, n, 0.5)
+
+    if coverage(1) < 0.99:  # too few samples for 99 %: the whole range
+        assert (low, high) == (1, n)
+    else:
+        assert coverage(k) >= 0.99 and (k + 1 > (n + 1) // 2 or coverage(k + 1) < 0.99)
+    assert median_interval([]) == pytest.approx((math.nan, math.nan), nan_ok=True)
