@@ -52,7 +52,7 @@ def measure_peak(device_index: int, l2_bytes: int | None) -> tuple[PeakBandwidth
         if size is None:
             return None, f"peak bandwidth not measured: {free / 2**20:.0f} MiB free on the GPU is too little"
         try:
-            src = torch.empty(size, dtype=torch.uint8)
+            src = torch.empty(size, dtype=torch.uint8, device=torch.device("cuda", device_index))
             dst = torch.empty_like(src)
         except torch.OutOfMemoryError:
             return None, "peak bandwidth not measured: the GPU ran out of memory for the copy buffers"
