@@ -1,0 +1,93 @@
+# -*- coding: utf-8 -*-
+# Written by fusiondiff; nothing from the capture is on these first two lines.
+# Repro of fusion script/fusion0/8214d131fe90 (fusion0, script, called once),
+# written by fusiondiff 0.1.0 from capture /root/out/zoo/control/live.json.
+# Recorded at 2026-12-05T23:51:46+00:00 on NVIDIA H100 80GB HBM3 (sm 9.0): driver 580.159.04,
+#   CUDA 13.0, torch 2.11.0+cu130, nvFuser 0.2.36+git7e04d26, Thunder 0.2.6.
+# It keeps what nvFuser's repro_script_for drops: the NVFUSER_* variables, each input's storage
+# offset (so its pointer alignment), strides and integer value range, the enable/disable options
+# and the constants' full precision.
+# Needs torch and nvfuser_direct.
+
+import os
+import sys
+from pathlib import Path
+
+# nvFuser reads NVFUSER_* when it starts, so they are set before nvfuser_direct is imported.
+RECORDED_NVFUSER_ENV = []
+for _name in sorted(os.environ):
+    if _name.startswith('NVFUSER_') and _name not in RECORDED_NVFUSER_ENV:
+        print(f'warning: {_name} is set here but was not set in the recording', file=sys.stderr)
+
+import torch
+from nvfuser_direct import FusionDefinition, DataType
+
+
+def nvfuser_fusion(fd : FusionDefinition) -> None :
+    tv0 = fd.define_tensor(shape=[4, 1024, 4096], contiguity=[True, True, True], dtype=DataType.BFloat16, is_cpu=False)
+    tv1 = fd.define_tensor(shape=[4096], contiguity=[True], dtype=DataType.BFloat16, is_cpu=False)
+    tv2 = fd.ops.cast(tv0, dtype=DataType.Float)
+    tv6 = fd.ops.mul(tv2, tv2)
+    tv7 = fd.ops.sum(tv6, dims=[2], dtype=DataType.Float)
+    tv8 = fd.ops.broadcast(tv7, is_broadcast_dim=[False, False, True])
+    tv9 = fd.ops.cast(tv8, dtype=DataType.Float)
+    c44 = fd.ops.reciprocal(4096.00)
+    tv10 = fd.ops.mul(tv9, c44)
+    tv11 = fd.ops.add(tv10, 1.00000e-05)
+    tv12 = fd.ops.rsqrt(tv11)
+    tv13 = fd.ops.expand(tv12, shape=[4, 1024, 4096])
+    tv14 = fd.ops.mul(tv2, tv13)
+    tv3 = fd.ops.cast(tv1, dtype=DataType.Float)
+    tv4 = fd.ops.broadcast(tv3, is_broadcast_dim=[True, True, False])
+    tv5 = fd.ops.expand(tv4, shape=[4, 1024, 4096])
+    tv15 = fd.ops.mul(tv14, tv5)
+    tv16 = fd.ops.cast(tv15, dtype=DataType.BFloat16)
+    fd.add_output(tv12)
+    fd.add_output(tv16)
+
+
+with FusionDefinition() as fd:
+    nvfuser_fusion(fd)
+
+
+def synthesize_storage(numel, dtype, device, low=0, high=9):
+    """A fresh flat storage of ``numel`` random values; integers in ``[low, high]``."""
+    import torch
+
+    # A fresh storage: the caching allocator aligns it to 512 bytes, so the recorded storage
+    # offset alone gives the data pointer the alignment it had in the recording.
+    if dtype.is_floating_point or dtype.is_complex:
+        # randn has no kernels for 1-byte floats: draw in float32 and convert.
+        draw = dtype if dtype.itemsize > 1 else torch.float32
+        return torch.randn(numel, dtype=draw, device=device).to(dtype)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, (numel,), device=device).bool()
+    return torch.randint(low, high + 1, (numel,), dtype=dtype, device=device)
+
+
+def alignment_of(address: int, cap: int = 256) -> int:
+    """Largest power of two dividing ``address``, at most ``cap`` (0 aligns to everything)."""
+    if address == 0:
+        return cap
+    return min(address & -address, cap)
+
+
+def check_alignment(index, tensor, recorded):
+    """Warn on stderr when an input's data pointer is aligned otherwise than in the recording."""
+    # nvFuser vectorizes by the alignment, so another alignment can mean another kernel.
+    got = alignment_of(tensor.data_ptr())
+    if got != recorded:
+        print(f"warning: input {index} is {got}-byte aligned; in the recording it was {recorded}", file=sys.stderr)
+
+
+inputs = []
+# input 0: torch.bfloat16 shape (4, 1024, 4096) stride (4194304, 4096, 1), storage offset 0
+inputs.append(synthesize_storage(16777216, torch.bfloat16, 'cuda:0').as_strided((4, 1024, 4096), (4194304, 4096, 1), 0))
+check_alignment(0, inputs[-1], 256)
+# input 1: torch.bfloat16 shape (4096,) stride (1,), storage offset 0
+inputs.append(synthesize_storage(4096, torch.bfloat16, 'cuda:0').as_strided((4096,), (1,), 0))
+check_alignment(1, inputs[-1], 256)
+
+# The per-call options the recording passed (Thunder passes them; nvFuser's repro drops them).
+outputs = fd.execute(inputs, _enable_options=[], _disable_options=[])
+torch.cuda.synchronize()
