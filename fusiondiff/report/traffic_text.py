@@ -37,12 +37,12 @@ def text_lines(view: TrafficView, width: int | None) -> list[str]:
         return []
     lines = ["  notes on the bandwidth figures", *(f"    [{mark}] {words}" for mark, words in view.notes)]
     if view.ranked:
-        header, rows = ranked_cells(view)
+        header, rows = ranked_cells(view, long=False)
         lines += [f"  {RANKED_TITLE}", *("  " + line for line in table(header, rows, _less(width, 2), keys=1))]
     if view.compared:
         lines += [f"  {reported_intro(view)}", f"    {reported_lead(view)}"]
         if view.disagreements:
-            rows, reasons = reported_cells(view)
+            rows, reasons = reported_cells(view, long=False)
             lines += ["  " + line for line in table(REPORTED_HEADER, rows, _less(width, 2), keys=1)]
             lines += [f"    ({n}) {reason}" for n, reason in enumerate(reasons, 1)]
     return lines

@@ -51,7 +51,7 @@ MAX_GROUPS = 10
 """Sets of reasons listed where nvFuser's figures disagree with ours (a few kernels each)."""
 SECTION = "How far each kernel is from its GPU's limit"
 ALL_ROWS = "the notebook's to_dataframe('traffic') and the diff record (--format json) have them all"
-RANKED_HEADER = ("fusion / kernel", "to win", "per call", "calls", "% of peak", "median")
+RANKED_HEADER = ("fusion / kernel", "to win", "per call", "calls", "% of peak", "median", "notes")
 KERNEL_HEADER = ("fusion / kernel", "median", "bytes", "GB/s", "% of peak", "notes")
 REPORTED_HEADER = ("fusion / kernel", "bytes", "nvFuser", "% of peak", "nvFuser %", "why")
 
@@ -80,6 +80,12 @@ class TrafficRow:
     def label(self) -> str:
         """``#3 nvfuser_pointwise_g0``, ``#1 nvFusion1 [forward] (3 kernels)``."""
         return f"#{self.position} {self.kernel or f'{self.fusion} ({self.kernels} kernels)'}"
+
+    @property
+    def long_label(self) -> str:
+        """``#3 nvFusion3 [forward]: nvfuser_pointwise_g0``: for a document, whose fusions are not
+        numbered."""
+        return f"#{self.position} {self.fusion}: {self.kernel}" if self.kernel else self.label
 
     @property
     def to_win_ns(self) -> float | None:
@@ -136,6 +142,11 @@ class TrafficView:
             DisagreementGroup(reasons, tuple(rows[:per_reason]), max(len(rows) - per_reason, 0))
             for reasons, rows in groups.items()
         ]
+
+    @property
+    def any_above(self) -> bool:
+        """Whether a row is above the measured peak."""
+        return any(r.traffic.above_peak for r in self.rows)
 
     def row(self, position: int, kernel_order: int | None) -> TrafficRow | None:
         """The row of a fusion's kernel (``None``: of the fusion's kernels judged together)."""
@@ -220,7 +231,7 @@ def capture_view(capture: Capture, positions: Sequence[int] | None = None, top: 
                 )
             )
     notes = [(letter, note) for note, letter in marks.items()]
-    if any(r.traffic.above_peak for r in rows):
+    if any(r.traffic.above_peak for r in rows):  # the mark's note last
         notes.append((ABOVE_PEAK, ABOVE_PEAK_NOTE))
     return TrafficView(
         peak=peak_sentence(capture),
@@ -344,8 +355,13 @@ def marks_text(row: TrafficRow) -> str:
     return ",".join(row.marks)
 
 
-def ranked_cells(view: TrafficView) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
-    """The header (units in it) and the cells of the list of those furthest from the limit."""
+def _name(row: TrafficRow, long: bool) -> str:
+    return row.long_label if long else row.label
+
+
+def ranked_cells(view: TrafficView, long: bool = True) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """The header (units in it) and the cells of the list of those furthest from the limit, each
+    named by its :attr:`~TrafficRow.long_label` (``long``) or its label."""
     win = Column.of(r.to_win_ns for r in view.ranked)
     time = Column.of(r.traffic.time_ns for r in view.ranked)
     header = (
@@ -355,15 +371,17 @@ def ranked_cells(view: TrafficView) -> tuple[tuple[str, ...], list[tuple[str, ..
         "calls",
         "% of peak",
         time.header("median", brackets=True),
+        RANKED_HEADER[-1],
     )
     rows = [
         (
-            r.label,
+            _name(r, long),
             win.cell(r.to_win_ns),
             win.cell(r.traffic.headroom_ns),
             str(r.calls),
             percent_text(r.traffic.percent_of_peak),
             time.cell(r.traffic.time_ns),
+            marks_text(r),
         )
         for r in view.ranked
     ]
@@ -375,7 +393,7 @@ def kernel_cells(view: TrafficView) -> tuple[tuple[str, ...], list[tuple[str, ..
     time = Column.of(r.traffic.time_ns for r in view.rows[:KERNEL_ROWS])
     rows = [
         (
-            f"{r.label} ({r.fusion})",
+            r.long_label,
             time.cell(r.traffic.time_ns),
             size_text(r.traffic.bytes),
             gbs_text(r.traffic.achieved_gbs),
@@ -387,9 +405,9 @@ def kernel_cells(view: TrafficView) -> tuple[tuple[str, ...], list[tuple[str, ..
     return (KERNEL_HEADER[0], time.header("median", brackets=True), *KERNEL_HEADER[2:]), rows
 
 
-def reported_cells(view: TrafficView) -> tuple[list[tuple[str, ...]], list[str]]:
-    """The kernels whose figures differ from nvFuser's, a few per set of reasons, and the reasons
-    their ``why`` column numbers."""
+def reported_cells(view: TrafficView, long: bool = True) -> tuple[list[tuple[str, ...]], list[str]]:
+    """The kernels whose figures differ from nvFuser's, a few per set of reasons (named as in
+    :func:`ranked_cells`), and the reasons their ``why`` column numbers."""
     rows: list[tuple[str, ...]] = []
     numbered: dict[str, int] = {}
     for group in view.grouped()[:MAX_GROUPS]:
@@ -399,7 +417,7 @@ def reported_cells(view: TrafficView) -> tuple[list[tuple[str, ...]], list[str]]
             assert reported is not None
             rows.append(
                 (
-                    row.label,
+                    _name(row, long),
                     size_text(reported.ours_bytes),
                     size_text(reported.theirs_bytes),
                     percent_text(reported.ours_percent),
