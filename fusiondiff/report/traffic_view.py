@@ -373,7 +373,7 @@ def ranked_cells(view: TrafficView, long: bool = True) -> tuple[tuple[str, ...],
         time.header("median", brackets=True),
         RANKED_HEADER[-1],
     )
-    rows = [
+    rows: list[tuple[str, ...]] = [
         (
             _name(r, long),
             win.cell(r.to_win_ns),
@@ -391,7 +391,7 @@ def ranked_cells(view: TrafficView, long: bool = True) -> tuple[tuple[str, ...],
 def kernel_cells(view: TrafficView) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     """The header and the cells of every kernel's figures, the first :data:`KERNEL_ROWS` of them."""
     time = Column.of(r.traffic.time_ns for r in view.rows[:KERNEL_ROWS])
-    rows = [
+    rows: list[tuple[str, ...]] = [
         (
             r.long_label,
             time.cell(r.traffic.time_ns),
