@@ -81,7 +81,7 @@ class CaptureView:
 
             return pd.DataFrame(list(cta_rows(None, self.capture, self.arrays)))
         if table == "traffic":
-            from fusiondiff.report.traffic_view import dataframe_rows
+            from fusiondiff.report.traffic_data import dataframe_rows
 
             return pd.DataFrame(dataframe_rows(self.capture))
         for f in self.capture.fusions:
@@ -190,7 +190,7 @@ class DiffView:
 
             rows = [*cta_rows("A", report.a, report.arrays_a), *cta_rows("B", report.b, report.arrays_b)]
         elif table == "traffic":
-            from fusiondiff.report.traffic_view import dataframe_rows
+            from fusiondiff.report.traffic_data import dataframe_rows
 
             rows = [*dataframe_rows(report.a, "A"), *dataframe_rows(report.b, "B")]
         elif table == "findings":

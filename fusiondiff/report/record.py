@@ -43,7 +43,7 @@ render many"). Layout (``DIFF_RECORD_VERSION`` 3)::
       "traffic": {"A": {...}, "B": {...}},  # how far each kernel is from its GPU's limit (issue #43):
                                          # the measured peak, the datasheet's, and each kernel's bytes,
                                          # GB/s, share of the peak, nvFuser's own figures
-                                         # (report.traffic_view.view_data); derived, not read back
+                                         # (report.traffic_data.view_data); derived, not read back
       "captures": {"A": {...}, "B": {...}}  # both whole capture records (fusiondiff.records.model.Capture)
     }
 
@@ -72,7 +72,7 @@ from fusiondiff.records.model import Capture
 from fusiondiff.records.notes import from_roundtrip
 from fusiondiff.report.diff_text import json_safe, questions_json, verdict_line
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.traffic_view import view_data
+from fusiondiff.report.traffic_data import view_data
 from fusiondiff.report.wording import worded
 
 DIFF_RECORD_VERSION = 3
