@@ -65,7 +65,9 @@ class TrafficRow:
     position: int
     """The fusion's position in the capture (``#N``, as ``show`` numbers it)."""
     fusion: str
-    """The fusion's name and trace."""
+    """The fusion's name and trace (``nvFusion1 [forward]``)."""
+    name: str
+    """The fusion's name alone (``nvFusion1``)."""
     kernel: str | None
     """The kernel's normalized name; ``None`` where the figures are the fusion's kernels together."""
     kernels: int
@@ -79,14 +81,17 @@ class TrafficRow:
 
     @property
     def label(self) -> str:
-        """``#3 nvfuser_pointwise_g0``, ``#1 nvFusion1 [forward] (3 kernels)``."""
-        return f"#{self.position} {self.kernel or f'{self.fusion} ({self.kernels} kernels)'}"
+        """``#3 nvfuser_pointwise_g0``, ``#1 nvFusion1 (3 kernels)``: for ``show``, which numbers
+        its fusions."""
+        return f"#{self.position} {self.kernel or f'{self.name} ({self.kernels} kernels)'}"
 
     @property
     def long_label(self) -> str:
         """``#3 nvFusion3 [forward]: nvfuser_pointwise_g0``: for a document, whose fusions are not
         numbered."""
-        return f"#{self.position} {self.fusion}: {self.kernel}" if self.kernel else self.label
+        if self.kernel is None:
+            return f"#{self.position} {self.fusion} ({self.kernels} kernels)"
+        return f"#{self.position} {self.fusion}: {self.kernel}"
 
     @property
     def to_win_ns(self) -> float | None:
@@ -223,6 +228,7 @@ def capture_view(capture: Capture, positions: Sequence[int] | None = None, top: 
                 TrafficRow(
                     position=position,
                     fusion=traced_name(record.name, record.trace),
+                    name=record.name,
                     kernel=_kernel_name(record, t),
                     kernels=timed if t.kernel_order is None else 1,
                     calls=record.call_count,
