@@ -197,7 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_gate_options(p, " of a rank")
 
-    p = sub.add_parser("show", help="summarise one capture", description="Print a summary of a capture file.")
+    p = sub.add_parser(
+        "show",
+        help="summarise one capture",
+        description="Print a summary of a capture file: its fusions and kernels, each kernel's share of the "
+        "GPU's measured DRAM peak, and those furthest from it.",
+    )
     p.add_argument("capture", help="capture file (.json)")
     p.add_argument(
         "--format",

@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 
     from fusiondiff.diff.records import KernelPair, PropertyChange, TimingVerdict
 
-CaptureTable = Literal["fusions", "kernels", "samples", "ctas"]
-DiffTable = Literal["fusions", "kernels", "samples", "findings", "ledger", "ctas"]
+CaptureTable = Literal["fusions", "kernels", "samples", "ctas", "traffic"]
+DiffTable = Literal["fusions", "kernels", "samples", "findings", "ledger", "ctas", "traffic"]
 
 
 def _pandas() -> Any:
@@ -72,13 +72,18 @@ class CaptureView:
 
     def to_dataframe(self, table: CaptureTable = "fusions") -> pandas.DataFrame:
         """``fusions``: one row per fusion; ``kernels``: one per kernel; ``samples``: one per
-        sample of each kernel (long form, for plotting)."""
+        sample of each kernel (long form, for plotting); ``traffic``: one per kernel (or fusion
+        judged whole), its bytes, GB/s and share of the measured peak, nvFuser's own figures."""
         pd = _pandas()
         rows: list[dict[str, Any]] = []
         if table == "ctas":  # one row per measured CTA: which SM ran it, and when
             from fusiondiff.report.blocks import cta_rows
 
             return pd.DataFrame(list(cta_rows(None, self.capture, self.arrays)))
+        if table == "traffic":
+            from fusiondiff.report.traffic_data import dataframe_rows
+
+            return pd.DataFrame(dataframe_rows(self.capture))
         for f in self.capture.fusions:
             if table == "fusions":
                 rows.append(
@@ -116,7 +121,7 @@ class CaptureView:
                     }
                 )
         if table not in ("fusions", "kernels", "samples"):
-            raise ReportError(f"unknown table {table!r}: fusions, kernels, samples or ctas")
+            raise ReportError(f"unknown table {table!r}: fusions, kernels, samples, ctas or traffic")
         return pd.DataFrame(rows)
 
 
@@ -173,7 +178,8 @@ class DiffView:
     def to_dataframe(self, table: DiffTable = "fusions") -> pandas.DataFrame:
         """``fusions``: one row per matched fusion; ``kernels``: one per matched kernel;
         ``samples``: one per sample, side and kernel (long form); ``findings``: ranked findings (with
-        their question); ``ledger``: each question's gap apportioned, one row per share."""
+        their question); ``ledger``: each question's gap apportioned, one row per share;
+        ``traffic``: each side's kernels against its own measured peak (a ``side`` column)."""
         from fusiondiff.report import wording
 
         pd = _pandas()
@@ -183,6 +189,10 @@ class DiffView:
             from fusiondiff.report.blocks import cta_rows
 
             rows = [*cta_rows("A", report.a, report.arrays_a), *cta_rows("B", report.b, report.arrays_b)]
+        elif table == "traffic":
+            from fusiondiff.report.traffic_data import dataframe_rows
+
+            rows = [*dataframe_rows(report.a, "A"), *dataframe_rows(report.b, "B")]
         elif table == "findings":
             rows = [
                 {
@@ -265,7 +275,7 @@ class DiffView:
                     }
                     rows.append(row)
         else:
-            raise ReportError(f"unknown table {table!r}: fusions, kernels, samples, findings or ctas")
+            raise ReportError(f"unknown table {table!r}: fusions, kernels, samples, findings, ledger, ctas or traffic")
         return pd.DataFrame(rows)
 
 

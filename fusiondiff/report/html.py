@@ -21,8 +21,12 @@ from fusiondiff.report.environment_view import conditions_html
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
 from fusiondiff.report.plots import COLOR_A, COLOR_B, strip_plot_svg
 from fusiondiff.report.questions import question_views
+from fusiondiff.report.traffic_markup import CSS as TRAFFIC_CSS
+from fusiondiff.report.traffic_markup import HTML_HEADER, html_cells, html_notes, html_ranked, traffic_html
+from fusiondiff.report.traffic_view import capture_view
 
-CSS = f"""
+CSS = (
+    f"""
 .fd {{ font-family: -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: #1d2125;
   font-size: 14px; line-height: 1.45; }}
 body.fdpage {{ margin: 0; background: #f6f7f9; }}
@@ -75,6 +79,8 @@ body.fdpage {{ margin: 0; background: #f6f7f9; }}
 .fd svg.dist {{ display: block; }}
 .fd footer {{ margin-top: 28px; color: #5b6470; font-size: 12px; }}
 """
+    + TRAFFIC_CSS
+)
 
 
 def _e(text: object) -> str:
@@ -323,6 +329,7 @@ def diff_html_fragment(report: DiffReport) -> str:
             _findings(report),
             _timing_table(report),
             block_html(report),
+            traffic_html(report),
             conditions_html(report),
             _unmatched(report),
             _environments(report),
@@ -354,6 +361,7 @@ def capture_html(capture: Capture, path: str | None = None) -> str:
     """One capture as an HTML fragment: where and how it was recorded, then each fusion with its
     kernels, launch configurations and sample distribution (what a notebook shows)."""
     env, proto = capture.environment, capture.protocol
+    traffic = capture_view(capture)
     head = [
         ("file", path or "-"),
         ("kind", capture.kind),
@@ -368,26 +376,30 @@ def capture_html(capture: Capture, path: str | None = None) -> str:
             f"torch {env.torch_version or '?'}, nvFuser {env.nvfuser_version or '?'}, Thunder {env.thunder_version or '?'}",
         ),
         ("protocol", f"{proto.method}, {proto.warmup} warm-up, {proto.samples} samples, L2 {proto.l2_mode}"),
+        ("DRAM bandwidth", traffic.peak),
     ]
     items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in head)
     rows = []
     column = c.Column.of(t.median_ns for f in capture.fusions for t in (f.timing, *(k.timing for k in f.kernels)))
-    for f in capture.fusions:
+    for i, f in enumerate(capture.fusions):
         name = traced_name(f.name, f.trace)
         inputs = "; ".join(c.input_text(t) for t in f.inputs)
         rows.append(
             f'<tr class="fusion"><td>{_e(name)}</td><td class="num">{column.cell(f.timing.median_ns)}</td><td class="num">{column.cell(f.timing.iqr_ns)}</td>'
+            f"{html_cells(traffic, i, None)}"
             f'<td>{strip_plot_svg(f.timing.samples_ns, (), label_a="")}</td><td class="launch">{_e(inputs)}</td></tr>'
         )
         for k in f.kernels:
             rows.append(
                 f'<tr class="kernel"><td>{_e(k.normalized_name)}</td><td class="num">{column.cell(k.timing.median_ns)}</td>'
-                f'<td class="num">{column.cell(k.timing.iqr_ns)}</td><td></td><td class="launch">{_e(c.launch_text(k.launch))}</td></tr>'
+                f'<td class="num">{column.cell(k.timing.iqr_ns)}</td>{html_cells(traffic, i, k.order)}'
+                f'<td></td><td class="launch">{_e(c.launch_text(k.launch))}</td></tr>'
             )
     header = [
         "fusion / kernel",
         column.header("median", brackets=True),
         column.header("IQR", brackets=True),
+        *HTML_HEADER,
         "samples (us)",
         "inputs / launch",
     ]
@@ -395,7 +407,7 @@ def capture_html(capture: Capture, path: str | None = None) -> str:
     warnings = "".join(f"<li>{_e(w)}</li>" for w in c.capture_warnings(capture))
     return (
         f'<style>{CSS}</style><div class="fd"><h1>{_e(capture.kind)} capture: {len(capture.fusions)} fusion(s)</h1>'
-        f'<div class="side a"><dl>{items}</dl></div>{table}'
+        f'<div class="side a"><dl>{items}</dl></div>{html_ranked(traffic)}{table}{html_notes(traffic)}'
         + (f"<h2>Warnings</h2><ul>{warnings}</ul>" if warnings else "")
         + "</div>"
     )

@@ -19,6 +19,7 @@ from fusiondiff.report.environment_view import conditions_markdown
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
 from fusiondiff.report.md_text import table
 from fusiondiff.report.questions import question_views
+from fusiondiff.report.traffic_markup import traffic_markdown
 
 FOLD_ROWS = 12
 """Tables longer than this fold into ``<details>``."""
@@ -209,6 +210,7 @@ def render_markdown(report: DiffReport) -> str:
         *_findings(report),
         *_timing_table(report),
         *block_markdown(report),
+        *traffic_markdown(report),
         *conditions_markdown(report),
         *_unmatched(report),
         *_environments(report),

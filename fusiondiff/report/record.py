@@ -42,6 +42,10 @@ render many"). Layout (``DIFF_RECORD_VERSION`` 3)::
                                          # else the normalized kernel name
          "a_ns": [...], "b_ns": [...]}   # empty on the side that lacks the kernel
       ],
+      "traffic": {"A": {...}, "B": {...}},  # how far each kernel is from its GPU's limit (issue #43):
+                                         # the measured peak, the datasheet's, and each kernel's bytes,
+                                         # GB/s, share of the peak, nvFuser's own figures
+                                         # (report.traffic_data.view_data); derived, not read back
       "captures": {"A": {...}, "B": {...}}  # both whole capture records (fusiondiff.records.model.Capture)
     }
 
@@ -72,6 +76,7 @@ from fusiondiff.records.model import Capture
 from fusiondiff.records.notes import from_roundtrip
 from fusiondiff.report.diff_text import json_safe, questions_json, verdict_line
 from fusiondiff.report.interface import DiffReport
+from fusiondiff.report.traffic_data import view_data
 from fusiondiff.report.wording import worded
 
 DIFF_RECORD_VERSION = 3
@@ -150,6 +155,7 @@ def build_diff_record(report: DiffReport) -> dict[str, Any]:
             "sides": sides,
             "diff": to_jsonable(worded(result)),
             "samples": _samples(report),
+            "traffic": {"A": view_data(report.a), "B": view_data(report.b)},
             "captures": {"A": to_jsonable(report.a), "B": to_jsonable(report.b)},
         }
     )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from fusiondiff.records.escape import printable
 from fusiondiff.records.model import Capture, FusionRecord, KernelRecord, LaunchConfig, traced_name
 from fusiondiff.records.units import Column, duration
 from fusiondiff.report.layout import fit_all
+from fusiondiff.report.traffic_text import kernel_figure, text_lines
+from fusiondiff.report.traffic_view import TrafficRow, capture_view
 
 
 def _dims(d: tuple[int, int, int] | None) -> str:
@@ -29,25 +31,45 @@ NAME_WIDTH = 44
 a line of its own and its numbers go on the next, in the column, as ``--help`` does with options."""
 
 
-def _kernel_lines(kernels: Sequence[KernelRecord], width: int, line_width: int | None) -> list[str]:
+def _kernel_lines(
+    kernels: Sequence[KernelRecord], width: int, line_width: int | None, figures: Mapping[int | None, TrafficRow]
+) -> list[str]:
     """One fusion's kernels as a table: name (in ``width``), median and IQR (one unit for the
-    fusion), launch; the launch on a line of its own where the row would not fit ``line_width``."""
+    fusion), the bandwidth ``figures`` by kernel order (``None``: the kernels judged together, a line
+    of its own first), launch; the figures and the launch on lines of their own where the row would
+    not fit ``line_width`` (the bytes left out first)."""
     column = Column.of([k.timing.median_ns for k in kernels])
+    numbers = [
+        f"{column.cell(k.timing.median_ns):>9} {column.unit}  (iqr {column.cell(k.timing.iqr_ns)} {column.unit})"
+        for k in kernels
+    ]
+    if figures:  # the figures in a column of their own
+        numbers = [n.ljust(max(map(len, numbers))) for n in numbers]
     lines = []
-    for k in kernels:
-        numbers = (
-            f"{column.cell(k.timing.median_ns):>9} {column.unit}  (iqr {column.cell(k.timing.iqr_ns)} {column.unit})"
-        )
+    whole = figures.get(None)
+    if whole is not None:
+        summed = f"{column.cell(whole.traffic.time_ns):>9} {column.unit}  (summed)".ljust(len(numbers[0]))
+        lines.append(f"    {f'({whole.kernels} kernels together)':<{width}} {summed}")
+        _append(lines, [kernel_figure(whole), kernel_figure(whole, with_bytes=False)], line_width)
+    for k, cells in zip(kernels, numbers):
         if len(k.normalized_name) > width:
-            lines += [f"    {k.normalized_name}", f"    {'':<{width}} {numbers}"]
+            lines += [f"    {k.normalized_name}", f"    {'':<{width}} {cells}"]
         else:
-            lines.append(f"    {k.normalized_name:<{width}} {numbers}")
-        launch = describe_launch(k.launch)
-        if line_width is None or len(lines[-1]) + 2 + len(launch) <= line_width:
-            lines[-1] += f"  {launch}"
-        else:
-            lines.append(f"      {launch}")
+            lines.append(f"    {k.normalized_name:<{width}} {cells}")
+        row = figures.get(k.order)
+        if row is not None:
+            _append(lines, [kernel_figure(row), kernel_figure(row, with_bytes=False)], line_width)
+        _append(lines, [describe_launch(k.launch)], line_width)
     return lines
+
+
+def _append(lines: list[str], choices: Sequence[str], line_width: int | None) -> None:
+    """The first of ``choices`` that fits on the last line, else the first on a line of its own."""
+    for part in choices:
+        if line_width is None or len(lines[-1]) + 2 + len(part) <= line_width:
+            lines[-1] += f"  {part}"
+            return
+    lines.append(f"      {choices[0]}")
 
 
 NOTATION = [
@@ -61,6 +83,9 @@ NOTATION = [
     "  grid, block            CTAs per grid and threads per CTA (x by y by z); smem: shared memory per",
     "                         CTA (static and dynamic); regs: registers per thread; '-': not recorded",
     "  called Nx              how many times the session executed the fusion",
+    "  GB/s, MB               the bytes a kernel must move (its fusion's inputs and outputs, read and",
+    "                         written once) over its median; % of peak: against the GPU's measured",
+    "                         peak; [a]: a note on the figure, listed after the fusions",
 ]
 """The legend at the end of ``show``'s text: what its shorthand means (docs/concepts/findings.md)."""
 
@@ -123,12 +148,15 @@ def render_capture_text(
     is wider than ``width`` (:mod:`fusiondiff.report.layout`; None: lines as long as they are)."""
     positions = list(range(len(capture.fusions))) if shown is None else list(shown)
     env, proto = capture.environment, capture.protocol
+    listed = positions if max_fusions is None else positions[:max_fusions]
+    traffic = capture_view(capture, listed)
     lines = [
         f"{capture.kind} capture of {capture.source or '?'}  (schema {capture.schema_version})",
         f"  recorded {env.recorded_at or '?'} on {env.gpu_name or '?'} ({env.sm_count or '?'} SMs, "
         f"L2 {(env.l2_bytes or 0) / 2**20:.0f} MiB); torch {env.torch_version}, nvFuser {env.nvfuser_version}, "
         f"Thunder {env.thunder_version}",
         f"  protocol: {proto.method}, {proto.warmup} warm-up, {proto.samples} samples, L2 {proto.l2_mode}",
+        f"  {traffic.peak}",
         f"  {len(capture.fusions)} fusion(s)"
         if len(positions) == len(capture.fusions)
         else f"  {len(positions)} of {len(capture.fusions)} fusion(s) shown",
@@ -137,7 +165,6 @@ def render_capture_text(
         lines.append(f"  exact inputs saved in {capture.tensors_file}")
     for w in capture.warnings:
         lines.append(f"  warning: {w}")
-    listed = positions if max_fusions is None else positions[:max_fusions]
     names = [len(k.normalized_name) for i in listed for k in capture.fusions[i].kernels[:max_kernels]]
     name_width = min(max(names, default=0), NAME_WIDTH)
     for i in listed:
@@ -159,7 +186,8 @@ def render_capture_text(
         if f.enable_options or f.disable_options:
             lines.append(f"    options: enable={list(f.enable_options)} disable={list(f.disable_options)}")
         kernels = f.kernels if max_kernels is None else f.kernels[:max_kernels]
-        lines += _kernel_lines(kernels, name_width, width)
+        figures = {r.traffic.kernel_order: r for r in traffic.rows if r.position == i}
+        lines += _kernel_lines(kernels, name_width, width, figures)
         if len(kernels) < len(f.kernels):
             lines.append(
                 f"    ... {len(f.kernels) - len(kernels)} more kernel(s) not shown (`--format json` has them all)"
@@ -170,6 +198,7 @@ def render_capture_text(
             f"  ... {len(positions) - len(listed)} more fusion(s) not shown: pick with `--top N` or "
             f"`--fusion NAME`, or `--format json` for all"
         )
+    lines += text_lines(traffic, width)
     lines += communication_lines(capture)
     if listed:
         lines += NOTATION
