@@ -310,6 +310,21 @@ def _as_float(text: str) -> float | None:
     return None if math.isnan(value) else value
 
 
+def rounded_apart(exact_a: Sequence[str], exact_b: Sequence[str]) -> bool:
+    """Whether a constant of one side and one of the other are unequal yet the same to 6
+    significant digits (one a print's rounding of the other), read from the two constant lists
+    alone. A constant only one side lists, with no such partner (``0.0``, listed by a recorder that
+    reads the IR's constants and not by one that read Thunder's), is no precision difference."""
+    only_a = {v for v in map(_as_float, exact_a) if v is not None} - {
+        v for v in map(_as_float, exact_b) if v is not None
+    }
+    only_b = {v for v in map(_as_float, exact_b) if v is not None} - {
+        v for v in map(_as_float, exact_a) if v is not None
+    }
+    rounded_b = {float(f"{v:.5e}") for v in only_b if math.isfinite(v)}
+    return any(math.isfinite(v) and float(f"{v:.5e}") in rounded_b for v in only_a)
+
+
 def lossy_constants(
     printed_definition: str, exact: Sequence[str], printer_exact: Sequence[str]
 ) -> list[tuple[str, str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fusiondiff.diff.compare import lossy_constants
+from fusiondiff.diff.compare import lossy_constants, rounded_apart
 from fusiondiff.diff.context import RuleContext, kernel_label, make_finding
 from fusiondiff.diff.records import Evidence, Finding, FusionPair, KernelPair
 from fusiondiff.records.definition import canonical_definition
@@ -45,8 +45,7 @@ def constant_precision(ctx: RuleContext) -> Iterator[Finding]:
             Evidence("rounded_in_a", literal, value, "text")
             for literal, value in lossy_constants(fa.definition, fb.exact_constants, fa.exact_constants)
         ]
-        exact_a, exact_b = sorted(fa.exact_constants), sorted(fb.exact_constants)
-        if data or (exact_a and exact_b and exact_a != exact_b):
+        if data or rounded_apart(fa.exact_constants, fb.exact_constants):
             data.append(Evidence("exact_constants", tuple(fa.exact_constants), tuple(fb.exact_constants), "value"))
             yield make_finding("constant_precision", data, [pair.label])
 
