@@ -2,6 +2,7 @@
 
 python -m repro.zoo.run_zoo OUTDIR        (on a GPU machine with Thunder and nvFuser)
 python -m repro.zoo.run_zoo --recorded    (diff the pairs recorded under tests/data/zoo)
+python -m repro.zoo.run_zoo --recorded tests/data/h100/zoo    (or those of another folder)
 """
 
 from __future__ import annotations
@@ -101,11 +102,12 @@ def record(scenario: str, outdir: Path, timeout_s: float = 300.0) -> str | None:
     return None
 
 
-def run_all(outdir: Path | None, scenarios: tuple[str, ...] = SCENARIOS) -> list[ZooResult]:
-    """Record (when ``outdir`` is given) and diagnose every scenario."""
+def run_all(outdir: Path | None, scenarios: tuple[str, ...] = SCENARIOS, recorded: Path = RECORDED) -> list[ZooResult]:
+    """Record (when ``outdir`` is given) and diagnose every scenario; without ``outdir``, diagnose
+    the pairs recorded under ``recorded``."""
     results = []
     for scenario in scenarios:
-        directory = (outdir or RECORDED) / scenario
+        directory = (outdir or recorded) / scenario
         error = record(scenario, outdir) if outdir is not None else None
         if error:
             results.append(ZooResult(scenario, planted_cause(scenario), None, (), float("nan"), float("nan"), error))
@@ -131,8 +133,10 @@ def render_table(results: list[ZooResult]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    outdir = None if argv == ["--recorded"] else Path(argv[0])
-    results = run_all(outdir)
+    if argv[:1] == ["--recorded"]:
+        results = run_all(None, recorded=Path(argv[1]) if len(argv) > 1 else RECORDED)
+    else:
+        results = run_all(Path(argv[0]))
     print(render_table(results))
     return 0 if all(r.correct for r in results) else 1
 

@@ -135,9 +135,10 @@ def test_zoo_table_names_every_scenario_and_its_cause():
     assert {s: planted_cause(s) for s in SCENARIOS} == PLANTED
 
 
+@pytest.mark.parametrize("folder", ["zoo", "h100/zoo"])  # recorded on an H200, then on an H100
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_zoo_pair_is_diagnosed(scenario):
-    result = diff_files(DATA / "zoo" / scenario / "live.json", DATA / "zoo" / scenario / "replay.json")
+def test_zoo_pair_is_diagnosed(scenario, folder):
+    result = diff_files(DATA / folder / scenario / "live.json", DATA / folder / scenario / "replay.json")
     # the whole output: every finding, whatever its question (failures, kernel time, then host)
     rules = [f.rule for f in result.findings]
     if PLANTED[scenario] is None:
