@@ -56,8 +56,8 @@ def table(
     full = [r for r in rows if len(r) == cols]
     cap = name_max if width is None else min(name_max, max(width // 3, 12))
     names = [len(r[0]) for r in rows if len(r[0]) <= cap]
-    widths = [max(len(header[0]), *names)] + [
-        max(len(h), *(len(r[i]) for r in full), *(len(r[i]) for r in rows if i < keys and len(r) > i))
+    widths = [max([len(header[0]), *names])] + [
+        max([len(h), *(len(r[i]) for r in full), *(len(r[i]) for r in rows if i < keys and len(r) > i)])
         for i, h in enumerate(header)
         if i > 0
     ]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fusiondiff.front.stdio import output_width
-from fusiondiff.report.layout import fit
+from fusiondiff.report.layout import fit, table
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -158,3 +158,12 @@ def test_show_ends_with_a_legend_of_its_notation():
         assert f"  {term}" in legend or term in legend, term
     assert "+1@2B" in text[: text.index("\nnotation\n")]  # the seed's input at storage offset 1, explained below
     assert max(map(len, legend.splitlines())) <= 100
+
+
+def test_a_table_whose_every_name_is_too_long_for_its_column_still_lays_out():
+    # every name on a line of its own (the merged replay of a round trip names its fusions by their
+    # log files: `show` of tests/data/h100/train_qwen3/replay.json raised TypeError here)
+    long = "0008_backward_nvFusion8:fusion0 (10 kernels)"
+    lines = table(("fusion", "us"), [(long, "55.48"), (long + "x", "1.00")], width=60, keys=1)
+    assert lines[1].strip() == long and "55.48" in lines[2]
+    assert all(len(line) <= 60 for line in lines)
