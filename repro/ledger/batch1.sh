@@ -12,7 +12,8 @@ python3 repro/ledger/copy_bandwidth.py 2>&1 | tee -a "$out/gpu.txt"
 # (a) a LayerNorm at storage offset 1 under thunderfx, against nvFuser's repro and fusiondiff's
 cd "$out/offset" || exit 1
 root=$OLDPWD
-time fusiondiff capture "$root/repro/ledger/layernorm_offset.py" -o live.json --save-inputs 2>&1 | tail -5
+# LN_ARGS: the LayerNorm's shape, e.g. "--rows 4096 --hidden 4096" (default 1024 x 2048)
+time fusiondiff capture "$root/repro/ledger/layernorm_offset.py" -o live.json --save-inputs -- ${LN_ARGS:-} 2>&1 | tail -5
 python3 - <<'PY'
 from fusiondiff.io.store import load_capture
 live = load_capture("live.json")
@@ -32,6 +33,6 @@ cd "$root" || exit 1
 
 # (c) the seed model's forward on this GPU, against the bundled H200 capture
 time python3 repro/ledger/seed_forward.py "$out/seed_h100/live_forward.json" 2>&1 | tail -3
-fusiondiff diff tests/data/seed/live_forward.json "$out/seed_h100/live_forward.json" > "$out/seed_h100/diff.txt" 2>&1
-echo "diff seed h200 vs h100: exit $?"
+fusiondiff diff "${SEED_A:-tests/data/seed/live_forward.json}" "$out/seed_h100/live_forward.json" > "$out/seed_h100/diff.txt" 2>&1
+echo "diff seed ${SEED_A:-tests/data/seed/live_forward.json} vs this GPU: exit $?"
 fusiondiff show "$out/seed_h100/live_forward.json" > "$out/seed_h100/show.txt" 2>&1
