@@ -372,7 +372,8 @@ def compare_reported(traffic: KernelTraffic, kernel: KernelRecord, record: Fusio
             )
     if reported.percent_of_peak > 100.0:
         reasons.append(
-            f"nvFuser's {reported.percent_of_peak:.0f} % of peak is more than DRAM can deliver: its byte count is too high"
+            "nvFuser's share of its own peak is above 100 %, more than DRAM can deliver: its byte count is too high "
+            "(an input the kernel reads in part, a gather or a slice, counted whole)"
         )
     if theirs_peak is not None and traffic.peak_gbs is not None and abs(theirs_peak / traffic.peak_gbs - 1) > AGREE:
         reasons.append(

@@ -99,12 +99,13 @@ def _gpu(f: Finding) -> Words:
         for x in data
         if x.subject is None and x.field not in ("kernels_launched_otherwise", "kernels_matched")
     ]
+    launches = [f"{x.subject}: {x.field} {show(x.a)} -> {show(x.b)}" for x in data if x.subject is not None]
     if launched is not None and matched is not None:
         lines.append(
             f"nvFuser launched {show(launched.a)} of {show(matched.a)} matched kernel(s) with another configuration "
-            "there (its heuristics read the GPU):"
+            f"there (its heuristics read the GPU){':' if launches else ''}"
         )
-    lines += limited([f"{x.subject}: {x.field} {show(x.a)} -> {show(x.b)}" for x in data if x.subject is not None])
+    lines += limited(launches)
     lines += speed_of_light_view.evidence_lines([x for x in f.data if x.field in PEAK_FIELDS])
     if name is None:
         return "The fusions ran on another device", lines
