@@ -47,7 +47,14 @@ if "--root" in sys.argv:  # time another checkout's fusiondiff (the figures befo
     ROOT = Path(sys.argv[sys.argv.index("--root") + 1]).resolve()
 sys.path.insert(0, str(ROOT))
 
-from fusiondiff import definition  # noqa: E402
+try:
+    from fusiondiff.records import definition  # noqa: E402  since the package's layers (issue #42)
+except ImportError:  # a checkout from before
+    from fusiondiff import definition  # type: ignore[no-redef]  # noqa: E402
+try:
+    from fusiondiff.records import traffic  # noqa: E402  since issue #43: a cache of gathers per definition
+except ImportError:
+    traffic = None  # type: ignore[assignment]
 from fusiondiff.records.definition import definition_hash  # noqa: E402
 
 try:
@@ -102,7 +109,7 @@ def build_capture_json(count: int, kind: str = "live", graph_hashes: bool = True
 def clear_caches() -> None:
     """Empty every cache kept per definition text (canonical text, graph hash, parsed statements,
     node digests, float literals), whichever of them the checkout measured has."""
-    for module in (definition, compare):
+    for module in (definition, compare, *([traffic] if traffic is not None else [])):
         for value in vars(module).values():
             getattr(value, "cache_clear", lambda: None)()
 

@@ -150,7 +150,10 @@ def vendor_gbs(environment: Environment) -> float | None:
 def gathers(definition: str) -> tuple[Gather, ...]:
     """The definition's gathers whose table is an input, in order. Read once per definition text:
     the records of a session share a few definitions, and parsing one costs about a millisecond
-    (a diff counts the bytes of every record on both sides)."""
+    (a diff counts the bytes of every record on both sides), and not at all where no gathering
+    op is named in it (most definitions)."""
+    if not any(f"{op}(" in definition for op in _GATHERS):
+        return ()
     origin: dict[str, int] = {}
     inputs = 0
     found = []
