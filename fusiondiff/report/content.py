@@ -18,6 +18,7 @@ from typing import Any
 from fusiondiff.diff.clocks import is_idle, max_clock_mhz, timed_clock
 from fusiondiff.diff.records import Finding, FusionPair, PropertyChange, TimingVerdict
 from fusiondiff.diff.rules_setup import CLOCK_TOLERANCE
+from fusiondiff.records.environment import PeakBandwidth
 from fusiondiff.records.kernel_names import parse_kernel_name
 from fusiondiff.records.model import Capture, KernelRecord, LaunchConfig, TensorMeta
 from fusiondiff.records.units import Column, duration, p_value, ratio  # noqa: F401 - renderers read them from here
@@ -113,6 +114,7 @@ _ENVIRONMENT_SHOWN = (
     ("SM clock at start", "sm_clock_mhz", "MHz"),
     ("max SM clock", "max_sm_clock_mhz", "MHz"),
     ("memory clock", "memory_clock_mhz", "MHz"),
+    ("DRAM peak (measured)", "peak_bandwidth", ""),
     ("driver", "driver_version", ""),
     ("CUDA", "cuda_version", ""),
     ("torch", "torch_version", ""),
@@ -163,6 +165,20 @@ def _clock_rows(report: DiffReport) -> list[SideRow]:
     ]
 
 
+PEAKS_APART = 0.05
+"""Two measured peaks more than 5 % apart are marked as differing (one GPU's copies vary by about 1 %)."""
+
+
+def _peak_row(name: str, a: PeakBandwidth | None, b: PeakBandwidth | None) -> SideRow:
+    """The GPU's measured DRAM peak (:mod:`fusiondiff.records.traffic`): a measurement, marked as
+    differing only when the two are further apart than one GPU's copies vary."""
+    shown = [
+        "not measured" if p is None else f"{p.gbs:.0f} GB/s (a {p.copy_bytes / 2**20:.0f} MiB copy)" for p in (a, b)
+    ]
+    apart = a is not None and b is not None and abs(a.gbs - b.gbs) > PEAKS_APART * max(a.gbs, b.gbs)
+    return SideRow(name, shown[0], shown[1], apart)
+
+
 def environment_rows(report: DiffReport) -> list[SideRow]:
     """Both environments and timing protocols, property by property (host names left out: they
     say nothing about speed and are the recording machine's); the SM clock at the start and while
@@ -175,6 +191,9 @@ def environment_rows(report: DiffReport) -> list[SideRow]:
         for name, field, unit in shown:
             if field == "sm_clock_mhz":
                 rows += _clock_rows(report)
+                continue
+            if field == "peak_bandwidth":
+                rows.append(_peak_row(name, report.a.environment.peak_bandwidth, report.b.environment.peak_bandwidth))
                 continue
             va, vb = getattr(record_a, field), getattr(record_b, field)
             rows.append(SideRow(name, _with_unit(va, unit), _with_unit(vb, unit), va != vb))

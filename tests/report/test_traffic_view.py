@@ -245,3 +245,16 @@ def test_notebook_traffic_tables():
     assert both[both.side == "B"].percent_of_peak.isna().all()
     with pytest.raises(ReportError, match="traffic"):
         fdn.CaptureView(capture).to_dataframe("bytes")  # type: ignore[arg-type]
+
+
+def test_the_environment_table_shows_each_sides_peak_and_marks_only_a_real_difference():
+    from fusiondiff.records.environment import PeakBandwidth
+    from fusiondiff.report.content import _peak_row
+
+    h100 = PeakBandwidth(gbs=3007.3, best_gbs=3012.0, copy_bytes=1 << 30, copies=20, seconds=0.017)
+    again = PeakBandwidth(gbs=2990.0, best_gbs=3009.0, copy_bytes=1 << 30, copies=20, seconds=0.017)
+    h200 = PeakBandwidth(gbs=4100.0, best_gbs=4150.0, copy_bytes=1 << 30, copies=20, seconds=0.012)
+    row = _peak_row("DRAM peak (measured)", None, h100)
+    assert (row.a, row.b, row.differs) == ("not measured", "3007 GB/s (a 1024 MiB copy)", False)
+    assert not _peak_row("p", h100, again).differs  # one GPU measured twice: 0.6 % apart
+    assert _peak_row("p", h100, h200).differs
