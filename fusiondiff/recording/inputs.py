@@ -60,6 +60,12 @@ def describe_input(index: int, value: Any) -> TensorMeta:
     if is_integer and value.numel() > 0:
         wide = value.to(torch.int64) if value.dtype == torch.bool else value
         min_value, max_value = float(wide.min().item()), float(wide.max().item())
+    return describe_layout(index, value, min_value=min_value, max_value=max_value)
+
+
+def describe_layout(index: int, value: Any, **values: Any) -> TensorMeta:
+    """A tensor's layout (dtype, shape, strides, storage, device, alignment) as the fusion saw it,
+    reading nothing on the GPU; ``values``: the record's other fields (a value range)."""
     return TensorMeta(
         index=index,
         kind="tensor",
@@ -71,8 +77,7 @@ def describe_input(index: int, value: Any) -> TensorMeta:
         device=str(value.device),
         alignment_bytes=alignment_of(value.data_ptr()),
         is_contiguous=value.is_contiguous(),
-        min_value=min_value,
-        max_value=max_value,
+        **values,
     )
 
 
@@ -85,22 +90,7 @@ def describe_outputs(outputs: Any) -> tuple[TensorMeta, ...]:
     anything else it returned is left out."""
     if not isinstance(outputs, (list, tuple)):
         outputs = [outputs]
-    return tuple(
-        TensorMeta(
-            index=i,
-            kind="tensor",
-            dtype=str(value.dtype),
-            shape=tuple(value.shape),
-            stride=tuple(value.stride()),
-            storage_offset=value.storage_offset(),
-            storage_numel=value.untyped_storage().nbytes() // max(value.element_size(), 1),
-            device=str(value.device),
-            alignment_bytes=alignment_of(value.data_ptr()),
-            is_contiguous=value.is_contiguous(),
-        )
-        for i, value in enumerate(outputs)
-        if _is_tensor(value)
-    )
+    return tuple(describe_layout(i, value) for i, value in enumerate(outputs) if _is_tensor(value))
 
 
 def flat_storage(value: Any) -> Any:
