@@ -39,31 +39,16 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from typing import Literal
 
 from fusiondiff.diff.records import Evidence, FusionPair, KernelAgainstPeaks
 from fusiondiff.diff.stats import ABSOLUTE_FLOOR_NS, RELATIVE_FLOOR, median_interval
 from fusiondiff.records.environment import PeakBandwidth
 from fusiondiff.records.model import Capture, FusionRecord
-from fusiondiff.records.traffic import KernelTraffic, fusion_bytes, fusion_traffic
-
-PeakMissing = Literal["recorded_before", "not_measured"]
-"""Why a capture has no measured peak: ``recorded_before``, written before fusiondiff measured one
-(issue #43, which also began recording each fusion's outputs: a capture none of whose fusions has
-them is older); ``not_measured``, recorded since, with ``--no-peak`` or no room for the copy
-buffers (its warnings say which)."""
+from fusiondiff.records.traffic import KernelTraffic, fusion_bytes, fusion_traffic, peak_missing
 
 SHOWN = 5
 """Kernels beyond their floor named in the GPU's evidence, those furthest from the prediction
 first (the rest counted; ``DiffResult.against_peaks`` holds every one)."""
-
-
-def peak_missing(capture: Capture) -> PeakMissing | None:
-    """Why ``capture`` has no measured peak; ``None`` where it has one."""
-    if capture.environment.peak_bandwidth is not None:
-        return None
-    timed = [f for f in capture.fusions if f.failure is None and f.kernels]
-    return "not_measured" if any(f.outputs for f in timed) else "recorded_before"
 
 
 def row_label(row: KernelAgainstPeaks) -> str:

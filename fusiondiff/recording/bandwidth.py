@@ -12,50 +12,22 @@ credited with 47,657 GB/s, 990 % of the H200's peak (seen). Two checks, both fro
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import math
 
-from fusiondiff.records.definition import definition_calls
+from fusiondiff.records.dtypes import itemsize_bytes
 from fusiondiff.records.model import FusionRecord, KernelRecord, TensorMeta
-
-_GATHER_TABLE_ARG = {"ops.index_select": 0, "ops.take_along_axis": 0, "ops.gather": 0, "ops.embedding_fwd": 1}
-"""Gathering op -> position of the tensor it reads rows from."""
-
-_ITEMSIZE = {
-    "torch.float64": 8, "torch.float32": 4, "torch.float16": 2, "torch.bfloat16": 2, "torch.int64": 8,
-    "torch.int32": 4, "torch.int16": 2, "torch.int8": 1, "torch.uint8": 1, "torch.bool": 1,
-    "torch.complex64": 8, "torch.complex128": 16, "torch.float8_e4m3fn": 1, "torch.float8_e5m2": 1,
-}  # fmt: skip
+from fusiondiff.records.traffic import gathers
 
 
 def gathered_inputs(definition: str) -> set[int]:
     """Input positions of the tensors the definition gathers rows from (used as they are)."""
-    position: dict[str, int] = {}
-    inputs = 0
-    found = set()
-    for statement in definition_calls(definition):
-        op, call = statement.op, statement.call
-        if op == "define_tensor" or op == "define_scalar" and _is_input_scalar(call):
-            if statement.targets:
-                position[statement.targets[0]] = inputs
-            inputs += 1
-        elif op in _GATHER_TABLE_ARG:
-            at = _GATHER_TABLE_ARG[op]
-            table = call.args[at] if len(call.args) > at else None
-            if isinstance(table, ast.Name) and table.id in position:
-                found.add(position[table.id])
-    return found
-
-
-def _is_input_scalar(call: ast.Call) -> bool:
-    """``fd.define_scalar(None, dtype=...)`` is an input; a scalar with a value is a constant."""
-    return bool(call.args) and isinstance(call.args[0], ast.Constant) and call.args[0].value is None
+    return {g.table for g in gathers(definition)}
 
 
 def tensor_bytes(meta: TensorMeta) -> int | None:
     """Bytes of a tensor input's elements (its shape, not its storage); ``None`` for an unknown dtype."""
-    size = _ITEMSIZE.get(meta.dtype)
+    size = itemsize_bytes(meta.dtype)
     if meta.kind != "tensor" or size is None:
         return None
     return math.prod(meta.shape) * size

@@ -33,7 +33,7 @@ from typing import Literal
 from fusiondiff.records.definition import definition_calls
 from fusiondiff.records.dtypes import itemsize_bytes
 from fusiondiff.records.environment import Environment
-from fusiondiff.records.model import FusionRecord, KernelRecord, TensorMeta
+from fusiondiff.records.model import Capture, FusionRecord, KernelRecord, TensorMeta
 
 VENDOR_GBS: dict[str, float] = {
     "NVIDIA H100 80GB HBM3": 3350.0,
@@ -141,6 +141,21 @@ def peak_gbs(environment: Environment) -> float | None:
     return None if peak is None else peak.gbs
 
 
+PeakMissing = Literal["recorded_before", "not_measured"]
+"""Why a capture has no measured peak: ``recorded_before``, written before fusiondiff measured one
+(issue #43, which also began recording each fusion's outputs: a capture none of whose timed
+fusions has them is older); ``not_measured``, recorded since, with ``--no-peak`` or no room for the
+copy buffers (its warnings say which)."""
+
+
+def peak_missing(capture: Capture) -> PeakMissing | None:
+    """Why ``capture`` has no measured peak; ``None`` where it has one."""
+    if capture.environment.peak_bandwidth is not None:
+        return None
+    timed = [f for f in capture.fusions if f.failure is None and f.kernels]
+    return "not_measured" if any(f.outputs for f in timed) else "recorded_before"
+
+
 def vendor_gbs(environment: Environment) -> float | None:
     """The datasheet's figure for the capture's GPU, where :data:`VENDOR_GBS` knows it."""
     return VENDOR_GBS.get(environment.gpu_name or "")
@@ -148,12 +163,15 @@ def vendor_gbs(environment: Environment) -> float | None:
 
 @functools.lru_cache(maxsize=4_096)
 def gathers(definition: str) -> tuple[Gather, ...]:
-    """The definition's gathers whose table is an input, in order. Read once per definition text:
+    """The definition's gathers whose table is an input used as it is (the rows are counted along
+    the input's own dimension; a reshaped table's rows are another shape), in order; the index may
+    come from an input through ops that keep its values. Read once per definition text:
     the records of a session share a few definitions, and parsing one costs about a millisecond
     (a diff counts the bytes of every record on both sides), and not at all where no gathering
     op is named in it (most definitions)."""
     if not any(f"{op}(" in definition for op in _GATHERS):
         return ()
+    position: dict[str, int] = {}
     origin: dict[str, int] = {}
     inputs = 0
     found = []
@@ -161,7 +179,7 @@ def gathers(definition: str) -> tuple[Gather, ...]:
         op, call = statement.op, statement.call
         if op == "define_tensor" or op == "define_scalar" and _is_input_scalar(call):
             if statement.targets:
-                origin[statement.targets[0]] = inputs
+                position[statement.targets[0]] = origin[statement.targets[0]] = inputs
             inputs += 1
         elif op in _SAME_VALUES and call.args and isinstance(call.args[0], ast.Name):
             if call.args[0].id in origin and statement.targets:
@@ -169,9 +187,9 @@ def gathers(definition: str) -> tuple[Gather, ...]:
         elif op in _GATHERS:
             at, index_at = _GATHERS[op]
             table, index = _arg(call, at), _arg(call, index_at)
-            if isinstance(table, ast.Name) and table.id in origin:
+            if isinstance(table, ast.Name) and table.id in position:
                 index_input = origin.get(index.id) if isinstance(index, ast.Name) else None
-                found.append(Gather(origin[table.id], _dim(call), index_input))
+                found.append(Gather(position[table.id], _dim(call), index_input))
     return tuple(found)
 
 

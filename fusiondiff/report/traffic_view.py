@@ -30,6 +30,7 @@ from fusiondiff.records.traffic import (
     furthest_from_peak,
     fusion_traffic,
     peak_gbs,
+    peak_missing,
     vendor_gbs,
 )
 from fusiondiff.records.units import Column
@@ -191,8 +192,7 @@ def peak_sentence(capture: Capture) -> str:
     peak = env.peak_bandwidth
     if peak is not None:
         return f"peak {peak.gbs:.0f} GB/s measured ({peak.method}; {_buffer(peak)}); {datasheet}"
-    old = bool(capture.fusions) and not any(f.outputs for f in capture.fusions)
-    why = OLD_FILE if old else NOT_MEASURED
+    why = OLD_FILE if peak_missing(capture) == "recorded_before" else NOT_MEASURED
     instead = f" (the datasheet's {vendor:.0f} GB/s is not used in its place)" if vendor is not None else ""
     return f"% of peak: none, {why}{instead}"
 
