@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from fusiondiff.records.escape import printable, printable_lines
+from fusiondiff.records.escape import printable_lines
 from fusiondiff.records.model import Capture, traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report import speed_of_light_view, wording
 from fusiondiff.report.block_html import block_html
 from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.environment_view import conditions_html
+from fusiondiff.report.html_parts import escaped as _e
 from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
 from fusiondiff.report.plots import COLOR_A, COLOR_B, strip_plot_svg
 from fusiondiff.report.questions import question_views
@@ -81,12 +82,6 @@ body.fdpage {{ margin: 0; background: #f6f7f9; }}
 """
     + TRAFFIC_CSS
 )
-
-
-def _e(text: object) -> str:
-    """Text from a record in the page: HTML-escaped, and its control characters (ESC, a bidi
-    override, a line break) written as escapes, as the terminal shows them."""
-    return escape(printable(str(text)))
 
 
 def _verdict_badge(verdict: str, reason: str = "") -> str:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from html import escape
 
 from fusiondiff.diff.records import DiffResult, Evidence, KernelAgainstPeaks
 from fusiondiff.diff.speed_of_light import row_label
 from fusiondiff.records.units import Column, durations
+from fusiondiff.report.html_parts import escaped, number_table
 from fusiondiff.report.shown import by_field, show
 
 MAX_ROWS = 20
@@ -175,13 +175,8 @@ def peaks_html(result: DiffResult) -> str:
     rows = shown_rows(result)
     if not rows:
         return ""
-    head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
-    body = "".join(
-        f"<tr><td>{escape(cells[0])}</td>" + "".join(f'<td class="num">{escape(v)}</td>' for v in cells[1:]) + "</tr>"
-        for cells in _cells(rows)
-    )
     return (
-        f'<p class="meta">{escape(_title(result, len(rows)))}</p>'
-        f'<div class="tw"><table class="fdt"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
-        + "".join(f'<p class="meta">{escape(line)}</p>' for line in (NOTE, *byte_notes(rows)))
+        f'<p class="meta">{escaped(_title(result, len(rows)))}</p>'
+        + number_table(HEADER, _cells(rows))
+        + "".join(f'<p class="meta">{escaped(line)}</p>' for line in (NOTE, *byte_notes(rows)))
     )

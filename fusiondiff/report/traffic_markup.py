@@ -4,12 +4,10 @@ renderers call these hooks and nothing else of it (the terminal's is :mod:`.traf
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from html import escape
-
-from fusiondiff.records.escape import printable
 from fusiondiff.records.model import Capture
 from fusiondiff.report import md_text
+from fusiondiff.report.html_parts import escaped as _e
+from fusiondiff.report.html_parts import number_table
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.traffic_view import (
     ABOVE_PEAK,
@@ -105,22 +103,6 @@ def traffic_markdown(report: DiffReport) -> list[str]:
 # --- HTML ------------------------------------------------------------------------------------
 
 
-def _e(text: object) -> str:
-    return escape(printable(str(text)))
-
-
-def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]], left: tuple[int, ...] = (0,)) -> str:
-    """A table whose columns are numbers but for those at ``left`` (names, marks)."""
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>"
-        + "".join(f"<td>{_e(v)}</td>" if i in left else f'<td class="num">{_e(v)}</td>' for i, v in enumerate(row))
-        + "</tr>"
-        for row in rows
-    )
-    return f'<div class="tw"><table class="fdt"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
-
-
 HTML_HEADER = ("bytes", "GB/s", "% of peak")
 """The columns :func:`html_cells` fills in the capture's timing table."""
 
@@ -153,7 +135,7 @@ def _ranked(view: TrafficView) -> str:
         return ""
     header, rows = ranked_cells(view)
     title = f"<p><strong>{_e(RANKED_TITLE[0].upper() + RANKED_TITLE[1:])}</strong></p>"
-    return title + _html_table(header, rows, left=(0, len(header) - 1))
+    return title + number_table(header, rows, left=(0, len(header) - 1))
 
 
 def _reported(view: TrafficView) -> str:
@@ -163,7 +145,7 @@ def _reported(view: TrafficView) -> str:
     if view.disagreements:
         rows, reasons = reported_cells(view)
         items = "".join(f"<li>{_e(reason)}</li>" for reason in reasons)
-        parts += [_html_table(REPORTED_HEADER, rows, left=(0, 5)), f'<ol class="meta">{items}</ol>']
+        parts += [number_table(REPORTED_HEADER, rows, left=(0, 5)), f'<ol class="meta">{items}</ol>']
     return "".join(parts)
 
 
@@ -192,7 +174,7 @@ def html_side(view: TrafficView, title: str) -> str:
     )
     table = (
         f"<details><summary>{len(view.rows)} kernel(s): bytes, GB/s and % of peak</summary>"
-        f"{_html_table(header, rows, left=(0, 5))}{more}</details>"
+        f"{number_table(header, rows, left=(0, 5))}{more}</details>"
     )
     return head + _ranked(view) + table + _notes(view) + _reported(view)
 

@@ -90,3 +90,19 @@ def test_a_narrowed_report_keeps_its_own_rows_and_a_long_table_keeps_those_off_t
     assert [row.fusion for row in kept] == ["nvFusion2 [forward]", "nvFusion3 [forward]", "nvFusion11 [forward]"]
     table = render_diff_text(dataclasses.replace(r.result, pairs=r.result.pairs[:4]), None)
     assert "nvFusion5" not in table[table.index("each kernel against") :]
+
+
+def test_a_hostile_fusion_name_in_the_peaks_table_is_escaped_as_everywhere_else_in_the_page():
+    from fusiondiff.report.speed_of_light_view import peaks_html
+
+    a, b = two_gpus()
+    hostile = "nvFusion3\x1b[31m<b>\u202e"  # a name as a crafted capture may carry it
+    a, b = (
+        dataclasses.replace(
+            c, fusions=tuple(dataclasses.replace(f, name=hostile) if f.name == "nvFusion3" else f for f in c.fusions)
+        )
+        for c in (a, b)
+    )
+    page = peaks_html(diff(a, b))
+    assert "\x1b" not in page and "\u202e" not in page and "<b>" not in page
+    assert "nvFusion3\\x1b[31m&lt;b&gt;" in page
