@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Written by fusiondiff; nothing from the capture is on these first two lines.
 # Repro of fusion script/fusion0/8214d131fe90 (fusion0, script, called once),
-# written by fusiondiff 0.1.0 from capture /root/out/zoo/seed_method/live.json.
+# written by fusiondiff 0.1.0 from capture OUT/zoo/seed_method/live.json.
 # Recorded at 2026-12-05T23:50:40+00:00 on NVIDIA H100 80GB HBM3 (sm 9.0): driver 580.159.04,
 #   CUDA 13.0, torch 2.11.0+cu130, nvFuser 0.2.36+git7e04d26, Thunder 0.2.6.
 # It keeps what nvFuser's repro_script_for drops: the NVFUSER_* variables, each input's storage
