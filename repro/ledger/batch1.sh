@@ -31,7 +31,8 @@ echo "diff replay_fusiondiff --gate host: exit $?"
 fusiondiff show live.json > show_live.txt 2>&1
 cd "$root" || exit 1
 
-# (c) the seed model's forward on this GPU, against the bundled H200 capture
+# (c) the seed model's forward on this GPU, against the bundled H200 capture (SKIP_SEED=1: not run)
+[ "${SKIP_SEED:-0}" = 1 ] && exit 0
 time python3 repro/ledger/seed_forward.py "$out/seed_h100/live_forward.json" 2>&1 | tail -3
 fusiondiff diff "${SEED_A:-tests/data/seed/live_forward.json}" "$out/seed_h100/live_forward.json" > "$out/seed_h100/diff.txt" 2>&1
 echo "diff seed ${SEED_A:-tests/data/seed/live_forward.json} vs this GPU: exit $?"
