@@ -72,6 +72,10 @@ _COMPILED_FROM = (
     "options",
     "env_vars",
 )
+# what nvFuser's segmenter and schedulers choose from (the segments, each kernel's grid, block,
+# cluster and shared memory): the shapes, dtypes, strides and alignment, the options, the device;
+# a constant's value is not among them, only a literal in the CUDA source
+_SCHEDULED_FROM = tuple(name for name in _COMPILED_FROM if name != "constant_precision")
 # what holds a GPU's clocks or SMs while a fusion runs
 _MACHINE = ("gpu", "other_work", "other_processes", "clocks_locked", "gpu_throttled")
 _KERNELS = ("segmentation", "kernel_variant", "cuda_source", "runtime_reuse")
@@ -115,8 +119,8 @@ NODES: tuple[Node, ...] = (
     Node("gpu_throttled", "consequence", "kernel", ("gpu", "other_work", "other_processes")),
     Node("clocks", "consequence", "kernel", _MACHINE),
     # mechanisms of the compiler: what nvFuser made of the fusion
-    Node("segmentation", "consequence", "kernel", _COMPILED_FROM),
-    Node("kernel_variant", "consequence", "kernel", (*_COMPILED_FROM, "segmentation")),
+    Node("segmentation", "consequence", "kernel", _SCHEDULED_FROM),
+    Node("kernel_variant", "consequence", "kernel", (*_SCHEDULED_FROM, "segmentation")),
     Node("cuda_source", "consequence", "kernel", (*_COMPILED_FROM, "segmentation", "kernel_variant")),
     Node("runtime_reuse", "consequence", "kernel", _COMPILED_FROM),
     # the block level, measured: SMs held from a kernel on the same grid are the machine's doing

@@ -156,15 +156,28 @@ def credit(findings: Sequence[Finding], pairs: Sequence[FusionPair], allocation:
     return out
 
 
+_ROLE_ORDER = {"setup": 0, "cause": 1}
+"""Of findings tied on the time they explain: not like for like, then what the fusion was given,
+then the rest (mechanisms)."""
+
+
 def rank(findings: Sequence[Finding]) -> tuple[Finding, ...]:
     """Failures first; then the kernel question's findings by the time they explain, what was seen
     acting before what was not (``evidenced``), a finding before those that follow from it (how
-    many of its ancestors in the causal model are present), root causes before mechanisms, then by
-    rule name and fusion;
+    many of its ancestors in the causal model are present), then what the two numbers were not
+    taken like for like by (``setup``: until it is fixed, nothing else's share can be judged),
+    what the fusion was given (``cause``), mechanisms; then what accounts for more of what was seen
+    (how many present findings follow from it: of two causes sharing a gap, the one the observed
+    mechanisms can follow from), then by rule name and fusion;
     then the host question's in the same order. Each finding that follows from another of the same
     fusions lists it in ``caused_by``, and that one lists it in ``supported_by``."""
 
     present = {f.rule for f in findings if f.evidenced}
+    causes_of = _follows(findings)
+    accounts_for: dict[int, int] = defaultdict(int)
+    for causes in causes_of.values():
+        for c in causes:
+            accounts_for[c] += 1
 
     def key(i: int) -> tuple[object, ...]:
         f = findings[i]
@@ -174,7 +187,8 @@ def rank(findings: Sequence[Finding]) -> tuple[Finding, ...]:
             -f.explained_ns,
             not f.evidenced,  # seen, but with no sign that it acted: after what was seen acting
             len(ancestors(f.rule) & present),  # after what it follows from, among what is present
-            node(f.rule).role not in ("setup", "cause"),  # a root cause before a mechanism of some other
+            _ROLE_ORDER.get(node(f.rule).role, len(_ROLE_ORDER)),
+            -accounts_for[i],
             f.rule,
             f.fusions[:1],
             i,  # the order a rule yielded its findings in (an input rule: by input index)
@@ -182,7 +196,6 @@ def rank(findings: Sequence[Finding]) -> tuple[Finding, ...]:
 
     order = sorted(range(len(findings)), key=key)
     rank_of = {i: r for r, i in enumerate(order, start=1)}
-    causes_of = _follows(findings)
     supported: dict[int, list[int]] = defaultdict(list)
     for i, causes in causes_of.items():
         for c in causes:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from fusiondiff.diff.compare import rounded_apart
+from fusiondiff.diff.ledger import fidelity_findings
 from fusiondiff.front.api import diff_files
 from fusiondiff.front.cli import main
 from fusiondiff.io.store import load_capture
@@ -41,6 +42,33 @@ def test_a_thunderfx_offset_against_nvfusers_repro_is_a_fidelity_finding_at_the_
     assert _exit(capsys, "--", live, replay) == 0
     assert _exit(capsys, "--strict", live, replay) == 1
     assert _exit(capsys, "--gate", "host", live, replay) == 1
+
+
+def test_a_at_a_shape_where_the_offset_costs_kernel_time_it_is_named_first_and_exits_1(capsys):
+    """(a) at bf16 [4096, 4096]: the misaligned live input runs 63.89 us against 60.27 us from
+    nvFuser's repro (offset 0). The kernel question fails on the offset, named first: nvFuser's repro
+    also rounds GELU's sqrt(2), which shares the gap (nothing recorded can split it), but the launch
+    that changed can follow only from the offset. The host-bound Thunder call stays on the host
+    question; fusiondiff's repro keeps the offset and runs at the live speed."""
+    folder = H100 / "offset_thunderfx_4096"
+    live, replay = folder / "live.json", folder / "replay_nvfuser.json"
+    result = diff_files(live, replay)
+    assert [p.timing.verdict for p in result.pairs] == ["FASTER"]  # B, offset 0, is faster
+    kernel = result.findings_of("kernel")
+    assert kernel[0].rule == "storage_offset"
+    assert kernel[0].explained_ns == pytest.approx(result.ledger("kernel").gap_ns)
+    assert result.ledger("kernel").unexplained_ns == pytest.approx(0.0, abs=1e-6)
+    variant = next(f for f in kernel if f.rule == "kernel_variant")
+    assert variant.caused_by == (kernel[0].rank,)  # the launch follows from the offset alone
+    assert [f.rule for f in fidelity_findings(result)] == ["storage_offset", "constant_precision"]
+    assert [f.rule for f in result.findings_of("host")] == ["host_bound"]
+    assert not result.passes("kernel")
+    assert _exit(capsys, live, replay) == 1
+    faithful = folder / "replay_fusiondiff.json"
+    kept = diff_files(live, faithful)
+    assert [p.timing.verdict for p in kept.pairs] == ["SAME"] and kept.findings_of("kernel") == ()
+    assert _exit(capsys, live, faithful) == 0
+    assert _exit(capsys, "--gate", "host", live, faithful) == 1
 
 
 def test_a_thunderfx_offset_against_fusiondiffs_repro_passes_unless_the_host_is_gated(capsys):

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from fusiondiff.diff.causes import GRAPH, NODES, QUESTIONS, ancestors
 from fusiondiff.diff.core import diff
 from fusiondiff.diff.findings import RULES
-from fusiondiff.diff.ledger import attribute, credit, ledgers
+from fusiondiff.diff.ledger import attribute, credit, ledgers, rank
 from fusiondiff.diff.records import Finding, FusionPair, TimingVerdict
 from fusiondiff.front.api import diff_files
 from fusiondiff.io.store import load_capture
@@ -124,6 +124,33 @@ def test_roots_present_together_share_one_joint_entry_whatever_the_order():
     # a mechanism present with its root is its evidence: the root takes the gap alone
     ledger, _ = attribute("kernel", gaps, {"f0": ["kernel_variant", "storage_offset", "cuda_source"]})
     assert [e.causes for e in ledger.entries] == [("storage_offset",)]
+
+
+def test_a_constants_value_reaches_the_cuda_source_not_the_schedulers_choice():
+    """nvFuser picks segments and launches from shapes, dtypes, strides, alignment, options and the
+    device: a rounded constant is a literal in the CUDA source, nothing else."""
+    assert "constant_precision" in ancestors("cuda_source")
+    assert "constant_precision" not in ancestors("kernel_variant") | ancestors("segmentation")
+    assert "storage_offset" in ancestors("kernel_variant")
+
+
+def test_of_two_causes_sharing_a_gap_the_one_the_observed_mechanisms_follow_from_ranks_first():
+    """A LayerNorm at storage offset 1 against nvFuser's repro, which also rounds GELU's sqrt(2): both
+    causes share the gap (the data cannot split it), and the launch that changed can follow only from
+    the offset, so the offset is named first, whatever order the rules yielded them in."""
+    pairs = [FusionPair("f0", "k", "k", 0, 0, "definition", _verdict(3_620.0, "FASTER"))]
+    seen = [
+        Finding(rule, GRAPH[rule].role, ("f0",), question="kernel")
+        for rule in ("constant_precision", "storage_offset", "kernel_variant", "cuda_source")
+    ]
+    for findings in (seen, seen[::-1], [seen[1], seen[0], *seen[2:]]):
+        counted, allocation = ledgers(pairs, findings)
+        assert [e.causes for e in counted[0].entries] == [("constant_precision", "storage_offset")]
+        ranked = rank(credit(findings, pairs, allocation))
+        assert [f.rule for f in ranked] == ["storage_offset", "constant_precision", "kernel_variant", "cuda_source"]
+        by_rule = {f.rule: f for f in ranked}
+        assert by_rule["kernel_variant"].caused_by == (1,)
+        assert by_rule["cuda_source"].caused_by == (1, 2, 3)
 
 
 # ---------------------------------------------------------------- recorded pairs (the GPU's captures)
