@@ -7,33 +7,19 @@ credited with 47,657 GB/s, 990 % of the H200's peak (seen). Two checks, both fro
 
 - above 100 % of peak: impossible for DRAM traffic, whatever the cause;
 - a gathered-from input counted whole: the kernel's ``input_bytes`` are at least the size of a
-  tensor that the definition only gathers from.
+  tensor that the definition only gathers from (:func:`fusiondiff.records.traffic.counted_whole`,
+  which the byte counts of :mod:`fusiondiff.records.traffic` read too).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 
-from fusiondiff.records.dtypes import itemsize_bytes
-from fusiondiff.records.model import FusionRecord, KernelRecord, TensorMeta
-from fusiondiff.records.traffic import gathers
+from fusiondiff.records.model import FusionRecord, KernelRecord
+from fusiondiff.records.traffic import counted_whole
 
 
-def gathered_inputs(definition: str) -> set[int]:
-    """Input positions of the tensors the definition gathers rows from (used as they are)."""
-    return {g.table for g in gathers(definition)}
-
-
-def tensor_bytes(meta: TensorMeta) -> int | None:
-    """Bytes of a tensor input's elements (its shape, not its storage); ``None`` for an unknown dtype."""
-    size = itemsize_bytes(meta.dtype)
-    if meta.kind != "tensor" or size is None:
-        return None
-    return math.prod(meta.shape) * size
-
-
-def suspect_reason(record: FusionRecord, kernel: KernelRecord, gathered: set[int]) -> str | None:
+def suspect_reason(record: FusionRecord, kernel: KernelRecord) -> str | None:
     """Why ``kernel``'s reported bandwidth is wrong by construction, or ``None``."""
     reported = kernel.reported_bandwidth
     if reported is None:
@@ -41,14 +27,11 @@ def suspect_reason(record: FusionRecord, kernel: KernelRecord, gathered: set[int
     reasons = []
     if reported.percent_of_peak > 100.0:
         reasons.append(f"{reported.percent_of_peak:.0f} % of peak is above what DRAM can deliver")
-    for index in sorted(gathered):
-        meta = next((m for m in record.inputs if m.index == index), None)
-        table = tensor_bytes(meta) if meta is not None else None
-        if table and reported.input_bytes >= table:
-            reasons.append(
-                f"its input_bytes ({reported.input_bytes} B) count all of input {index} ({table} B), "
-                "which the fusion only gathers rows from"
-            )
+    for gather, table in sorted(counted_whole(record, reported.input_bytes), key=lambda found: found[0].table):
+        reasons.append(
+            f"its input_bytes ({reported.input_bytes} B) count all of input {gather.table} ({table} B), "
+            "which the fusion only gathers rows from"
+        )
     if not reasons:
         return None
     return "nvFuser's bandwidth figure is not what the kernel moved: " + "; ".join(reasons)
@@ -59,11 +42,10 @@ def flag_bandwidth(record: FusionRecord) -> FusionRecord:
     flagged kernel on the record (reports show warnings, not the figures)."""
     if not any(k.reported_bandwidth is not None for k in record.kernels):
         return record
-    gathered = gathered_inputs(record.definition)
     kernels = []
     warnings = list(record.warnings)
     for kernel in record.kernels:
-        reason = suspect_reason(record, kernel, gathered)
+        reason = suspect_reason(record, kernel)
         if reason is not None and kernel.reported_bandwidth is not None:
             kernel = dataclasses.replace(
                 kernel, reported_bandwidth=dataclasses.replace(kernel.reported_bandwidth, suspect=reason)

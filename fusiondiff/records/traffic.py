@@ -270,6 +270,20 @@ def fusion_bytes(record: FusionRecord) -> FusionBytes | None:
     return FusionBytes(read, written, tuple(notes))
 
 
+def counted_whole(record: FusionRecord, input_bytes: int) -> tuple[tuple[Gather, int], ...]:
+    """The gathers whose table a count of the inputs' bytes, ``input_bytes``, holds whole (nvFuser's
+    profiler counts every input tensor whole), each with its table's bytes; a table once, with its
+    gather as :func:`fusion_bytes` counts it."""
+    inputs = {m.index: m for m in record.inputs}
+    found = []
+    for gather in {g.table: g for g in gathers(record.definition)}.values():
+        table = inputs.get(gather.table)
+        whole = reached_bytes(table) if table is not None else None
+        if whole and input_bytes >= whole:
+            found.append((gather, whole))
+    return tuple(found)
+
+
 def _segment_bytes(kernel: KernelRecord, record: FusionRecord) -> tuple[int, tuple[str, ...]] | None:
     """nvFuser's byte count for a kernel's segment, with gathered tables counted by their rows."""
     reported = kernel.reported_bandwidth
@@ -278,12 +292,8 @@ def _segment_bytes(kernel: KernelRecord, record: FusionRecord) -> tuple[int, tup
     total = reported.input_bytes + reported.output_bytes
     notes = ["nvFuser's byte count for its segment (whole tensors)"]
     inputs = {m.index: m for m in record.inputs}
-    for gather in gathers(record.definition):
-        table = inputs.get(gather.table)
-        whole = reached_bytes(table) if table is not None else None
-        if table is None or not whole or reported.input_bytes < whole:
-            continue
-        figure = _gathered_bytes(table, gather, inputs)
+    for gather, whole in counted_whole(record, reported.input_bytes):
+        figure = _gathered_bytes(inputs[gather.table], gather, inputs)
         if figure is not None:
             total -= whole - figure[0]
             notes.append(figure[1])
@@ -376,12 +386,7 @@ def compare_reported(traffic: KernelTraffic, kernel: KernelRecord, record: Fusio
     theirs_peak = 100.0 * reported.effective_gbs / reported.percent_of_peak if reported.percent_of_peak > 0 else None
     reasons = []
     if theirs_bytes and abs(traffic.bytes / theirs_bytes - 1) > AGREE:
-        inputs = {m.index: m for m in record.inputs}
-        whole = [
-            g
-            for g in gathers(record.definition)
-            if (m := inputs.get(g.table)) and (reached_bytes(m) or 0) <= reported.input_bytes
-        ]
+        whole = [g for g, _ in counted_whole(record, reported.input_bytes)]
         if whole:
             tables = ", ".join(f"input {g.table}" for g in whole)
             reasons.append(f"nvFuser counts the gathered-from {tables} whole; only the rows the index names are read")

@@ -16,7 +16,7 @@ from fusiondiff.diff.timers import Disagreement, LaunchDifference, reconcile
 from fusiondiff.front.cli import main, timer_outputs
 from fusiondiff.io.store import dumps_capture, load_capture, save_capture
 from fusiondiff.recording import cupti_owner
-from fusiondiff.recording.bandwidth import flag_bandwidth, gathered_inputs
+from fusiondiff.recording.bandwidth import flag_bandwidth
 from fusiondiff.recording.nvfuser_profiler import (
     NvfuserProfilerSource,
     copy_profile,
@@ -29,6 +29,7 @@ from fusiondiff.records.codec import capture_from_jsonable, decode
 from fusiondiff.records.errors import ProfilerError
 from fusiondiff.records.model import Capture, LaunchConfig, ReportedBandwidth, Timing, TimingProtocol
 from fusiondiff.records.options import RecordingOptions
+from fusiondiff.records.traffic import gathers
 from fusiondiff.report.timers_text import render_reconciliation
 
 import synthetic
@@ -268,8 +269,8 @@ def embedding_fusion(input_bytes: int, percent: float) -> Any:
 
 
 def test_gathered_from_inputs_are_found_in_the_definition():
-    assert gathered_inputs(EMBEDDING_DEFINITION) == {1}
-    assert gathered_inputs(synthetic.RMSNORM_DEFINITION) == set()
+    assert {g.table for g in gathers(EMBEDDING_DEFINITION)} == {1}
+    assert {g.table for g in gathers(synthetic.RMSNORM_DEFINITION)} == set()
 
 
 def test_a_whole_gathered_table_and_990_percent_of_peak_are_flagged_not_repeated():
