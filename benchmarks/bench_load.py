@@ -6,7 +6,8 @@ capture (``tests/data/fidelity/llama3/live.json``), replicated with distinct nam
 written as ``fusiondiff`` writes captures, then:
 
 - **load**: ``store.load_capture`` (msgspec, the one decoder, with the value rules on the fields);
-- **show**: load and ``render_capture_text``, as ``fusiondiff show`` does;
+- **show**: load and ``render_capture_text``, as ``fusiondiff show`` does; and the HTML a notebook
+  shows of the capture (``capture_html``, once);
 - **diff**: load two such files (B the same fusions written as a replay) and ``diff``, then render
   the text, as ``fusiondiff diff`` does;
 - **peak memory** of a load (``tracemalloc``, in a separate pass since it slows Python down) over
@@ -72,6 +73,7 @@ from fusiondiff.diff.core import diff  # noqa: E402
 from fusiondiff.diff.match import match_fusions, match_kernels  # noqa: E402
 from fusiondiff.io.store import dumps_capture, load_capture  # noqa: E402
 from fusiondiff.report.diff_text import render_diff_text  # noqa: E402
+from fusiondiff.report.html import capture_html  # noqa: E402
 from fusiondiff.report.text import render_capture_text  # noqa: E402
 
 SOURCE = ROOT / "tests" / "data" / "fidelity" / "llama3" / "live.json"
@@ -252,6 +254,8 @@ def main() -> int:
             row("load", load_s, TARGETS_S.get(f"load {count}"), case=f"load, {count:,} fusions")
             show_s, text = timed(lambda a=a: render_capture_text(load_capture(a)), repeat)
             row("show (load + render)", show_s, None, f"{text.count(chr(10))} lines")
+            html_s, page = timed(lambda a=a: capture_html(load_capture(a)))
+            row("notebook HTML (load + render)", html_s, None, f"{len(page) / 2**20:.1f} MiB")
 
             def do_diff(a: Path = a, b: Path = b) -> Any:
                 ca, cb = load_capture(a), load_capture(b)

@@ -16,6 +16,7 @@ differ (:func:`~fusiondiff.records.traffic.compare_reported`), each reason said 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -150,14 +151,23 @@ class TrafficView:
             for reasons, rows in groups.items()
         ]
 
-    @property
+    @functools.cached_property
     def any_above(self) -> bool:
-        """Whether a row is above the measured peak."""
+        """Whether a row is above the measured peak (asked for every cell of a capture's table)."""
         return any(r.traffic.above_peak for r in self.rows)
 
     def row(self, position: int, kernel_order: int | None) -> TrafficRow | None:
         """The row of a fusion's kernel (``None``: of the fusion's kernels judged together)."""
-        return next((r for r in self.rows if r.position == position and r.traffic.kernel_order == kernel_order), None)
+        return self._by_kernel.get((position, kernel_order))
+
+    @functools.cached_property
+    def _by_kernel(self) -> dict[tuple[int, int | None], TrafficRow]:
+        """The rows by fusion position and kernel order, the first of each: a capture's table asks
+        for every kernel's row."""
+        by_kernel: dict[tuple[int, int | None], TrafficRow] = {}
+        for r in self.rows:
+            by_kernel.setdefault((r.position, r.traffic.kernel_order), r)
+        return by_kernel
 
 
 def size_text(n_bytes: float) -> str:
