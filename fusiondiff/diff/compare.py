@@ -315,14 +315,10 @@ def rounded_apart(exact_a: Sequence[str], exact_b: Sequence[str]) -> bool:
     significant digits (one a print's rounding of the other), read from the two constant lists
     alone. A constant only one side lists, with no such partner (``0.0``, listed by a recorder that
     reads the IR's constants and not by one that read Thunder's), is no precision difference."""
-    only_a = {v for v in map(_as_float, exact_a) if v is not None} - {
-        v for v in map(_as_float, exact_b) if v is not None
-    }
-    only_b = {v for v in map(_as_float, exact_b) if v is not None} - {
-        v for v in map(_as_float, exact_a) if v is not None
-    }
-    rounded_b = {float(f"{v:.5e}") for v in only_b if math.isfinite(v)}
-    return any(math.isfinite(v) and float(f"{v:.5e}") in rounded_b for v in only_a)
+    values_a = {v for v in map(_as_float, exact_a) if v is not None}
+    values_b = {v for v in map(_as_float, exact_b) if v is not None}
+    rounded_b = {float(f"{v:.5e}") for v in values_b - values_a if math.isfinite(v)}
+    return any(math.isfinite(v) and float(f"{v:.5e}") in rounded_b for v in values_a - values_b)
 
 
 def lossy_constants(

@@ -92,11 +92,16 @@ def evidence_lines(data: Sequence[Evidence]) -> list[str]:
     return lines
 
 
-def shown_rows(result: DiffResult, limit: int = MAX_ROWS) -> list[KernelAgainstPeaks]:
-    """The rows of the report's pairs (a narrowed report keeps its own), in the pairs' order: all of
-    them up to ``limit``; past it, those beyond their floor, then the longest on A."""
+def _pairs_rows(result: DiffResult) -> list[KernelAgainstPeaks]:
+    """The rows of the report's pairs (a narrowed report keeps its own), in the pairs' order."""
     labels = {p.label for p in result.pairs}
-    rows = [r for r in result.against_peaks if r.fusion in labels]
+    return [r for r in result.against_peaks if r.fusion in labels]
+
+
+def shown_rows(result: DiffResult, limit: int = MAX_ROWS) -> list[KernelAgainstPeaks]:
+    """The rows of the report's pairs, in the pairs' order: all of them up to ``limit``; past it,
+    those beyond their floor, then the longest on A."""
+    rows = _pairs_rows(result)
     if len(rows) <= limit:
         return rows
     ranked = sorted(range(len(rows)), key=lambda i: (not rows[i].beyond_floor, -rows[i].time_a_ns))
@@ -137,7 +142,7 @@ def _cells(rows: Sequence[KernelAgainstPeaks]) -> list[tuple[str, ...]]:
 
 
 def _title(result: DiffResult, shown: int) -> str:
-    rows = [r for r in result.against_peaks if r.fusion in {p.label for p in result.pairs}]
+    rows = _pairs_rows(result)
     first = rows[0]
     more = f", {shown} of {len(rows)} shown (the JSON record has all)" if shown < len(rows) else ""
     return (

@@ -130,7 +130,8 @@ def _notes(view: TrafficView) -> str:
     return f'<ul class="meta notes">{items}</ul>' if items else ""
 
 
-def _ranked(view: TrafficView) -> str:
+def html_ranked(view: TrafficView) -> str:
+    """Above a capture's table: those furthest from the limit."""
     if not view.ranked:
         return ""
     header, rows = ranked_cells(view)
@@ -147,11 +148,6 @@ def _reported(view: TrafficView) -> str:
         items = "".join(f"<li>{_e(reason)}</li>" for reason in reasons)
         parts += [number_table(REPORTED_HEADER, rows, left=(0, 5)), f'<ol class="meta">{items}</ol>']
     return "".join(parts)
-
-
-def html_ranked(view: TrafficView) -> str:
-    """Above a capture's table: those furthest from the limit."""
-    return _ranked(view)
 
 
 def html_notes(view: TrafficView) -> str:
@@ -176,7 +172,7 @@ def html_side(view: TrafficView, title: str) -> str:
         f"<details><summary>{len(view.rows)} kernel(s): bytes, GB/s and % of peak</summary>"
         f"{number_table(header, rows, left=(0, 5))}{more}</details>"
     )
-    return head + _ranked(view) + table + _notes(view) + _reported(view)
+    return head + html_ranked(view) + table + _notes(view) + _reported(view)
 
 
 def traffic_html(report: DiffReport) -> str:
