@@ -28,12 +28,19 @@ from fusiondiff.records.conditions import HostTiming, TimingConditions
 MAX_CALLS = 200
 """Host times kept per record and kind (the first calls after the first; a step repeats them)."""
 
+HOST_CALLS = 40
+"""Calls timed on the host alone before the protocol's warm-ups. Host time per call varies by
+several per cent from call to call: a host question judged on the four warm-ups after the first
+cannot tell that from a difference, while forty more calls cost well under a millisecond each for
+the small fusions where host time matters."""
+
 Clock = Callable[[], int]
 
 
 class WarmupClock:
     """``run_once`` for the timing protocol, timing the host part of its first ``warmups`` calls:
-    the warm-ups, launched back to back with no profiler running."""
+    the warm-ups, launched back to back with no profiler running. :meth:`host_calls` runs more
+    such calls before them, timed the same way, for the host question's samples."""
 
     def __init__(self, run_once: Callable[[], object], warmups: int, clock: Clock = time.perf_counter_ns):
         self._run_once = run_once
@@ -41,6 +48,14 @@ class WarmupClock:
         self._clock = clock
         self.calls = 0
         self.host_ns: list[float] = []
+
+    def host_calls(self, count: int) -> None:
+        """``count`` calls back to back, each timed on the host, before the warm-ups (which are
+        timed too): what a session's repeated calls do, with no profiler and no flush between."""
+        for _ in range(count):
+            start = self._clock()
+            self._run_once()
+            self.host_ns.append(float(self._clock() - start))
 
     def __call__(self) -> object:
         if self.calls >= self._warmups:

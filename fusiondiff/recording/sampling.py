@@ -20,7 +20,7 @@ from typing import Any
 from fusiondiff.recording import nvfuser_adapter as nvf
 from fusiondiff.recording.bandwidth import flag_bandwidth
 from fusiondiff.recording.device_watch import DeviceWatch, timing_conditions
-from fusiondiff.recording.host_time import WarmupClock
+from fusiondiff.recording.host_time import HOST_CALLS, WarmupClock
 from fusiondiff.recording.sources import kernel_source_for
 from fusiondiff.recording.timing import KernelSource, kernel_records, measure
 from fusiondiff.records.model import NVFUSER, FusionRecord, TimingProtocol
@@ -103,6 +103,7 @@ class Sampler:
             self.used_profiler = True
             # NVML before, while the kernels run, after (the SM clock, reasons and counters beside)
             watch, warmups = DeviceWatch(record.device_index), WarmupClock(run_once, self.protocol.warmup)
+            warmups.host_calls(HOST_CALLS)
             run = measure(warmups, self.protocol, source, self.flush_l2, torch.cuda.synchronize, watch.read_clock)
             conditions = timing_conditions(run, watch, warmups, warnings)
             ir = nvf.scheduled_ir(fd)

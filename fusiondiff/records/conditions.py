@@ -131,8 +131,10 @@ class HostTiming:
     """Host time of a fusion's calls, apart from its kernels' device time."""
 
     execute_ns: tuple[Duration, ...] = ()
-    """``fd.execute``'s host time in the timing protocol's warm-ups after the first, on
-    fusiondiff's copies of the inputs: measured alike on every side."""
+    """``fd.execute``'s host time in the calls before the timing protocol's samples (the host
+    calls of ``host_time.HOST_CALLS``, then the warm-ups), the first left out, on fusiondiff's
+    copies of the inputs: measured alike on every side. Captures recorded before 2026-12-07 hold
+    the four warm-ups after the first only."""
     session_execute_ns: tuple[Duration, ...] = ()
     """The session's own ``fd.execute`` calls after its first (at most ``host_time.MAX_CALLS``),
     fusiondiff's own work left out."""

@@ -292,3 +292,18 @@ def test_a_capture_with_impossible_conditions_is_refused_in_one_line(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(CaptureFormatError, match=r"host.execute_ns\[0\]: -3.0 is not a duration"):
         load_capture(path)
+
+
+def test_host_calls_before_the_warm_ups_are_timed_too_and_the_first_call_is_left_out():
+    clock = _Clock()
+    cost = iter([5000] + [1000] * 50)
+
+    def run_once() -> None:
+        clock.now += next(cost)
+
+    timed = WarmupClock(run_once, warmups=3, clock=clock)
+    timed.host_calls(10)
+    for _ in range(5):
+        timed()
+    assert timed.host_ns[0] == 5000.0 and len(timed.host_ns) == 13
+    assert timed.after_first == (1000.0,) * 12
