@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from fusiondiff.recording.host_time import HOST_CALLS
+
 pytestmark = pytest.mark.gpu
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,7 +57,8 @@ def test_a_quiet_session_records_its_host_times_and_no_other_work(tmp_path):
     conditions = fusion.conditions
     assert conditions is not None and conditions.host is not None
     host = conditions.host
-    assert len(host.execute_ns) == 4  # the warm-ups but the first
+    # the host calls and the protocol's five warm-ups, timed back to back, the first left out
+    assert len(host.execute_ns) == HOST_CALLS + 5 - 1
     assert len(host.session_execute_ns) == 2 and len(host.session_call_ns) == 2  # calls 2 and 3 of 3
     assert all(c >= e for c, e in zip(host.session_call_ns, host.session_execute_ns))  # the wrapper holds the execute
     work = conditions.other_work
