@@ -71,9 +71,10 @@ Rule = Callable[[RuleContext], Iterator[Finding]]
 
 
 def verdict_gap_ns(timing: TimingVerdict) -> float:
-    """Absolute median gap, or 0 when the verdict is SAME or a median is missing."""
+    """Absolute median gap, or 0 when the verdict is SAME, nothing was measured (a 0 ns side's gap
+    is no time anything took) or a median is missing."""
     gap = abs(timing.gap_ns)
-    return 0.0 if timing.verdict == "SAME" or math.isnan(gap) else gap
+    return 0.0 if timing.verdict in ("SAME", "NOT MEASURED") or math.isnan(gap) else gap
 
 
 def fusion_gap_ns(pair: FusionPair) -> float:

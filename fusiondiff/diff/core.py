@@ -10,7 +10,8 @@ from fusiondiff.diff.compare import RecordComparer, compare_captures, definition
 from fusiondiff.diff.context import RuleContext, median_or_none
 from fusiondiff.diff.devices import on_own_device_of
 from fusiondiff.diff.findings import find_findings
-from fusiondiff.diff.match import FusionMatch, KernelMatch, match_fusions, match_kernels
+from fusiondiff.diff.match import FusionLeftOver, FusionMatch, KernelMatch, match_fusions, match_kernels
+from fusiondiff.diff.noise import compare_timings, measured
 from fusiondiff.diff.records import (
     DiffResult,
     Evidence,
@@ -23,7 +24,7 @@ from fusiondiff.diff.records import (
     UnmatchedKernel,
 )
 from fusiondiff.diff.rules_setup import capture_warnings
-from fusiondiff.diff.stats import MIN_SAMPLES, compare_timings
+from fusiondiff.diff.stats import compare_timings as compare_samples
 from fusiondiff.records.collector import collector_paused
 from fusiondiff.records.definition import canonical_definition
 from fusiondiff.records.errors import DiffError
@@ -66,13 +67,19 @@ def _diff(
 ) -> DiffResult:
     b = on_own_device_of(b, a)  # B's own GPU index is where it ran, not a difference from A's
     matches, left_overs = match_fusions(a.fusions, b.fusions)
+    different = different_programs(a.fusions, b.fusions, matches)
+    if different:  # a name in common is no reason to compare unrelated fusions' times
+        left_overs = left_overs + [FusionLeftOver("A", m.index_a, _ANOTHER_PROGRAM) for m in matches]
+        left_overs += [FusionLeftOver("B", m.index_b, _ANOTHER_PROGRAM) for m in matches]
+        left_overs.sort(key=lambda x: (x.side, x.index))
+        matches = []
     records = [(a.fusions[m.index_a], b.fusions[m.index_b]) for m in matches]
     # a failed execution launched nothing that was recorded: its kernels are not compared
     kernel_matches = [
         KernelMatch((), (), ()) if fa.failure or fb.failure else match_kernels(fa.kernels, fb.kernels)
         for fa, fb in records
     ]
-    fusion_verdicts, kernel_verdicts = _timing_verdicts(records, kernel_matches)
+    fusion_verdicts, kernel_verdicts = _timing_verdicts(records, kernel_matches, (a, b))
     host_verdicts = _host_verdicts(records)
     comparer = RecordComparer()
     pairs = tuple(
@@ -91,16 +98,19 @@ def _diff(
         _unmatched_fusion(left.side, (a if left.side == "A" else b).fusions[left.index], left.reason)
         for left in left_overs
     )
+    replay_side = _replay_side(a, b)
+    live_side, live = ("B", b) if replay_side == "A" else ("A", a)
     represented: tuple[UnmatchedFusion, ...] = ()
-    if from_roundtrip(b):  # the round trip replays each distinct fusion once, for all its records
-        replayed = {a.fusions[m.index_a].replay_key for m in matches}
-        stood_for = [left.side == "A" and a.fusions[left.index].replay_key in replayed for left in left_overs]
+    if from_roundtrip(b if replay_side == "B" else a):  # one replay of each distinct fusion, for all its records
+        paired = [m.index_a if live_side == "A" else m.index_b for m in matches]
+        replayed = {live.fusions[i].replay_key for i in paired}
+        stood_for = [left.side == live_side and live.fusions[left.index].replay_key in replayed for left in left_overs]
         represented = tuple(u for u, s in zip(unmatched, stood_for) if s)
         unmatched = tuple(u for u, s in zip(unmatched, stood_for) if not s)
     changes = compare_captures(a, b)
     context = RuleContext(a=a, b=b, pairs=pairs, changes=changes)
     findings, ledgers = find_findings(context)
-    subset = _replays_subset(b, pairs, unmatched)
+    subset = _replays_subset(a if replay_side == "A" else b, replay_side, pairs, unmatched)
     return DiffResult(
         label_a=label_a or f"A ({a.kind})",
         label_b=label_b or f"B ({b.kind})",
@@ -110,25 +120,57 @@ def _diff(
         unmatched=unmatched,
         changes=changes,
         findings=findings,
-        warnings=tuple(_warnings(a, b, changes, pairs, unmatched, subset)),
+        warnings=tuple(_warnings(a, b, changes, pairs, unmatched, replay_side if subset else None)),
         b_replays_subset=subset,
-        b_from_roundtrip=from_roundtrip(b),
+        b_from_roundtrip=from_roundtrip(a if replay_side == "A" else b),
+        replay_side=replay_side,
         ledgers=ledgers,
         host_times=_host_times(records, pairs),
         represented=represented,
         against_peaks=context.against_peaks,
+        different_programs=different,
     )
 
 
-def _replays_subset(b: Capture, pairs: Sequence[FusionPair], unmatched: Sequence[UnmatchedFusion]) -> bool:
-    """B replays part of A: B is a replay, something matched, and every fusion left over is A's."""
-    return b.kind == "replay" and bool(pairs) and bool(unmatched) and all(u.side == "A" for u in unmatched)
+_ANOTHER_PROGRAM = "another program: the other side's fusion of this name has another definition and other input shapes"
+
+
+def different_programs(a: Sequence[FusionRecord], b: Sequence[FusionRecord], matches: Sequence[FusionMatch]) -> bool:
+    """The two captures run different programs: no fusion of one has a definition of the other's,
+    or, for a pair that only a name made (``nvFusion0`` on both sides), its inputs' shapes: two
+    programs' first fusions share a name, not a computation."""
+    return all(m.matched_by == "name" and _shapes(a[m.index_a]) != _shapes(b[m.index_b]) for m in matches)
+
+
+def _shapes(f: FusionRecord) -> tuple[tuple[int, ...], ...]:
+    return tuple(t.shape for t in f.inputs)
+
+
+def _replay_side(a: Capture, b: Capture) -> Side:
+    """The side that replays the other: A where A alone is a round trip's merged replay, or A
+    alone a replay, else B; so that ``diff B A`` reads a replay as ``diff A B`` does."""
+    if from_roundtrip(a) != from_roundtrip(b):
+        return "A" if from_roundtrip(a) else "B"
+    return "A" if a.kind == "replay" and b.kind != "replay" else "B"
+
+
+def _replays_subset(
+    replay: Capture, side: Side, pairs: Sequence[FusionPair], unmatched: Sequence[UnmatchedFusion]
+) -> bool:
+    """The replay side replays part of the other: it is a replay, something matched, and every
+    fusion left over is the other side's."""
+    return replay.kind == "replay" and bool(pairs) and bool(unmatched) and all(u.side != side for u in unmatched)
 
 
 def _timing_verdicts(
-    records: Sequence[tuple[FusionRecord, FusionRecord]], kernel_matches: Sequence[KernelMatch]
+    records: Sequence[tuple[FusionRecord, FusionRecord]],
+    kernel_matches: Sequence[KernelMatch],
+    captures: tuple[Capture, Capture],
 ) -> tuple[list[TimingVerdict], list[list[TimingVerdict]]]:
-    """Every fusion's and matched kernel's verdict, computed in one batch (it is vectorised).
+    """Every fusion's and matched kernel's verdict, computed in one batch (it is vectorised),
+    judged between processes (:mod:`fusiondiff.diff.noise`) on each side's GPU. The fusions
+    timed on both sides are the family whose false alarms the floor bounds; a kernel's verdict
+    shares their floor's quantile.
 
     A verdict depends on the two sides' samples only, so a kernel pair whose samples are its
     fusions' on both sides shares the fusions' verdict instead of joining the batch: a fusion's
@@ -147,7 +189,11 @@ def _timing_verdicts(
                 kernel_places.append(len(timings))
                 timings.append((ta, tb))
         places.append(kernel_places)
-    verdicts = compare_timings(timings)
+    gpus = (captures[0].environment.gpu_name, captures[1].environment.gpu_name)
+    judged = sum(
+        1 for fa, fb in records if not fa.failure and not fb.failure and measured(fa.timing) and measured(fb.timing)
+    )
+    verdicts = compare_timings(timings, gpus, judged)
     return verdicts[: len(records)], [[verdicts[k] for k in kernel_places] for kernel_places in places]
 
 
@@ -162,7 +208,7 @@ def _host_verdicts(records: Sequence[tuple[FusionRecord, FusionRecord]]) -> list
 
     sides = [(execute(fa), execute(fb)) for fa, fb in records]
     measured = [(ta, tb) for ta, tb in sides if ta is not None and tb is not None]
-    verdicts = iter(compare_timings(measured)) if measured else iter(())
+    verdicts = iter(compare_samples(measured)) if measured else iter(())
     return [next(verdicts) if ta is not None and tb is not None else None for ta, tb in sides]
 
 
@@ -288,24 +334,21 @@ def _warnings(
     changes: Sequence[PropertyChange],
     pairs: Sequence[FusionPair],
     unmatched: Sequence[UnmatchedFusion],
-    subset: bool,
+    subset: Side | None,
 ) -> list[str]:
     warnings = capture_warnings(a, b, changes)
     if not pairs:
         warnings.append(
-            "nothing matched: no fusion of A pairs with a fusion of B; are these captures of the same program?"
+            "nothing matched: no fusion of A pairs with a fusion of B by its definition or its inputs; "
+            "the captures run different programs"
         )
     elif subset:
+        other = "A" if subset == "B" else "B"
         warnings.append(
-            f"B replays {len(pairs)} of A's fusions: the other {len(unmatched)} were not replayed, so not compared"
+            f"{subset} replays {len(pairs)} of {other}'s fusions: the other {len(unmatched)} were not replayed, "
+            "so not compared"
         )
     elif unmatched:
         sides = Counter(u.side for u in unmatched)
         warnings.append(f"{sides['A']} fusion(s) only in A and {sides['B']} only in B were not compared")
-    few = sum(1 for p in pairs if not p.failed and min(p.timing.count_a, p.timing.count_b) < MIN_SAMPLES)
-    if few:
-        warnings.append(
-            f"{few} fusion(s) have fewer than {MIN_SAMPLES} samples on a side: their verdicts need a gap of "
-            f"1.25x or more with non-overlapping samples"
-        )
     return warnings

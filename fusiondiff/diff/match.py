@@ -19,8 +19,9 @@ passes left:
 
 Within a group of equally good candidates (several fusions of one definition, as a model's repeated
 layers make), fusions pair by what identifies them: the same name and trace first, then a replayed
-record with the record its script was written for (a replay names a fusion ``<script stem>:fusionN``,
-and ``fusiondiff repro`` writes ``<trace>_<name>.py``), then in capture order; a pair made by order
+record with the record its script was written for, whichever side the replay is on (a replay names
+a fusion ``<script stem>:fusionN``, and ``fusiondiff repro`` writes ``<trace>_<name>.py``), then in
+capture order; a pair made by order
 alone is marked (:attr:`FusionMatch.by_order`), since only the graph says they are the same fusion.
 Whatever is left is reported as unmatched with the reason, never dropped.
 
@@ -123,14 +124,14 @@ def _pair_group(
     a: Sequence[FusionRecord], b: Sequence[FusionRecord], ia: list[int], ib: list[int]
 ) -> list[tuple[int, int, bool]]:
     """Pair equally good candidates: same name and trace first, then a replay with the record its
-    script was written for, then in capture order. Each pair says whether order alone made it."""
+    script was written for (on either side), then in capture order. Each pair says whether order alone made it."""
     if len(ia) == 1 and len(ib) == 1:
         return [(ia[0], ib[0], False)]  # the usual group (distinct fusions): one candidate, no choice
     pairs = []
     rest_a, rest_b = list(ia), list(ib)
     for same in (
         lambda i, j: (b[j].name, b[j].trace) == (a[i].name, a[i].trace),
-        lambda i, j: _written_for(a[i], b[j]),
+        lambda i, j: _written_for(a[i], b[j]) or _written_for(b[j], a[i]),
     ):
         unpaired = []
         for i in rest_a:

@@ -1,4 +1,5 @@
 """The records a diff produces: matched pairs, property changes, timing verdicts and findings.
+A timing verdict's record is :mod:`fusiondiff.diff.verdicts`'s; its names are read from here too.
 
 Like the capture records these are frozen dataclasses that :func:`fusiondiff.records.model.to_jsonable`
 turns into JSON. They name kernels and fusions by label instead of embedding the capture records,
@@ -10,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from fusiondiff.diff.verdicts import Spread as Spread
+from fusiondiff.diff.verdicts import TimingVerdict
+from fusiondiff.diff.verdicts import Verdict as Verdict
 from fusiondiff.records.constraints import NaNFloat
-
-Verdict = Literal["SAME", "FASTER", "SLOWER", "AMBIGUOUS", "FAILED"]
-"""Timing verdict of side B relative to side A (``SLOWER``: B takes longer than A). ``FAILED``: a
-side's execution of the fusion failed, so it has no samples (see ``FusionPair.failed``)."""
+from fusiondiff.records.gates import Outcome, exit_code_of
 
 Side = Literal["A", "B"]
 
@@ -62,32 +63,6 @@ class PropertyChange:
     attribute: str | None = None
     """For an input's change: the field of :class:`~fusiondiff.records.model.TensorMeta` that differs
     (``alignment_bytes``); ``None`` for an input present on one side only."""
-
-
-@dataclass(frozen=True)
-class TimingVerdict:
-    """Two sample distributions compared: B relative to A. See :mod:`fusiondiff.diff.stats`."""
-
-    median_a_ns: NaNFloat
-    median_b_ns: NaNFloat
-    iqr_a_ns: NaNFloat
-    iqr_b_ns: NaNFloat
-    count_a: int
-    """Samples on side A."""
-    count_b: int
-    ratio: NaNFloat
-    """``median_b_ns / median_a_ns``; NaN when either median is missing or A's is 0."""
-    p_value: float | None
-    """Two-sided Mann-Whitney U p-value; ``None`` when a side has fewer than two samples."""
-    verdict: Verdict
-    reason: str
-    """Why this verdict, in one line (the rule that decided it)."""
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def gap_ns(self) -> float:
-        """B's median minus A's median (positive: B is slower)."""
-        return self.median_b_ns - self.median_a_ns
 
 
 @dataclass(frozen=True)
@@ -151,6 +126,11 @@ class FusionPair:
     host: TimingVerdict | None = None
     """The host time of one call measured alike on both sides: ``fd.execute`` in the timing
     protocol's warm-ups (``HostTiming.execute_ns``); ``None`` where a side did not measure it."""
+
+    @property
+    def failed_alike(self) -> bool:
+        """Both sides' executions failed, of the same kind: the same failure is no difference."""
+        return len(self.failed) == 2 and len(set(self.failure_kinds)) == 1
 
 
 @dataclass(frozen=True)
@@ -331,14 +311,20 @@ class DiffResult:
     then the host question's."""
     warnings: tuple[str, ...] = ()
     b_replays_subset: bool = False
-    """B is a replay whose every fusion matched one of A's: the usual case of a repro script for one
-    fusion of a session. A's other fusions were not replayed, which is not a difference."""
+    """A side (B, or A where :attr:`replay_side` says so) is a replay whose every fusion matched
+    one of the other's: the usual case of a repro script for one fusion of a session. The other
+    side's other fusions were not replayed, which is not a difference."""
     b_from_roundtrip: bool = False
-    """B is the merged replay ``fusiondiff roundtrip`` wrote (:func:`fusiondiff.records.notes.from_roundtrip`)."""
+    """The replay side (:attr:`replay_side`) is the merged replay ``fusiondiff roundtrip`` wrote
+    (:func:`fusiondiff.records.notes.from_roundtrip`)."""
+    replay_side: Side = "B"
+    """Which side the replay of :attr:`b_replays_subset`, :attr:`b_from_roundtrip` and
+    :attr:`represented` is: B usually, A for a diff given the replay first."""
     represented: tuple[UnmatchedFusion, ...] = ()
-    """A's records that a round trip's merged replay stands for: each is the same distinct fusion
-    (``FusionRecord.replay_key``) as a paired record of A, which the round trip replayed once. They
-    are compared through that pair, neither missing nor "not replayed"."""
+    """The live side's records that a round trip's merged replay (the other side) stands for: each
+    is the same distinct fusion (``FusionRecord.replay_key``) as a paired record of its side,
+    which the round trip replayed once. They are compared through that pair, neither missing nor
+    "not replayed"."""
     ledgers: tuple[Ledger, ...] = ()
     """Each question's gap apportioned once (kernel, host, fidelity); empty in a diff record
     written before the questions were apart."""
@@ -353,6 +339,10 @@ class DiffResult:
     """Each matched kernel against the two GPUs' measured peaks, where both captures measured one
     (:mod:`fusiondiff.diff.speed_of_light`); empty otherwise, and in diff records written before."""
 
+    different_programs: bool = False
+    """The captures run different programs: no fusion pairs by its definition or its inputs (a
+    shared name aside), so nothing is compared (:func:`fusiondiff.diff.core.different_programs`)."""
+
     def ledger(self, question: str) -> Ledger:
         """The ledger of ``question``; an empty one where none was recorded."""
         return next((x for x in self.ledgers if x.question == question), Ledger(question, 0.0))
@@ -363,8 +353,13 @@ class DiffResult:
         return tuple(f for f in self.findings if f.question == question)
 
     @property
+    def live_side(self) -> Side:
+        """The side the replay side (:attr:`replay_side`) replays."""
+        return "A" if self.replay_side == "B" else "B"
+
+    @property
     def not_replayed(self) -> tuple[UnmatchedFusion, ...]:
-        """A's fusions that a partial replay (B) did not run."""
+        """The live side's fusions that a partial replay (the other side) did not run."""
         return self.unmatched if self.b_replays_subset else ()
 
     @property
@@ -380,13 +375,22 @@ class DiffResult:
 
     @property
     def same_speed(self) -> bool:
-        """Every matched fusion ran at the same speed on both sides (verdict SAME), none failed,
-        and none is missing."""
-        return (
-            bool(self.pairs)
-            and not self.missing
-            and all(p.timing.verdict == "SAME" and not p.failed for p in self.pairs)
+        """The kernel question passes: every matched fusion ran at the same speed on both sides
+        (verdict SAME), or failed alike on both, and none is missing."""
+        return self.outcome("kernel") == "passes"
+
+    @property
+    def differing(self) -> tuple[FusionPair, ...]:
+        """Pairs that differ in kernel time or in whether they ran: FASTER, SLOWER, or a failure
+        on one side only (or of another kind on each)."""
+        return tuple(
+            p for p in self.pairs if p.timing.verdict in ("FASTER", "SLOWER") or (p.failed and not p.failed_alike)
         )
+
+    @property
+    def not_measured(self) -> tuple[FusionPair, ...]:
+        """Pairs whose kernel time could not be judged (no samples, a median of 0 ns)."""
+        return tuple(p for p in self.pairs if not p.failed and p.timing.verdict in ("NOT MEASURED", "AMBIGUOUS"))
 
     @property
     def properties_identical(self) -> bool:
@@ -407,18 +411,32 @@ class DiffResult:
             p.host is not None and p.host.verdict in ("FASTER", "SLOWER") for p in self.pairs
         )
 
-    def passes(self, question: str) -> bool:
-        """The question's gate: ``kernel``, every matched fusion at the same kernel speed, none
-        failed or missing; ``host``, :attr:`host_same`; ``fidelity``, every recorded property the
-        same (:attr:`properties_identical`)."""
+    @property
+    def host_measured(self) -> bool:
+        """Some pair's ``fd.execute`` host time was measured on both sides."""
+        return any(p.host is not None and not p.failed for p in self.pairs)
+
+    def outcome(self, question: str) -> Outcome:
+        """The question's gate: ``kernel`` fails on a pair that differs (:attr:`differing`), a
+        missing fusion or nothing matched, and is not measured where a pair could not be judged;
+        ``host`` fails unless :attr:`host_same`, and is not measured without a host time on both
+        sides; ``fidelity`` fails unless every recorded property is the same
+        (:attr:`properties_identical`)."""
         if question == "host":
-            return self.host_same
+            return "fails" if not self.host_same else "passes" if self.host_measured else "not measured"
         if question == "fidelity":
-            return self.properties_identical
-        return self.same_speed
+            return "passes" if self.properties_identical and not self.different_programs else "fails"
+        if not self.pairs or self.missing or self.differing:
+            return "fails"
+        return "not measured" if self.not_measured else "passes"
+
+    def passes(self, question: str) -> bool:
+        """The question's gate passes (:meth:`outcome`)."""
+        return self.outcome(question) == "passes"
 
     def exit_code(self, strict: bool = False, gates: tuple[str, ...] = ()) -> int:
-        """0 when every gated question passes (:meth:`passes`), else 1. The kernel question is
-        always gated; ``gates`` adds others (``host``); ``strict`` adds ``fidelity``."""
+        """0 when every gated question passes, 1 when one fails, else 3 when one could not be
+        judged (:func:`fusiondiff.records.gates.exit_code_of`). The kernel question is always
+        gated; ``gates`` adds others (``host``); ``strict`` adds ``fidelity``."""
         gated = {"kernel", *gates, *(("fidelity",) if strict else ())}
-        return 0 if all(self.passes(q) for q in gated) else 1
+        return exit_code_of(self.outcome(q) for q in sorted(gated))

@@ -159,9 +159,10 @@ def _sides(side: str, value: EvidenceValue, other: EvidenceValue) -> tuple[Evide
 
 
 def _failed_sides(ctx: RuleContext) -> Iterator[tuple[FusionPair, str, FusionRecord, FusionRecord]]:
-    """Each pair and side whose execution failed, with the failing record and the other side's."""
+    """Each pair and side whose execution failed, with the failing record and the other side's; a
+    failure of one kind on both sides is the same on both, no difference between them."""
     for pair in ctx.pairs:
-        for side in pair.failed:
+        for side in () if pair.failed_alike else pair.failed:
             a, b = ctx.fusion_a(pair), ctx.fusion_b(pair)
             yield (pair, side, a, b) if side == "A" else (pair, side, b, a)
 

@@ -152,6 +152,16 @@ def _on(side: str, value: EvidenceValue) -> tuple[EvidenceValue, EvidenceValue]:
     return (value, None) if side == "A" else (None, value)
 
 
+def unshared(found_a: list[Evidence], found_b: list[Evidence]) -> list[Evidence]:
+    """A's evidence about its own side and B's about its own, but what the other side shows alike
+    (same field, subject and value): a weakness both sides share does not make them unlike."""
+    on_a = {(e.field, e.subject, repr(e.a)) for e in found_a}
+    on_b = {(e.field, e.subject, repr(e.b)) for e in found_b}
+    return [e for e in found_a if (e.field, e.subject, repr(e.a)) not in on_b] + [
+        e for e in found_b if (e.field, e.subject, repr(e.b)) not in on_a
+    ]
+
+
 def _fusion_issues(side: str, f: FusionRecord, max_mhz: float | None, label: str) -> list[Evidence]:
     """One side's weak numbers for a fusion (its label as ``subject``), on that side: ``samples``
     (fewer than :data:`~fusiondiff.diff.stats.MIN_SAMPLES`), ``zero_samples`` (every sample 0 ns)
@@ -182,8 +192,7 @@ def measurement(ctx: RuleContext) -> Iterator[Finding]:
     affected: list[FusionPair] = []
     limit = max_clock_mhz(ctx.a, ctx.b)
     for pair, (fa, fb) in zip(ctx.pairs, ctx.records):
-        issues = _fusion_issues("A", fa, limit, pair.label)
-        issues += _fusion_issues("B", fb, limit, pair.label)
+        issues = unshared(_fusion_issues("A", fa, limit, pair.label), _fusion_issues("B", fb, limit, pair.label))
         if issues:
             affected.append(pair)
             fusion_data += issues
@@ -228,7 +237,7 @@ def clocks(ctx: RuleContext) -> Iterator[Finding]:
     moved: list[Evidence] = []
     affected: list[str] = []
     for pair, (fa, fb) in zip(ctx.pairs, ctx.records):
-        found = _clock_moved("A", fa, limit, pair.label) + _clock_moved("B", fb, limit, pair.label)
+        found = unshared(_clock_moved("A", fa, limit, pair.label), _clock_moved("B", fb, limit, pair.label))
         if found:
             affected.append(pair.label)
             moved += found

@@ -1,4 +1,7 @@
-"""Timing verdicts: is B faster, slower, or the same as A, judged from the raw samples.
+"""Sample-level verdicts: is B faster, slower, or the same as A, judged from the raw samples of one
+process a side. This answers whether two processes differ, not whether two programs do: kernel
+time is judged between processes (:mod:`fusiondiff.diff.noise`, which reads its sample arrays,
+:class:`SampleArrays`, from here); the host question's ``fd.execute`` times are judged here.
 
 Verdicts are always about **B relative to A**: ``SLOWER`` means B's samples take longer.
 The rule, in order:
@@ -76,8 +79,8 @@ def compare_timing(a: Timing, b: Timing) -> TimingVerdict:
 
 def compare_timings(pairs: Sequence[tuple[Timing, Timing]]) -> list[TimingVerdict]:
     """Verdicts for many pairs of timings at once, in the order given."""
-    a = _Samples([a for a, _ in pairs])
-    b = _Samples([b for _, b in pairs])
+    a = SampleArrays([a for a, _ in pairs])
+    b = SampleArrays([b for _, b in pairs])
     gaps = b.medians - a.medians
     floors = _noise_floors(a.medians)
     # NaN medians (no samples) compare False, as the count test already leaves them out
@@ -99,7 +102,7 @@ def _noise_floors(medians_a_ns: np.ndarray) -> np.ndarray:
     return np.maximum(RELATIVE_FLOOR * medians_a_ns, ABSOLUTE_FLOOR_NS)
 
 
-class _Samples:
+class SampleArrays:
     """One side's timings as arrays: sample counts, medians (NaN without samples) and IQRs (0 with
     fewer than two samples), with the same definitions as :class:`Timing`; and the samples
     themselves, one matrix per sample count, which the U test reads again."""
@@ -133,7 +136,7 @@ class _Samples:
         return self.matrices[count][self.rows[indices]]
 
 
-def _mann_whitney(a: _Samples, b: _Samples, indices: np.ndarray) -> dict[int, float]:
+def _mann_whitney(a: SampleArrays, b: SampleArrays, indices: np.ndarray) -> dict[int, float]:
     """Two-sided U-test p-values for the pairs at ``indices``, one scipy call per (count A, count B)."""
     if not len(indices):
         return {}

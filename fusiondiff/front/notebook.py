@@ -270,6 +270,7 @@ class DiffView:
                         "median_b_us": _us(t.median_b_ns),
                         "ratio": t.ratio,
                         "p_value": t.p_value,
+                        "floor": t.floor,
                         "verdict": t.verdict,
                         "differs": ", ".join(c.path for c in changes),
                     }

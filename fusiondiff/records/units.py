@@ -125,6 +125,12 @@ def ratio(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:.2f}x"
 
 
+def floor_cell(floor: float, p: float | None) -> str:
+    """A verdict's floor, the smallest gap its data could show, as ``+-4.8 %`` (a log ratio in
+    per cent); a verdict recorded before floors shows its p-value instead."""
+    return p_value(p) if math.isnan(floor) else f"+-{100 * floor:.1f} %"
+
+
 def p_value(p: float | None) -> str:
     """A p-value in scientific notation (``-`` when no test was run)."""
     return "-" if p is None else f"{p:.1e}"

@@ -19,7 +19,7 @@ from fusiondiff.diff.records import Finding, FusionPair, PropertyChange, TimingV
 from fusiondiff.diff.rules_setup import CLOCK_TOLERANCE
 from fusiondiff.records.environment import PeakBandwidth
 from fusiondiff.records.model import Capture, KernelRecord, LaunchConfig, TensorMeta
-from fusiondiff.records.units import Column, duration, p_value, ratio  # noqa: F401 - renderers read them from here
+from fusiondiff.records.units import Column, duration, floor_cell, p_value, ratio  # noqa: F401 - renderers read them from here
 from fusiondiff.report.diff_text import P_VALUE_DASH  # noqa: F401 - renderers read it from here
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.paths import scrub_paths, scrubbed_evidence, short_list  # noqa: F401 - renderers read it from here, scrubbed_evidence

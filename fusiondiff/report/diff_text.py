@@ -12,7 +12,7 @@ from fusiondiff.diff.records import DiffResult, Finding, FusionPair, TimingVerdi
 from fusiondiff.records.codec import to_jsonable
 from fusiondiff.records.escape import printable
 from fusiondiff.records.model import traced_name
-from fusiondiff.records.units import Column, duration, p_value, ratio
+from fusiondiff.records.units import Column, duration, floor_cell, ratio
 from fusiondiff.report import wording
 from fusiondiff.report.layout import fit_all
 from fusiondiff.report.paths import short_list
@@ -33,7 +33,7 @@ every record that shares its distinct fusion's replay, and the JSON record names
 
 
 WIDE = (12, 12, 8)
-"""The widths of the A median, B median and p-value columns; :data:`NARROW` (their headers'
+"""The widths of the A median, B median and floor columns; :data:`NARROW` (their headers'
 widths) where the table is laid out for a terminal, so that a kernel name of ordinary length
 keeps its place in the name column at 100 columns."""
 NARROW = (11, 11, 7)
@@ -43,7 +43,7 @@ def _row(name: str, t: TimingVerdict, width: int, column: Column, cols: tuple[in
     a, b, p = cols
     numbers = (
         f"{column.cell(t.median_a_ns):>{a}}  {column.cell(t.median_b_ns):>{b}}  {ratio(t.ratio):>7}  "
-        f"{p_value(t.p_value):>{p}}  {t.verdict}"
+        f"{floor_cell(t.floor, t.p_value):>{p}}  {t.verdict}"
     )
     if len(name) > width:  # an ATen kernel's C++ signature: a line of its own, its numbers in the column below
         return [f"  {name}", f"  {'':<{width}}  {numbers}"]
@@ -86,9 +86,12 @@ def listed_pairs(pairs: Sequence[FusionPair], limit: int = MAX_FUSION_ROWS) -> l
     return [p for i, p in enumerate(pairs) if i in kept]
 
 
-P_VALUE_DASH = "- where no test was run: the medians are within the noise floor, or a side has under 2 samples"
-"""What a ``-`` in the p-value column means, in every report."""
-LEGEND = f"B/A: B's median over A's (above 1: B is slower); p-value: two-sided Mann-Whitney U test, {P_VALUE_DASH}"
+P_VALUE_DASH = "- where nothing was measured"
+"""What a ``-`` in the floor column means, in every report."""
+LEGEND = (
+    "B/A: B's median over A's (above 1: B is slower); floor: the smallest gap (log ratio) these data can show "
+    f"between two processes, SAME within it, {P_VALUE_DASH}"
+)
 """What the columns of the fusion table mean; the Markdown and HTML reports say it too."""
 
 
@@ -119,7 +122,7 @@ def _fusion_section(result: DiffResult, line_width: int | None = None) -> list[s
     column = Column.of(times)  # A's and B's medians in one unit, to be read side by side
     header = (
         f"  {'fusion / kernel':<{width}}  {column.header('A median'):>{cols[0]}}  {column.header('B median'):>{cols[1]}}  "
-        f"{'B/A':>7}  {'p-value':>{cols[2]}}  verdict (B vs A)"
+        f"{'B/A':>7}  {'floor':>{cols[2]}}  verdict (B vs A)"
     )
     lines = ["fusions", header]
     for pair in listed:
@@ -206,7 +209,10 @@ def render_diff_text(result: DiffResult, width: int | None = None) -> str:
         lines += [*section, ""]
     if result.b_replays_subset:
         names = [traced_name(u.name, u.trace) for u in result.not_replayed[:MAX_UNMATCHED]]
-        lines += [f"not replayed by B ({len(result.not_replayed)} fusion(s) of A)", *_wrap(names, "  ")]
+        lines += [
+            f"not replayed by {result.replay_side} ({len(result.not_replayed)} fusion(s) of {result.live_side})",
+            *_wrap(names, "  "),
+        ]
         lines += [*_more_line(len(result.not_replayed), _ROUNDTRIP_HINT if result.b_from_roundtrip else ""), ""]
     elif result.unmatched:
         lines.append("unmatched fusions")
@@ -245,7 +251,8 @@ def _question_sections(result: DiffResult, width: int | None = None) -> list[str
     lines: list[str] = []
     budget = MAX_FINDINGS
     for view in question_views(result):
-        quiet = view.question != "kernel" and not view.findings and result.passes(view.question)
+        # a question that passes, or was not measured (its line at the top says so), needs no section
+        quiet = view.question != "kernel" and not view.findings and result.outcome(view.question) != "fails"
         if quiet and not result.ledger(view.question).gap_ns > 0:
             continue
         lines.append(f"{view.title} ({view.gate}): {view.ledger}")

@@ -29,14 +29,6 @@ _UNEXPLAINED_NOTE = (
     "no recorded property differs: look at the machine and process state (other work on "
     "the GPU, clocks, power limits) and repeat both captures"
 )
-PLACEMENT_SPREAD = 0.025
-"""How far where a fusion's inputs sit in GPU memory alone moved its cold-L2 median on the H200:
-fresh copies of the same inputs at other addresses, 7 rounds each in one process, ran up to 2.5 %
-apart (issue #28's seventh round, ``benchmarks/RESULTS.md``). Each process places its inputs anew."""
-_PLACEMENT_NOTE = (
-    "a gap this small ({:.1f} %) is within what the inputs' place in GPU memory alone moved a fusion "
-    "between processes on the H200 (up to 2.5 %)"
-)
 
 
 def _definition(f: Finding) -> Words:
@@ -153,10 +145,6 @@ def _unexplained(f: Finding) -> Words:
         ]
     )
     lines.append(_UNEXPLAINED_NOTE)
-    if isinstance(median.a, (int, float)) and isinstance(median.b, (int, float)) and median.a > 0:
-        gap = abs(median.b - median.a) / median.a
-        if direction in ("FASTER", "SLOWER") and gap < PLACEMENT_SPREAD:
-            lines.append(_PLACEMENT_NOTE.format(100 * gap))
     pair = label(f.fusions)
     if direction in ("FASTER", "SLOWER"):
         title = f"{pair} differs in time, and nothing recorded explains it"

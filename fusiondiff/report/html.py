@@ -37,6 +37,7 @@ body.fdpage {{ margin: 0; background: #f6f7f9; }}
 .fd .verdict {{ padding: 10px 14px; border-radius: 6px; font-size: 15px; margin: 8px 0 16px; }}
 .fd .verdict.ok {{ background: #e8f5e9; border-left: 5px solid #2e7d32; }}
 .fd .verdict.bad {{ background: #fff4e5; border-left: 5px solid #e08a00; }}
+.fd .verdict.unknown {{ background: #f3e5f5; border-left: 5px solid #7b1fa2; }}
 .fd .sides {{ display: grid; grid-template-columns: 1fr 1fr; gap: 14px; }}
 .fd .side {{ border: 1px solid #e3e5e8; border-radius: 6px; padding: 10px 14px; }}
 .fd .side h3 {{ margin: 0 0 6px; font-size: 15px; }}
@@ -57,7 +58,7 @@ body.fdpage {{ margin: 0; background: #f6f7f9; }}
 .fd table.fdt tr.differs td {{ background: #fff8e1; }}
 .fd .v {{ font-weight: 600; font-size: 12px; padding: 1px 6px; border-radius: 3px; white-space: nowrap; }}
 .fd .v.SAME {{ background: #e8f5e9; color: #2e7d32; }} .fd .v.SLOWER {{ background: #fdecea; color: #b3261e; }}
-.fd .v.FASTER {{ background: #e3f0fc; color: #1f5fa8; }} .fd .v.AMBIGUOUS {{ background: #f3e5f5; color: #7b1fa2; }} .fd .v.FAILED {{ background: #fdecea; color: #b71c1c; }}
+.fd .v.FASTER {{ background: #e3f0fc; color: #1f5fa8; }} .fd .v.AMBIGUOUS, .fd .v.NOT.MEASURED {{ background: #f3e5f5; color: #7b1fa2; }} .fd .v.FAILED {{ background: #fdecea; color: #b71c1c; }}
 .fd .launch {{ font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }}
 .fd .launch > div {{ min-width: 200px; }} .fd .launch span {{ white-space: nowrap; }} .fd .launch i {{ font-style: normal; color: #5b6470; }}
 .fd .launch .chg {{ font-weight: 700; background: #fff1c2; }}
@@ -129,7 +130,7 @@ def _findings(report: DiffReport) -> str:
                 f"{' · ' + links if links else ''}</div>"
                 f'<ul class="evidence">{evidence}</ul>{peaks}</li>'
             )
-        verdict = "ok" if report.result.passes(view.question) else "bad"
+        verdict = {"passes": "ok", "fails": "bad"}.get(report.result.outcome(view.question), "unknown")
         sections.append(
             f"<h2>{_e(view.title[0].upper() + view.title[1:])} <small>({_e(view.gate)})</small></h2>"
             f'<div class="verdict {verdict}">{_e(view.verdict)}</div>'
@@ -178,7 +179,7 @@ def _timing_table(report: DiffReport) -> str:
     for r in rows:
         t = r.timing
         cells = (
-            [column.cell(t.median_a_ns), column.cell(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value)]
+            [column.cell(t.median_a_ns), column.cell(t.median_b_ns), c.ratio(t.ratio), c.floor_cell(t.floor, t.p_value)]
             if t
             else ["", "", "", ""]
         )
@@ -202,7 +203,7 @@ def _timing_table(report: DiffReport) -> str:
         column.header("A median", brackets=True),
         column.header("B median", brackets=True),
         "B/A",
-        "p-value",
+        "floor",
         "verdict (B vs A)",
         "samples (us)",
         "launch, what else differs",
@@ -216,7 +217,10 @@ def _unmatched(report: DiffReport) -> str:
         return ""
     if result.b_replays_subset:
         names = ", ".join(traced_name(u.name, u.trace) for u in result.not_replayed)
-        return f"<h2>Not replayed by B</h2><p>{len(result.not_replayed)} fusion(s) of A: {_e(names)}</p>"
+        return (
+            f"<h2>Not replayed by {result.replay_side}</h2>"
+            f"<p>{len(result.not_replayed)} fusion(s) of {result.live_side}: {_e(names)}</p>"
+        )
     column = c.Column.of(u.median_ns for u in result.unmatched)
     rows = [
         f'<tr><td>{_e(u.side)}</td><td>{_e(u.name)}</td><td>{_e(u.trace or "-")}</td><td class="num">{column.cell(u.median_ns)}</td><td>{_e(u.reason)}</td></tr>'
@@ -312,7 +316,7 @@ def diff_html_fragment(report: DiffReport) -> str:
     report = c.clean_report(report)
     result = report.result
     sources, missing = c.source_diffs(report)
-    verdict_class = "ok" if result.exit_code() == 0 else "bad"
+    verdict_class = {0: "ok", 1: "bad"}.get(result.exit_code(), "unknown")
     return "".join(
         [
             f"<style>{CSS}</style>",
@@ -333,8 +337,8 @@ def diff_html_fragment(report: DiffReport) -> str:
             _text_diffs("CUDA source", sources, "CUDA source", missing),
             _warnings(report),
             f"<footer>fusiondiff {_e(__version__)}: medians of per-sample device durations, in the unit each column "
-            "names; p-value of a two-sided "
-            f"Mann-Whitney U test ({_e(c.P_VALUE_DASH)}); B/A above 1 means B is slower. This page loads nothing from the network.</footer>",
+            "names; floor: the smallest gap these data can show between two processes, SAME within it "
+            f"({_e(c.P_VALUE_DASH)}); B/A above 1 means B is slower. This page loads nothing from the network.</footer>",
             "</div>",
         ]
     )

@@ -98,7 +98,13 @@ def _timing_table(report: DiffReport) -> list[str]:
         name = r.fusion if r.kernel is None else f"↳ {r.kernel}"
         t = r.timing
         timing = (
-            (column.cell(t.median_a_ns), column.cell(t.median_b_ns), c.ratio(t.ratio), c.p_value(t.p_value), t.verdict)
+            (
+                column.cell(t.median_a_ns),
+                column.cell(t.median_b_ns),
+                c.ratio(t.ratio),
+                c.floor_cell(t.floor, t.p_value),
+                t.verdict,
+            )
             if t
             else ("", "", "", "", "")
         )
@@ -110,7 +116,7 @@ def _timing_table(report: DiffReport) -> list[str]:
             column.header("A median", brackets=True),
             column.header("B median", brackets=True),
             "B/A",
-            "p-value",
+            "floor",
             "verdict (B vs A)",
             "launch (A → B)",
             "also differs",
@@ -133,7 +139,8 @@ def _unmatched(report: DiffReport) -> list[str]:
         return []
     if result.b_replays_subset:
         names = ", ".join(traced_name(u.name, u.trace) for u in result.not_replayed)
-        return ["### Not replayed by B", "", f"{len(result.not_replayed)} fusion(s) of A: {text(names)}", ""]
+        heading = f"### Not replayed by {result.replay_side}"
+        return [heading, "", f"{len(result.not_replayed)} fusion(s) of {result.live_side}: {text(names)}", ""]
     column = c.Column.of(u.median_ns for u in result.unmatched)
     rows = [(u.side, u.name, u.trace or "-", column.cell(u.median_ns), u.reason) for u in result.unmatched]
     header = ["side", "fusion", "trace", column.header("median", brackets=True), "why"]
@@ -219,8 +226,8 @@ def render_markdown(report: DiffReport) -> str:
         *_text_diffs("CUDA source", sources, "CUDA source", missing),
         *_warnings(report),
         f"<sub>fusiondiff {__version__}: medians of per-sample device durations, in the unit each column names; "
-        "p-value of a two-sided "
-        f"Mann-Whitney U test ({c.P_VALUE_DASH}); B/A above 1 means B is slower.</sub>",
+        "floor: the smallest gap these data can show between two processes, SAME within it "
+        f"({c.P_VALUE_DASH}); B/A above 1 means B is slower.</sub>",
     ]
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from fusiondiff.diff.causes import QUESTIONS
 from fusiondiff.diff.ledger import fidelity_findings
-from fusiondiff.diff.records import DiffResult, Evidence, Finding, FusionPair, Ledger, LedgerEntry
+from fusiondiff.diff.records import DiffResult, Evidence, Finding, FusionPair, Ledger, LedgerEntry, TimingVerdict
 from fusiondiff.records.units import duration, durations, p_value, ratio
 
 TITLES = {"kernel": "kernel time", "host": "host time per call", "fidelity": "repro fidelity"}
@@ -58,7 +58,11 @@ def kernel_line(result: DiffResult) -> str:
     faster, slower: by how much, with the statistics), and whether the recorded properties are
     identical."""
     if not result.pairs:
-        return "nothing matched: the captures hold different fusions"
+        counts = {side: sum(1 for u in result.unmatched if u.side == side) for side in ("A", "B")}
+        return (
+            f"A and B run different programs: none of A's {counts['A']} fusion(s) has the definition or the "
+            f"inputs of one of B's {counts['B']}, so no time is compared"
+        )
     parts = []
     for side in ("B", "A"):
         failed = [p for p in result.failed if side in p.failed]
@@ -71,12 +75,13 @@ def kernel_line(result: DiffResult) -> str:
         parts.append(f"{len(result.missing)} fusion(s) only in {' or '.join(sides)}")
     parts.append(_properties(result))
     text = "; ".join(parts)
+    replay, live = result.replay_side, result.live_side
     if result.represented:
         records = len(result.pairs) + len(result.represented)
-        text += f" (B, a round trip's merged replay, replays {len(result.pairs)} distinct fusion(s) for {records} of A's records"
+        text += f" ({replay}, a round trip's merged replay, replays {len(result.pairs)} distinct fusion(s) for {records} of {live}'s records"
         text += f"; {len(result.not_replayed)} not replayed)" if result.b_replays_subset else ")"
     elif result.b_replays_subset:
-        text += f" (B replays {len(result.pairs)} of A's fusions; {len(result.not_replayed)} not replayed)"
+        text += f" ({replay} replays {len(result.pairs)} of {live}'s fusions; {len(result.not_replayed)} not replayed)"
     return text
 
 
@@ -90,20 +95,17 @@ def _speed(result: DiffResult) -> str:
     if not timed:
         return "no fusion was timed on both sides"
     differing = [p for p in timed if p.timing.verdict in ("FASTER", "SLOWER")]
-    unclear = [p for p in timed if p.timing.verdict == "AMBIGUOUS"]
+    unclear = [p for p in timed if p.timing.verdict in ("NOT MEASURED", "AMBIGUOUS")]
     if not differing and not unclear:
-        return f"same speed: {'the' if len(timed) == 1 else 'all'} {len(timed)} matched fusion(s) SAME within noise"
+        return f"same speed: {'the' if len(timed) == 1 else 'all'} {len(timed)} matched fusion(s) SAME {within(timed)}"
     if len(timed) == 1 and unclear:
-        return f"undecided whether B runs at A's speed: {timed[0].timing.reason}"
+        return f"kernel time not measured: {timed[0].timing.reason}"
     if len(timed) == 1 and differing:
         t = timed[0].timing
         word = "faster" if t.verdict == "FASTER" else "slower"
         factor = 1 / t.ratio if t.verdict == "FASTER" else t.ratio
         median_a, median_b = durations(t.median_a_ns, t.median_b_ns)
-        return (
-            f"B is {factor:.2f}x {word}: {median_a} in A, {median_b} in B "
-            f"(medians of {t.count_a} and {t.count_b} samples, Mann-Whitney p={p_value(t.p_value)})"
-        )
+        return f"B is {factor:.2f}x {word}: {median_a} in A, {median_b} in B ({_beyond(t)})"
     counts = []
     for verdict, word in (("SLOWER", "slower"), ("FASTER", "faster")):
         n = sum(1 for p in differing if p.timing.verdict == verdict)
@@ -112,16 +114,39 @@ def _speed(result: DiffResult) -> str:
     if counts:
         text = f"B is {' and '.join(counts)} of {len(timed)} fusion(s)"
     else:
-        text = f"undecided in {len(unclear)} of {len(timed)} fusion(s)"
+        text = f"kernel time not measured in {len(unclear)} of {len(timed)} fusion(s)"
     if differing:
         worst = max(differing, key=lambda p: abs(p.timing.gap_ns))
         t = worst.timing
         median_a, median_b = durations(t.median_a_ns, t.median_b_ns)
-        text += f" (largest gap: {worst.label} {median_a} -> {median_b}, {ratio(t.ratio)}, p={p_value(t.p_value)})"
+        text += f" (largest gap: {worst.label} {median_a} -> {median_b}, {ratio(t.ratio)}, {_beyond(t)})"
     if unclear and counts:
-        text += f", {len(unclear)} undecided"
-    same = len(timed) - len(differing) - len(unclear)
-    return text + (f", SAME in {same}" if same else "")
+        text += f", {len(unclear)} not measured"
+    same = [p for p in timed if p.timing.verdict == "SAME"]
+    return text + (f", SAME in {len(same)} {within(same)}" if same else "")
+
+
+def within(pairs: list[FusionPair]) -> str:
+    """``within noise (+-4.8 %)`` (or ``(+-2.9 to +-4.8 %)``): the floors of SAME fusions, the
+    smallest gap their data could show; ``within noise`` alone where no floor was recorded."""
+    floors = sorted(p.timing.floor for p in pairs if p.timing.floor == p.timing.floor)
+    if not floors:
+        return "within noise"
+    low, high = percent_floor(floors[0]), percent_floor(floors[-1])
+    return f"within noise ({low})" if low == high else f"within noise ({low} to {high})"
+
+
+def percent_floor(floor: float) -> str:
+    """A verdict's floor (a log ratio) as ``+-4.8 %``."""
+    return f"+-{100 * floor:.1f} %"
+
+
+def _beyond(t: TimingVerdict) -> str:
+    """Why a gap counts: beyond the floor, and where the spread came from."""
+    if t.floor != t.floor:  # a diff record written before the floor: its test
+        return f"Mann-Whitney p={p_value(t.p_value)}"
+    source = f"measured in {t.spread_of}" if t.spread == "measured" else f"calibrated: {t.spread_of}"
+    return f"beyond the {percent_floor(t.floor)} two processes can differ by; spread {source}"
 
 
 def _properties(result: DiffResult) -> str:
@@ -192,6 +217,8 @@ def host_line(result: DiffResult) -> str:
 
 def fidelity_line(result: DiffResult) -> str:
     """What B runs differently from A, each with the kernel time the kernel ledger credits to it."""
+    if result.different_programs or not result.pairs:
+        return "B runs a different program from A: no fusion's definition or inputs in common"
     found = fidelity_findings(result)
     # what else differs, that follows from none of what B runs differently (the rest is its evidence)
     others = sorted(
@@ -209,8 +236,8 @@ def fidelity_line(result: DiffResult) -> str:
 
 
 def gate_word(result: DiffResult, question: str) -> str:
-    """``passes`` or ``fails``, with how the question is gated."""
-    return f"{'passes' if result.passes(question) else 'fails'}, {GATES[question]}"
+    """``passes``, ``fails`` or ``not measured``, with how the question is gated."""
+    return f"{result.outcome(question)}, {GATES[question]}"
 
 
 @dataclass(frozen=True)

@@ -509,11 +509,12 @@ def test_int32_overflowing_indices_are_called_out():
     assert holds(result.findings[0], "beyond_int32", 2**31 - 1, 2**31 - 1)
 
 
-def test_nan_samples_do_not_crash_and_are_ambiguous():
+def test_nan_samples_do_not_crash_and_are_not_measured():
     nan_kernel = syn.kernel(timing=Timing(samples_ns=(float("nan"),) * 12))
     result = diff(live(), replay_of(base_fusion(kernels=[nan_kernel])))
-    assert result.pairs[0].timing.verdict == "AMBIGUOUS"
-    assert not result.comparable
+    assert result.pairs[0].timing.verdict == "NOT MEASURED"
+    assert "NaN" in result.pairs[0].timing.reason
+    assert not result.comparable and result.exit_code() == 3
 
 
 def test_empty_capture_is_a_diff_error():

@@ -5,6 +5,7 @@ through the real command line."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from fusiondiff.diff import diff
 from fusiondiff.io.store import load_capture
+from fusiondiff.report.diff_text import render_diff_text
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "newuser"
 
@@ -30,15 +32,15 @@ def _section(text: str, title: str) -> list[str]:
     return lines[start:end]
 
 
-def test_olmo_step_round_trip_names_the_one_faster_fusion_and_host_time_on_its_own_question():
+def test_olmo_step_round_trip_is_same_speed_and_host_time_on_its_own_question():
     done = _cli("diff", "olmo/live.json", "olmo/rt/replay.json")
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 0, done.stderr
     result = diff(load_capture(DATA / "olmo" / "live.json"), load_capture(DATA / "olmo" / "rt" / "replay.json"))
     verdicts = sorted(p.timing.verdict for p in result.pairs)
-    assert verdicts == ["FASTER"] + ["SAME"] * 9
-    # kernel time first (host_bound ranked first here before): the one faster fusion is unexplained
-    assert [f.rule for f in result.findings_of("kernel")] == ["unexplained", "unexplained"]
-    assert result.findings[0].fusions[0].startswith("nvFusion1 ")
+    # nvFusion1 2.4 % faster, nothing recorded apart: within what moves a fusion between processes
+    # (it read FASTER, unexplained, when the floor was 2 % of A's median)
+    assert verdicts == ["SAME"] * 10
+    assert result.findings_of("kernel") == ()
     # nvFusion1's one live call (336 us on the host) lies inside its replay's four (219 to 376 us):
     # its host times are not told apart, so the other nine fusions are host-bound and it is not
     (host,) = result.findings_of("host")
@@ -47,7 +49,21 @@ def test_olmo_step_round_trip_names_the_one_faster_fusion_and_host_time_on_its_o
 
 
 def test_a_long_aten_kernel_name_gets_a_line_of_its_own_in_the_fusion_table():
-    table = _section(_cli("diff", "olmo/live.json", "olmo/rt/replay.json").stdout, "fusions")
+    """OLMo's nvFusion1 lists its kernels where one of them differs; its fusion is SAME on the
+    recording, so this test derives a copy of the diff whose other kernel reads FASTER (the
+    layout is what is tested, not the verdict)."""
+    live, replay = load_capture(DATA / "olmo" / "live.json"), load_capture(DATA / "olmo" / "rt" / "replay.json")
+    result = diff(live, replay)
+    index = next(i for i, p in enumerate(result.pairs) if any("FillFunctor" in k.normalized_name for k in p.kernels))
+    pair = result.pairs[index]
+    other = next(i for i, k in enumerate(pair.kernels) if "FillFunctor" not in k.normalized_name)
+    faster = dataclasses.replace(pair.kernels[other].timing, verdict="FASTER")
+    kernels = list(pair.kernels)
+    kernels[other] = dataclasses.replace(kernels[other], timing=faster)
+    pairs = list(result.pairs)
+    pairs[index] = dataclasses.replace(pair, kernels=tuple(kernels))
+    derived = dataclasses.replace(result, pairs=tuple(pairs))
+    table = _section(render_diff_text(derived, 100), "fusions")
     header = table[1]
     verdict_column = header.index("verdict (B vs A)")
     aten = next(i for i, line in enumerate(table) if "FillFunctor" in line)
@@ -56,7 +72,7 @@ def test_a_long_aten_kernel_name_gets_a_line_of_its_own_in_the_fusion_table():
     # piped, the name is wrapped at 100 columns (issue #41): its rest on the next line, then its numbers
     assert table[aten + 1].strip() == "std::array<char*, 1ul> >" and max(map(len, table)) <= 100
     numbers = table[aten + 2]
-    assert numbers[:verdict_column].strip().endswith("-") and numbers[verdict_column:].strip() == "SAME"
+    assert numbers[:verdict_column].strip().endswith("%") and numbers[verdict_column:].strip() == "SAME"
     # every row's verdict stands in the verdict column
     for line in table[2:-1]:
         if line.rstrip().endswith(("SAME", "FASTER")):
@@ -100,7 +116,7 @@ def test_another_process_busy_with_elementwise_work_ranks_first_and_costs_this_k
 def test_the_clean_control_has_no_finding_and_exits_0():
     done = _cli("diff", "clean/live.json", "clean/replay.json")
     assert done.returncode == 0, done.stderr
-    assert "recorded properties identical" in done.stdout
+    assert "recorded properties identical" in " ".join(done.stdout.split())
     result = diff(load_capture(DATA / "clean" / "live.json"), load_capture(DATA / "clean" / "replay.json"))
     assert result.findings == () and result.comparable
 

@@ -40,7 +40,7 @@ def test_every_distinct_fusion_is_replayed_in_its_own_process_prepared_ahead_nev
     distinct = len(rt.distinct_fusions(load_capture(LIVE)))
     assert len(result.distinct) == distinct == 12 and result.replayed_now == distinct and result.started_ahead
     assert len(result.processes) == distinct and all(p.scripts == 1 for p in result.processes)
-    assert {r.verdict for r in result.rows} <= {"SAME", "FASTER", "SLOWER", "AMBIGUOUS"}, result.rows
+    assert {r.verdict for r in result.rows} <= {"SAME", "FASTER", "SLOWER", "NOT MEASURED"}, result.rows
     merged = load_capture(tmp_path / "rt" / "replay.json")
     assert len(merged.fusions) == distinct and all(f.failure is None and f.kernels for f in merged.fusions)
     # each replay's log (the fork server's own is beside them)

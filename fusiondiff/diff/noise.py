@@ -1,0 +1,258 @@
+"""Kernel-time verdicts judged between processes: is B faster, slower or the same as A?
+
+A fusion's samples in one process say how precisely that process's median is known (a few
+tenths of a per cent); whether two processes differ is decided by how far the median moves
+between fresh processes of one program (memory placement, alignment, clocks, the allocator): 0.1
+to 1.25 % on the H200, up to 4.6 % between two processes of one 20 us fusion. Thirty samples of one
+process weigh about as much as one process, so the process is the unit: each side is reduced to
+its median (the median of its processes' medians where it has several), and the gap
+``g = ln(median B / median A)`` is judged against
+
+    floor = z * sqrt(s_A^2 + s_B^2 + e_A^2 + e_B^2),  at least ABSOLUTE_FLOOR_NS
+
+where ``s`` is a side's between-process spread (standard deviation of the log median), ``e`` the
+standard error of its median inside the process (from the IQR), and ``z`` the normal quantile of
+``1 - ALPHA / (2 m)`` for ``m`` fusions judged at once (Bonferroni: the family of fusions of one
+diff keeps a false alarm at ``ALPHA``). ``s`` is measured where a side has several processes of
+the fusion (their log medians, with Student's ``t`` for their few degrees of freedom), and else
+read from the calibration of the GPU and the fusion's size (``fusiondiff/data/process_spread.json``,
+written by ``benchmarks/calibrate_spread.py``); the verdict says which.
+
+- ``FASTER`` / ``SLOWER``: ``|g|`` beyond the floor;
+- ``SAME``: within it, "SAME within +-floor": the floor is the smallest gap these data could show;
+- ``NOT MEASURED``: a side has no samples, a median of 0 ns (the profiler recorded no kernel), or
+  fewer than :data:`FEW_SAMPLES` samples in a process (too few to know its median).
+
+Both sides enter the floor alike and the gap is a log ratio, so ``diff A B`` and ``diff B A`` give
+mirrored verdicts. Nothing here imports scipy.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from statistics import NormalDist
+
+from fusiondiff.diff.records import Spread, TimingVerdict, Verdict
+from fusiondiff.diff.stats import NOISY_IQR_FRACTION, SampleArrays
+from fusiondiff.records.model import Timing
+from fusiondiff.records.units import duration
+
+ALPHA = 0.01
+"""The chance of one false FASTER or SLOWER among all fusions of one diff of two like processes."""
+ABSOLUTE_FLOOR_NS = 300.0
+"""No gap under this is a difference: the calibration's smallest fusion runs 6.5 us, and below a
+few us what moves a kernel between processes (launch, clocks, the timer's 32 ns steps) is unmeasured."""
+MEDIAN_ERROR_PER_IQR = math.sqrt(math.pi / 2) / 1.349
+"""The standard error of a median is ``sqrt(pi / 2) * sigma / sqrt(n)``, and ``sigma`` is the IQR over 1.349."""
+FEW_SAMPLES = 3
+"""Below this many samples a process's median is not known: one sample may be an outlier (a first
+sample 18 % above its process's median is recorded on the H200), and two disagree with no third."""
+TABLE = "data/process_spread.json"
+"""The calibration, in the package."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """One entry of the calibration: a GPU kind's spread for fusions of a duration range."""
+
+    gpu: str
+    from_ns: float
+    to_ns: float
+    spread: float
+    """Between-process standard deviation of the natural log of a fusion's median."""
+
+    @property
+    def name(self) -> str:
+        """``H200 10-50 us``: how a verdict names the entry it used."""
+        low = f"{self.from_ns / 1000:g}"
+        return f"{self.gpu} {low}-{self.to_ns / 1000:g} us" if math.isfinite(self.to_ns) else f"{self.gpu} {low}+ us"
+
+
+@functools.cache
+def calibration() -> tuple[Calibration, ...]:
+    """The recorded calibration, read once from the package."""
+    text = resources.files("fusiondiff").joinpath(TABLE).read_text()
+    return tuple(
+        Calibration(e["gpu"], float(e["from_ns"]), math.inf if e["to_ns"] is None else float(e["to_ns"]), e["spread"])
+        for e in json.loads(text)["entries"]
+    )
+
+
+@functools.cache
+def calibrated_spread(gpu_name: str | None, median_ns: float) -> tuple[float, str]:
+    """The between-process spread for a fusion of ``median_ns`` on ``gpu_name``, and which entry
+    gave it. A GPU without its own entry gets the largest spread any GPU showed at that size
+    (named ``H200 10-50 us, the largest at this size: none for NVIDIA H100 80GB HBM3``)."""
+    sized = [c for c in calibration() if c.from_ns <= median_ns < c.to_ns] or [
+        max(calibration(), key=lambda c: c.to_ns)
+    ]
+    own = [c for c in sized if gpu_name and c.gpu in gpu_name]
+    if own:
+        return own[0].spread, own[0].name
+    largest = max(sized, key=lambda c: c.spread)
+    return largest.spread, f"{largest.name}, the largest at this size: none for {gpu_name or 'an unnamed GPU'}"
+
+
+def family_quantile(judged: int) -> float:
+    """The two-sided normal quantile that keeps ``judged`` verdicts' family-wise error at :data:`ALPHA`."""
+    return NormalDist().inv_cdf(1 - ALPHA / (2 * max(judged, 1)))
+
+
+def student_quantile(p: float, df: int) -> float:
+    """Student's t quantile at ``p`` with ``df`` degrees of freedom: exact for 1 and 2, else the
+    Cornish-Fisher expansion around the normal quantile (within 0.1 % from 3 on, for p <= 0.9999)."""
+    if df == 1:
+        return math.tan(math.pi * (p - 0.5))
+    if df == 2:
+        return (2 * p - 1) * math.sqrt(2 / (4 * p * (1 - p)))
+    z = NormalDist().inv_cdf(p)
+    terms = (
+        (z**3 + z) / 4,
+        (5 * z**5 + 16 * z**3 + 3 * z) / 96,
+        (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384,
+        (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160,
+    )
+    return z + sum(term / df ** (k + 1) for k, term in enumerate(terms))
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One side of one pair, reduced to what the verdict reads."""
+
+    count: int
+    """Samples, over all its processes."""
+    median: float
+    """The median of its processes' medians (NaN without samples)."""
+    iqr: float
+    logs: tuple[float, ...]
+    """Each process's log median."""
+    error: float
+    """The standard error of a process's log median inside its process (NaN without a process)."""
+
+
+def compare_processes(
+    pairs: Sequence[tuple[Sequence[Timing], Sequence[Timing]]],
+    gpus: tuple[str | None, str | None] = (None, None),
+    judged: int | None = None,
+) -> list[TimingVerdict]:
+    """Verdicts of B against A for many pairs, each side given as its processes' timings of the
+    fusion (one :class:`Timing` per process). ``gpus`` names each side's GPU for the calibration;
+    ``judged`` is how many verdicts share the family-wise error (default: the measured pairs)."""
+    flat = SampleArrays([t for a, b in pairs for t in (*a, *b)])
+    medians, iqrs, counts = flat.medians.tolist(), flat.iqrs.tolist(), flat.counts.tolist()
+    sides: list[tuple[_Side, _Side]] = []
+    at = 0
+    for a, b in pairs:
+        found = []
+        for processes in (a, b):
+            found.append(
+                _side(
+                    medians[at : at + len(processes)], iqrs[at : at + len(processes)], counts[at : at + len(processes)]
+                )
+            )
+            at += len(processes)
+        sides.append((found[0], found[1]))
+    if judged is None:
+        judged = sum(1 for sa, sb in sides if _measured(sa) and _measured(sb))
+    z = family_quantile(judged)
+    return [_verdict(sa, sb, gpus, z, judged) for sa, sb in sides]
+
+
+def compare_timings(
+    pairs: Sequence[tuple[Timing, Timing]],
+    gpus: tuple[str | None, str | None] = (None, None),
+    judged: int | None = None,
+) -> list[TimingVerdict]:
+    """:func:`compare_processes` for one process a side (a capture against a capture)."""
+    return compare_processes([((a,), (b,)) for a, b in pairs], gpus, judged)
+
+
+def _side(medians: Sequence[float], iqrs: Sequence[float], counts: Sequence[int]) -> _Side:
+    """A side's processes reduced: their medians' median, logs and in-process error."""
+    timed = [(m, q, n) for m, q, n in zip(medians, iqrs, counts) if n >= FEW_SAMPLES and m > 0]
+    if not timed:
+        return _Side(sum(counts), max(medians, default=math.nan) if sum(counts) else math.nan, 0.0, (), math.nan)
+    ordered = sorted(m for m, _, _ in timed)
+    middle = len(ordered) // 2
+    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    errors = [MEDIAN_ERROR_PER_IQR * q / m / math.sqrt(n) for m, q, n in timed]
+    error = math.sqrt(sum(e * e for e in errors) / len(errors))
+    iqr = sorted(q for _, q, _ in timed)[len(timed) // 2]
+    return _Side(sum(counts), median, iqr, tuple(math.log(m) for m, _, _ in timed), error)
+
+
+def measured(timing: Timing) -> bool:
+    """A process's timing can be judged: at least :data:`FEW_SAMPLES` samples, a median above 0 ns."""
+    return timing.count >= FEW_SAMPLES and timing.median_ns > 0
+
+
+def _measured(side: _Side) -> bool:
+    return bool(side.logs)
+
+
+def _floor(a: _Side, b: _Side, gpus: tuple[str | None, str | None], z: float, judged: int) -> tuple[float, Spread, str]:
+    """The floor of ``|ln(B / A)|``, where its spread came from, and which."""
+    df = sum(len(s.logs) - 1 for s in (a, b))
+    if df >= 2:
+        squares = sum(sum((x - sum(s.logs) / len(s.logs)) ** 2 for x in s.logs) for s in (a, b))
+        spread = math.sqrt(squares / df)
+        t = student_quantile(1 - ALPHA / (2 * max(judged, 1)), df)
+        floor = t * spread * math.sqrt(1 / len(a.logs) + 1 / len(b.logs))
+        return floor, "measured", f"{len(a.logs)} + {len(b.logs)} processes"
+    terms, names = [], []
+    for side, gpu in zip((a, b), gpus):
+        spread, name = calibrated_spread(gpu, side.median)
+        terms.append((spread**2 + side.error**2) / len(side.logs))
+        names.append(name)
+    return z * math.sqrt(sum(terms)), "calibration", " and ".join(dict.fromkeys(names))
+
+
+def _verdict(a: _Side, b: _Side, gpus: tuple[str | None, str | None], z: float, judged: int) -> TimingVerdict:
+    ratio = b.median / a.median if a.median > 0 and not math.isnan(b.median) else math.nan
+    common = dict(
+        median_a_ns=a.median,
+        median_b_ns=b.median,
+        iqr_a_ns=a.iqr,
+        iqr_b_ns=b.iqr,
+        count_a=a.count,
+        count_b=b.count,
+        ratio=ratio,
+        p_value=None,
+        processes_a=max(len(a.logs), 1),
+        processes_b=max(len(b.logs), 1),
+        warnings=_warnings("A", a) + _warnings("B", b),
+    )
+    unmeasured = [(side, s) for side, s in (("A", a), ("B", b)) if not _measured(s)]
+    if unmeasured:
+        side, s = unmeasured[0]
+        if s.count == 0:
+            why = f"no samples on side {side}"
+        elif s.count < FEW_SAMPLES:
+            why = f"only {s.count} sample(s) on side {side}: too few to know its median (at least {FEW_SAMPLES})"
+        elif math.isnan(s.median):
+            why = f"side {side}'s samples are not numbers (NaN): nothing was timed"
+        else:
+            why = f"side {side}'s median sample is 0 ns: its kernels were not timed"
+        return TimingVerdict(**common, verdict="NOT MEASURED", reason=why)  # type: ignore[arg-type]
+    floor, spread, spread_of = _floor(a, b, gpus, z, judged)
+    floor = max(floor, ABSOLUTE_FLOOR_NS / (math.sqrt(a.median) * math.sqrt(b.median)))
+    gap = math.log(b.median / a.median)
+    verdict: Verdict = "SAME" if abs(gap) <= floor else ("SLOWER" if gap > 0 else "FASTER")
+    shown = f"median gap {duration(b.median - a.median, signed=True)} ({100 * gap:+.1f} %)"
+    where = f"between-process spread: {spread_of}" if spread == "measured" else f"calibrated spread: {spread_of}"
+    word = "within" if verdict == "SAME" else "beyond"
+    reason = f"{shown} is {word} +-{100 * floor:.1f} %, the smallest gap these data can show ({where})"
+    return TimingVerdict(**common, verdict=verdict, reason=reason, floor=floor, spread=spread, spread_of=spread_of)  # type: ignore[arg-type]
+
+
+def _warnings(name: str, side: _Side) -> tuple[str, ...]:
+    """What weakens a side's median: a wide spread inside its process."""
+    found = []
+    if side.median > 0 and side.iqr > NOISY_IQR_FRACTION * side.median:
+        found.append(f"side {name} is noisy: IQR is {100 * side.iqr / side.median:.0f} % of the median")
+    return tuple(found)
