@@ -104,20 +104,45 @@ def family_quantile(judged: int) -> float:
 
 
 def student_quantile(p: float, df: int) -> float:
-    """Student's t quantile at ``p`` with ``df`` degrees of freedom: exact for 1 and 2, else the
-    Cornish-Fisher expansion around the normal quantile (within 0.1 % from 3 on, for p <= 0.9999)."""
+    """Student's t quantile at ``p`` (above 0.5) with ``df`` degrees of freedom: the two-sided
+    coverage of integer degrees of freedom in closed form (Abramowitz and Stegun 26.7.3 and
+    26.7.4), solved by bisection; past :data:`_SERIES_DF` the Cornish-Fisher expansion around the
+    normal quantile, which is exact to 1e-4 there."""
+    if df > _SERIES_DF:
+        z = NormalDist().inv_cdf(p)
+        terms = ((z**3 + z) / 4, (5 * z**5 + 16 * z**3 + 3 * z) / 96, (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384)
+        return z + sum(term / df ** (k + 1) for k, term in enumerate(terms))
+    target = 2 * p - 1
+    low, high = 0.0, 1.0
+    while _coverage(high, df) < target:
+        low, high = high, 2 * high
+    for _ in range(100):
+        middle = (low + high) / 2
+        low, high = (middle, high) if _coverage(middle, df) < target else (low, middle)
+    return (low + high) / 2
+
+
+_SERIES_DF = 200
+"""Above this many degrees of freedom :func:`student_quantile` expands around the normal quantile."""
+
+
+def _coverage(t: float, df: int) -> float:
+    """``P(|T| <= t)`` for Student's T with ``df`` (a positive integer) degrees of freedom."""
+    theta = math.atan(t / math.sqrt(df))
+    c2, s = math.cos(theta) ** 2, math.sin(theta)
+    if df % 2 == 0:
+        term = total = 1.0
+        for k in range(1, df // 2):
+            term *= (2 * k - 1) / (2 * k) * c2
+            total += term
+        return s * total
     if df == 1:
-        return math.tan(math.pi * (p - 0.5))
-    if df == 2:
-        return (2 * p - 1) * math.sqrt(2 / (4 * p * (1 - p)))
-    z = NormalDist().inv_cdf(p)
-    terms = (
-        (z**3 + z) / 4,
-        (5 * z**5 + 16 * z**3 + 3 * z) / 96,
-        (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384,
-        (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160,
-    )
-    return z + sum(term / df ** (k + 1) for k, term in enumerate(terms))
+        return 2 * theta / math.pi
+    term = total = math.cos(theta)
+    for k in range(1, (df - 1) // 2):
+        term *= (2 * k) / (2 * k + 1) * c2
+        total += term
+    return 2 / math.pi * (theta + s * total)
 
 
 @dataclass(frozen=True)
@@ -176,7 +201,8 @@ def _side(medians: Sequence[float], iqrs: Sequence[float], counts: Sequence[int]
     """A side's processes reduced: their medians' median, logs and in-process error."""
     timed = [(m, q, n) for m, q, n in zip(medians, iqrs, counts) if n >= FEW_SAMPLES and m > 0]
     if not timed:
-        return _Side(sum(counts), max(medians, default=math.nan) if sum(counts) else math.nan, 0.0, (), math.nan)
+        known = [m for m, n in zip(medians, counts) if n]
+        return _Side(sum(counts), max(known) if known else math.nan, 0.0, (), math.nan)
     ordered = sorted(m for m, _, _ in timed)
     middle = len(ordered) // 2
     median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
@@ -232,12 +258,12 @@ def _verdict(a: _Side, b: _Side, gpus: tuple[str | None, str | None], z: float, 
         side, s = unmeasured[0]
         if s.count == 0:
             why = f"no samples on side {side}"
-        elif s.count < FEW_SAMPLES:
-            why = f"only {s.count} sample(s) on side {side}: too few to know its median (at least {FEW_SAMPLES})"
         elif math.isnan(s.median):
             why = f"side {side}'s samples are not numbers (NaN): nothing was timed"
-        else:
+        elif s.median <= 0:
             why = f"side {side}'s median sample is 0 ns: its kernels were not timed"
+        else:
+            why = f"only {s.count} sample(s) on side {side}: too few to know its median (at least {FEW_SAMPLES})"
         return TimingVerdict(**common, verdict="NOT MEASURED", reason=why)  # type: ignore[arg-type]
     floor, spread, spread_of = _floor(a, b, gpus, z, judged)
     floor = max(floor, ABSOLUTE_FLOOR_NS / (math.sqrt(a.median) * math.sqrt(b.median)))

@@ -26,6 +26,7 @@ from fusiondiff.diff.core import diff
 from fusiondiff.diff.devices import own_device
 from fusiondiff.diff.records import DiffResult
 from fusiondiff.records.errors import DiffError
+from fusiondiff.records.gates import combined_exit_code
 from fusiondiff.records.model import Capture, CommunicationKernel
 
 
@@ -123,8 +124,9 @@ class RanksResult:
         return tuple(sorted((c for c in self.comparisons if c.is_straggler), key=lambda c: (-c.gap_ns, c.rank)))
 
     def exit_code(self, strict: bool = False, gates: tuple[str, ...] = ()) -> int:
-        """As ``fusiondiff diff``: 0 when every rank's diff exits 0 under the same gates, else 1."""
-        return max((c.result.exit_code(strict, gates) for c in self.comparisons), default=0)
+        """As ``fusiondiff diff``, over every rank's diff under the same gates: 1 when one fails,
+        else 3 when one could not be judged, else 0 (:func:`fusiondiff.records.gates.combined_exit_code`)."""
+        return combined_exit_code(c.result.exit_code(strict, gates) for c in self.comparisons)
 
 
 def _step_gap_ns(result: DiffResult, b: Capture) -> float:

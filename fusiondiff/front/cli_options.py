@@ -37,8 +37,10 @@ SECONDS = number(float, 1e-3, math.inf)
 
 
 EXIT_CODES = (
-    "Exit codes: 0 when every gated question passes; 1 when one fails; 2 on error. The kernel question "
-    "is always gated: 1 when a matched fusion's kernel time differs, a side failed or a fusion is missing. "
+    "Exit codes: 0 when every gated question passes; 1 when one fails; 2 on error; 3 when none fails but one "
+    "could not be judged (nothing measured: a side's kernel time 0 ns or under 3 samples, host time not "
+    "recorded). The kernel question is always gated: 1 when a matched fusion's kernel time differs beyond "
+    "what moves it between processes, a side failed or a fusion is missing. "
     "--gate host adds the host question (fd.execute's host time per call differs, or a side's host keeps "
     "its GPU waiting); --strict adds repro fidelity (any recorded property differs, e.g. what B runs "
     "differently from A)."
@@ -53,7 +55,7 @@ def add_gate_options(p: argparse.ArgumentParser, whose: str = "") -> None:
         action="append",
         choices=("kernel", "host", "fidelity"),
         default=[],
-        help="also exit 1 when this question fails (repeatable): host, the host time per call "
+        help="also exit 1 when this question fails, 3 when it could not be judged (repeatable): host, the host time per call "
         "(fd.execute against fd.execute) or a side whose host keeps its GPU waiting; fidelity, as --strict "
         "(kernel time is always gated)",
     )

@@ -237,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--exit-code",
         action="store_true",
         help="exit with the diff's code, as `fusiondiff diff` does (1: a speed differs, a side failed or a fusion "
-        "is missing), instead of 0 once the report is written; as `git diff --exit-code`",
+        "is missing; 3: kernel time not measured), instead of 0 once the report is written; as `git diff --exit-code`",
     )
     p.add_argument(
         "--sm-tracks",

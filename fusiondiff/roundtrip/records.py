@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from fusiondiff.records.gates import Outcome, combined_exit_code, exit_code_of
 from fusiondiff.records.model import Capture
 
 
@@ -60,7 +61,7 @@ class FusionRow:
     """NaN when there is no replay (failed, not written, not run)."""
     verdict: str
     """The diff's verdict of the distinct fusion's pair (``SAME``, ``FASTER``, ``SLOWER``,
-    ``AMBIGUOUS``), ``FAILED`` (the replay crashed) or ``NOT REPLAYED``."""
+    ``NOT MEASURED``), ``FAILED`` (the replay crashed) or ``NOT REPLAYED``."""
     unexplained_ns: float
     """The part of ``|replay - live|`` (per call) that no cause or setup finding explains; 0 for SAME."""
     note: str = ""
@@ -105,6 +106,8 @@ class QuestionRow:
     passes: bool
     verdict: str
     ledger: str
+    outcome: Outcome = "passes"
+    """``passes``, ``fails`` or ``not measured`` (:mod:`fusiondiff.records.gates`)."""
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,8 @@ class RoundTripResult:
     diff_path: Path | None
     exit_code: int
     """The diff's exit code under the default gate (0 every fusion replayed at its live kernel
-    speed, 1 otherwise, also where a replay failed or is missing), 2 without a diff."""
+    speed, 1 otherwise, also where a replay failed or is missing, 3 where none fails but a
+    fusion's kernel time was not measured), 2 without a diff."""
     interrupted: bool = False
     sources: tuple[LiveSource, ...] = ()
     """The live captures taken: one, or one per rank."""
@@ -148,11 +152,12 @@ class RoundTripResult:
     """Each question's verdict and gate, from the diff (kernel, host, fidelity); empty without one."""
 
     def exit_code_for(self, gates: tuple[str, ...] = ()) -> int:
-        """:attr:`exit_code` with the questions ``gates`` names gated too (``host``, ``fidelity``)."""
+        """:attr:`exit_code` with the questions ``gates`` names gated too (``host``, ``fidelity``):
+        1 where one fails, else 3 where one was not measured (:mod:`fusiondiff.records.gates`)."""
         if self.exit_code == 2:
             return 2
-        failing = any(not row.passes for row in self.questions if row.question in gates)
-        return max(self.exit_code, 1 if failing else 0)
+        gated = exit_code_of(row.outcome for row in self.questions if row.question in gates)
+        return combined_exit_code([self.exit_code, gated])
 
     @property
     def rank_rows(self) -> tuple[RankRow, ...]:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from fusiondiff.records.gates import combined_exit_code
 from fusiondiff.records.model import Capture
 from fusiondiff.records.notes import ROUNDTRIP_SOURCE
 from fusiondiff.roundtrip.host_totals import host_per_call_ns
@@ -126,7 +127,7 @@ def finish(
         rows=tuple(rows),
         replay_path=replay_path,
         diff_path=diff_path,
-        exit_code=2 if result is None else max(result.exit_code(), 1 if not_replayed else 0),
+        exit_code=2 if result is None else combined_exit_code([result.exit_code(), 1 if not_replayed else 0]),
         questions=() if result is None else question_rows(result),
         interrupted=interrupted,
         sources=tuple(sources),
@@ -140,7 +141,9 @@ def question_rows(result: Any) -> tuple[QuestionRow, ...]:
     from fusiondiff.report.questions import fidelity_line, host_line, ledger_line
 
     lines = {"kernel": verdict_line(result), "host": host_line(result), "fidelity": fidelity_line(result)}
-    return tuple(QuestionRow(q, result.passes(q), lines[q], ledger_line(result.ledger(q))) for q in QUESTIONS)
+    return tuple(
+        QuestionRow(q, result.passes(q), lines[q], ledger_line(result.ledger(q)), result.outcome(q)) for q in QUESTIONS
+    )
 
 
 def _rows(

@@ -162,7 +162,7 @@ def render_summary(
     if result.questions:
         lines += ["", "the diff's three questions (each with its own gate; see `fusiondiff diff --help`):"]
         for question in result.questions:
-            gate = "passes" if question.passes else "fails"
+            gate = question.outcome
             lines += [f"  {TITLES[question.question]} ({gate}): {question.verdict}", f"    {question.ledger}"]
     if result.rank_rows:
         lines += [
