@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from importlib import resources
 from statistics import NormalDist
 
+import numpy as np
+
 from fusiondiff.diff.records import Spread, TimingVerdict, Verdict
 from fusiondiff.diff.stats import NOISY_IQR_FRACTION, SampleArrays
 from fusiondiff.records.model import Timing
@@ -154,9 +156,11 @@ class _Side:
     median: float
     """The median of its processes' medians (NaN without samples)."""
     iqr: float
-    logs: tuple[float, ...]
-    """Each process's log median."""
-    error: float
+    processes: int
+    """Its processes that were measured (at least :data:`FEW_SAMPLES` samples, a median above 0 ns)."""
+    logs: tuple[float, ...] = ()
+    """Each measured process's log median (empty where :func:`compare_timings` judges as arrays)."""
+    error: float = math.nan
     """The standard error of a process's log median inside its process (NaN without a process)."""
 
 
@@ -185,7 +189,15 @@ def compare_processes(
     if judged is None:
         judged = sum(1 for sa, sb in sides if _measured(sa) and _measured(sb))
     z = family_quantile(judged)
-    return [_verdict(sa, sb, gpus, z, judged) for sa, sb in sides]
+    verdicts = []
+    for sa, sb in sides:
+        if _measured(sa) and _measured(sb):
+            floor, spread, spread_of = _floor(sa, sb, gpus, z, judged)
+            floor = max(floor, ABSOLUTE_FLOOR_NS / (math.sqrt(sa.median) * math.sqrt(sb.median)))
+        else:
+            floor, spread, spread_of = math.nan, "", ""
+        verdicts.append(_judged(sa, sb, floor, spread, spread_of))
+    return verdicts
 
 
 def compare_timings(
@@ -193,8 +205,53 @@ def compare_timings(
     gpus: tuple[str | None, str | None] = (None, None),
     judged: int | None = None,
 ) -> list[TimingVerdict]:
-    """:func:`compare_processes` for one process a side (a capture against a capture)."""
-    return compare_processes([((a,), (b,)) for a, b in pairs], gpus, judged)
+    """:func:`compare_processes` for one process a side (a capture against a capture), its floors
+    computed as arrays: a diff of thousands of fusions judges tens of thousands of pairs."""
+    a, b = SampleArrays([x for x, _ in pairs]), SampleArrays([y for _, y in pairs])
+    ok = (a.counts >= FEW_SAMPLES) & (a.medians > 0) & (b.counts >= FEW_SAMPLES) & (b.medians > 0)
+    z = family_quantile(int(np.count_nonzero(ok)) if judged is None else judged)
+    (spread_a, at_a, names_a), (spread_b, at_b, names_b) = (
+        _calibrated(gpus[0], a.medians),
+        _calibrated(gpus[1], b.medians),
+    )
+    with np.errstate(all="ignore"):  # the pairs not measured get NaN here, and are never read
+        error_a = MEDIAN_ERROR_PER_IQR * a.iqrs / a.medians / np.sqrt(a.counts)
+        error_b = MEDIAN_ERROR_PER_IQR * b.iqrs / b.medians / np.sqrt(b.counts)
+        floors = z * np.sqrt(spread_a**2 + spread_b**2 + error_a**2 + error_b**2)
+        floors = np.maximum(floors, ABSOLUTE_FLOOR_NS / (np.sqrt(a.medians) * np.sqrt(b.medians)))
+    names = {
+        (i, j): " and ".join(dict.fromkeys((names_a[i], names_b[j])))
+        for i in range(len(names_a))
+        for j in range(len(names_b))
+    }
+    columns = zip(
+        a.medians.tolist(), b.medians.tolist(), a.iqrs.tolist(), b.iqrs.tolist(), a.counts.tolist(), b.counts.tolist(),
+        floors.tolist(), at_a.tolist(), at_b.tolist(),
+    )  # fmt: skip
+    return [
+        _judged(
+            _Side(ca, ma, qa, int(ca >= FEW_SAMPLES and ma > 0)),
+            _Side(cb, mb, qb, int(cb >= FEW_SAMPLES and mb > 0)),
+            floor, "calibration", names[(ia, ib)],
+        )
+        for ma, mb, qa, qb, ca, cb, floor, ia, ib in columns
+    ]  # fmt: skip
+
+
+def _calibrated(gpu: str | None, medians: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Each median's calibrated spread, its entry's position and the entries' names."""
+    starts, spreads, names = _entries_for(gpu)
+    at = np.clip(np.searchsorted(starts, np.nan_to_num(medians), side="right") - 1, 0, len(starts) - 1)
+    return spreads[at], at, names
+
+
+@functools.cache
+def _entries_for(gpu: str | None) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The calibration's duration ranges as :func:`calibrated_spread` reads them for ``gpu``:
+    their starts, spreads and names."""
+    starts = sorted({c.from_ns for c in calibration()})
+    found = [calibrated_spread(gpu, start) for start in starts]
+    return np.array(starts), np.array([f[0] for f in found]), [f[1] for f in found]
 
 
 def _side(medians: Sequence[float], iqrs: Sequence[float], counts: Sequence[int]) -> _Side:
@@ -202,14 +259,14 @@ def _side(medians: Sequence[float], iqrs: Sequence[float], counts: Sequence[int]
     timed = [(m, q, n) for m, q, n in zip(medians, iqrs, counts) if n >= FEW_SAMPLES and m > 0]
     if not timed:
         known = [m for m, n in zip(medians, counts) if n]
-        return _Side(sum(counts), max(known) if known else math.nan, 0.0, (), math.nan)
+        return _Side(sum(counts), max(known) if known else math.nan, 0.0, 0)
     ordered = sorted(m for m, _, _ in timed)
     middle = len(ordered) // 2
     median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
     errors = [MEDIAN_ERROR_PER_IQR * q / m / math.sqrt(n) for m, q, n in timed]
     error = math.sqrt(sum(e * e for e in errors) / len(errors))
     iqr = sorted(q for _, q, _ in timed)[len(timed) // 2]
-    return _Side(sum(counts), median, iqr, tuple(math.log(m) for m, _, _ in timed), error)
+    return _Side(sum(counts), median, iqr, len(timed), tuple(math.log(m) for m, _, _ in timed), error)
 
 
 def measured(timing: Timing) -> bool:
@@ -218,7 +275,7 @@ def measured(timing: Timing) -> bool:
 
 
 def _measured(side: _Side) -> bool:
-    return bool(side.logs)
+    return side.processes > 0
 
 
 def _floor(a: _Side, b: _Side, gpus: tuple[str | None, str | None], z: float, judged: int) -> tuple[float, Spread, str]:
@@ -238,7 +295,8 @@ def _floor(a: _Side, b: _Side, gpus: tuple[str | None, str | None], z: float, ju
     return z * math.sqrt(sum(terms)), "calibration", " and ".join(dict.fromkeys(names))
 
 
-def _verdict(a: _Side, b: _Side, gpus: tuple[str | None, str | None], z: float, judged: int) -> TimingVerdict:
+def _judged(a: _Side, b: _Side, floor: float, spread: Spread, spread_of: str) -> TimingVerdict:
+    """The verdict of two reduced sides, given the floor of their gap."""
     ratio = b.median / a.median if a.median > 0 and not math.isnan(b.median) else math.nan
     common = dict(
         median_a_ns=a.median,
@@ -249,9 +307,9 @@ def _verdict(a: _Side, b: _Side, gpus: tuple[str | None, str | None], z: float, 
         count_b=b.count,
         ratio=ratio,
         p_value=None,
-        processes_a=max(len(a.logs), 1),
-        processes_b=max(len(b.logs), 1),
-        warnings=_warnings("A", a) + _warnings("B", b),
+        processes_a=max(a.processes, 1),
+        processes_b=max(b.processes, 1),
+        warnings=_warnings("A", a) + _warnings("B", b) if _noisy(a) or _noisy(b) else (),
     )
     unmeasured = [(side, s) for side, s in (("A", a), ("B", b)) if not _measured(s)]
     if unmeasured:
@@ -265,8 +323,6 @@ def _verdict(a: _Side, b: _Side, gpus: tuple[str | None, str | None], z: float, 
         else:
             why = f"only {s.count} sample(s) on side {side}: too few to know its median (at least {FEW_SAMPLES})"
         return TimingVerdict(**common, verdict="NOT MEASURED", reason=why)  # type: ignore[arg-type]
-    floor, spread, spread_of = _floor(a, b, gpus, z, judged)
-    floor = max(floor, ABSOLUTE_FLOOR_NS / (math.sqrt(a.median) * math.sqrt(b.median)))
     gap = math.log(b.median / a.median)
     verdict: Verdict = "SAME" if abs(gap) <= floor else ("SLOWER" if gap > 0 else "FASTER")
     shown = f"median gap {duration(b.median - a.median, signed=True)} ({100 * gap:+.1f} %)"
@@ -276,9 +332,14 @@ def _verdict(a: _Side, b: _Side, gpus: tuple[str | None, str | None], z: float, 
     return TimingVerdict(**common, verdict=verdict, reason=reason, floor=floor, spread=spread, spread_of=spread_of)  # type: ignore[arg-type]
 
 
+def _noisy(side: _Side) -> bool:
+    """A measured side whose IQR is a large part of its median."""
+    return side.processes > 0 and side.iqr > NOISY_IQR_FRACTION * side.median
+
+
 def _warnings(name: str, side: _Side) -> tuple[str, ...]:
     """What weakens a side's median: a wide spread inside its process."""
     found = []
-    if side.median > 0 and side.iqr > NOISY_IQR_FRACTION * side.median:
+    if _noisy(side):
         found.append(f"side {name} is noisy: IQR is {100 * side.iqr / side.median:.0f} % of the median")
     return tuple(found)

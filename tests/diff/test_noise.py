@@ -145,3 +145,17 @@ def test_a_first_kernel_verdict_imports_no_scipy(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+samples = st.lists(st.floats(min_value=0, max_value=2e5), max_size=12).map(tuple)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(samples, samples), min_size=1, max_size=5))
+def test_the_array_path_of_one_process_a_side_agrees_with_the_general_one(pairs):
+    timings = [(Timing(a), Timing(b)) for a, b in pairs]
+    fast = compare_timings(timings, (H200, None))
+    general = compare_processes([((a,), (b,)) for a, b in timings], (H200, None))
+    for f, g in zip(fast, general):
+        assert (f.verdict, f.reason, f.spread_of, f.warnings) == (g.verdict, g.reason, g.spread_of, g.warnings)
+        assert f.floor == pytest.approx(g.floor, rel=1e-9, nan_ok=True)
