@@ -8,8 +8,10 @@ measures that spread from every recording of one fusion in several processes:
 - the round trip's replays (``tests/data/roundtrip_modes``): each distinct fusion of a step
   replayed in its own fresh process once per mode and round (``replay_samples_ns`` of each
   ``bench_mode.json``, ``samples.json``), 3 to 25 processes per fusion;
-- captures of one program on one GPU kind in separate processes where each fusion has at least
-  :data:`MIN_PROCESSES` of them (none on the H100 yet: its pairs are checked, not calibrated from).
+- on the H100, one pythia-160m training step captured live in 5 processes and replayed in 5 more
+  (``tests/data/h100/noise``): each fusion's live records (``<trace>_<name>``) and the replays of
+  its script (``<trace>_<name>:fusion0``), 5 to 10 processes per fusion; live and replay pooled,
+  so what a live-against-replay diff faces is in the spread.
 
 Per fusion, the spread is the standard deviation of the natural log of its process medians
 (a fraction of the median). Per GPU kind and duration bucket the table keeps the largest of its
@@ -67,13 +69,26 @@ def roundtrip_processes() -> dict[tuple[str, str], list[float]]:
     return medians
 
 
+def noise_processes() -> dict[tuple[str, str], list[float]]:
+    """Each fusion's process medians in the H100's five live captures and five replays of one step."""
+    medians: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for path in sorted(DATA.glob("h100/noise/*.json")):
+        for fusion in json.loads(path.read_text())["fusions"]:
+            values = fusion["timing"]["samples_ns"]
+            key = f"{fusion['trace']}_{fusion['name']}" if fusion.get("trace") else fusion["name"].split(":")[0]
+            if values and min(values) > 0:
+                medians[("pythia", key)].append(statistics.median(values))
+    return medians
+
+
 def spreads(medians: dict[tuple[str, str], list[float]]) -> list[tuple[float, float, int, str]]:
     """Per fusion with enough processes: (median ns, spread of log medians, processes, name)."""
     rows = []
     for (program, record), values in sorted(medians.items()):
         if len(values) >= MIN_PROCESSES:
             logs = [math.log(v) for v in values]
-            rows.append((statistics.median(values), statistics.stdev(logs), len(values), f"{program} record {record}"))
+            name = f"{program} record {record}" if record.isdigit() else f"{program} {record}"
+            rows.append((statistics.median(values), statistics.stdev(logs), len(values), name))
     return rows
 
 
@@ -118,22 +133,27 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help=f"store the table in {TABLE.relative_to(ROOT)}")
     args = parser.parse_args()
-    medians = roundtrip_processes()
-    rows = spreads(medians)
-    for median, spread, processes, name in sorted(rows):
-        print(f"{median / 1000:8.2f} us  spread {100 * spread:5.2f} %  {processes:3d} processes  {name}")
-    entries = table(rows, "H200")
+    entries = []
+    for gpu, medians in (("H200", roundtrip_processes()), ("H100", noise_processes())):
+        rows = spreads(medians)
+        for median, spread, processes, name in sorted(rows):
+            print(f"{gpu} {median / 1000:8.2f} us  spread {100 * spread:5.2f} %  {processes:3d} processes  {name}")
+        entries += table(rows, gpu)
+        for gap, name in largest_pair_gaps(medians)[:3]:
+            print(f"{gpu} largest gap between two processes: {100 * gap:.2f} % in {name}")
     for e in entries:
-        print(f"H200 bucket from {e['from_ns']} ns: spread {100 * float(e['spread']):.2f} % ({e['fusions']} fusions)")
-    for gap, name in largest_pair_gaps(medians)[:5]:
-        print(f"largest gap between two processes: {100 * gap:.2f} % in {name}")
+        print(
+            f"{e['gpu']} bucket from {e['from_ns']} ns: spread {100 * float(e['spread']):.2f} % ({e['fusions']} fusions)"
+        )
     document = {
         "what": "between-process spread of a fusion's median kernel time: the standard deviation of the natural "
         "log of one fusion's medians in fresh processes of one program, the largest of the fusions of a "
         "GPU kind and duration bucket",
         "source": "benchmarks/calibrate_spread.py over tests/data/roundtrip_modes (the round trip's replays of "
         "llama3, phi-2 and stablelm steps on one H200 kind, torch 2.11, nvFuser 0.2.36, driver 580.159.04, "
-        "2026-12-03 to 2026-12-06), each fusion in 3 to 25 processes",
+        "2026-12-03 to 2026-12-06), each fusion in 11 to 25 processes, and tests/data/h100/noise (a pythia-160m "
+        "training step live in 5 processes and replayed in 5 on one H100 kind, same stack, 2026-12-07), each "
+        "fusion in 5 to 10 processes",
         "entries": entries,
     }
     if args.write:

@@ -5,9 +5,10 @@ Three checks, each over the captures under ``tests/data`` (gzipped ones read as 
 - **same program** (``--same``): every ordered pair of captures of one program recorded in
   separate processes, diffed under the default gate, ``--gate host`` and ``--strict``. The groups
   are the round trip's per-fusion replay logs (``roundtrip_modes/**/sessions/<session>/<mode>/logs``:
-  one fusion replayed in one process per mode) and the zoo's controls (the same fusion live and
-  replayed, each in a fresh process, on the H100 and on the H200). Every failing gate is a false
-  alarm: nothing differs but the process.
+  one fusion replayed in one process per mode), the zoo's controls (the same fusion live and
+  replayed, each in a fresh process, on the H100 and on the H200) and the H100's training step
+  live in 5 processes and replayed in 5 (``h100/noise``: every capture against every other). Every
+  failing gate is a false alarm: nothing differs but the process.
 - **swapped** (``--swap``): every pair of the behaviour table (``tests/check_behaviour.py``), diffed
   both ways round: the exit codes under every gate must agree and the fusion verdicts mirror
   (FASTER against SLOWER), with the same findings' rules.
@@ -86,8 +87,8 @@ def same_program_groups() -> dict[str, list[Path]]:
             continue
         session = path.parent.parent.parent
         groups[f"{session.relative_to(DATA)}:{path.name}"].append(path)
-    for zoo in ("h100/zoo/control", "zoo/control"):
-        groups[zoo] = sorted((DATA / zoo).glob("*.json"))
+    for folder in ("h100/zoo/control", "zoo/control", "h100/noise"):
+        groups[folder] = sorted((DATA / folder).glob("*.json"))
     return {name: sorted(paths) for name, paths in sorted(groups.items()) if len(paths) > 1}
 
 

@@ -47,7 +47,8 @@ def differ() -> Differ:
 
 def test_no_kernel_or_fidelity_false_alarm_between_processes_of_one_program(differ):
     runs = list(same_program_alarms(differ))
-    assert len(runs) == 162  # the round trip's 158 ordered replay pairs and the zoo's 4 control pairs
+    # the round trip's 158 ordered replay pairs, the zoo's 4 control pairs, the H100's 10 processes' 90
+    assert len(runs) == 252
     alarms = [(name, failed) for name, _, _, failed in runs if "default=" in failed or "strict=" in failed]
     assert alarms == []
 
