@@ -215,10 +215,11 @@ class DefinitionCall:
 
 def definition_calls(definition: str) -> list[DefinitionCall]:
     """The call statements of the first function a printed definition defines, in order; empty
-    when the text does not parse or defines no function."""
+    when the text does not parse (nested past the parser's stack included: the parser says so with
+    a MemoryError or RecursionError) or defines no function."""
     try:
         module = ast.parse(definition)
-    except SyntaxError:
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return []
     function = next((n for n in module.body if isinstance(n, ast.FunctionDef)), None)
     if function is None:
