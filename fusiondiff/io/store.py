@@ -26,15 +26,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fusiondiff.io.files import GZIP_SUFFIX, atomic_write, check_place, write_text
+from fusiondiff.records import limits
 from fusiondiff.records.codec import check_schema_version, decode, decode_capture_bytes, to_jsonable
 from fusiondiff.records.collector import collector_paused
 from fusiondiff.records.errors import CaptureFormatError, FusionDiffError
 from fusiondiff.records.model import Capture
 
-MAX_CAPTURE_BYTES = 512 * 2**20
+MAX_CAPTURE_BYTES = limits.CAPTURE_BYTES
 """Capture files larger than this (512 MiB) are refused: a capture of thousands of fusions with
 their CUDA sources is tens of MiB."""
-MAX_INTEGER_DIGITS = 40
+MAX_INTEGER_DIGITS = limits.INTEGER_DIGITS
 """Longer integers are refused while decoding: nothing a capture records needs more than 20."""
 
 if TYPE_CHECKING:  # torch is only needed where tensors are saved or loaded

@@ -43,8 +43,6 @@ BLOCK_BINS = 160
 BLOCK_CELLS = 250_000
 """Cells (SMs x time bins) of all per-SM pictures of one HTML report together (each cell at most
 one SVG rectangle, about 70 bytes); a fusion whose pictures would pass it is listed, not drawn."""
-LEDGER_ENTRIES = 1_000
-"""Ledger entries shown per fusion and question."""
 
 # ---------------------------------------------------------------------------------------------
 # Output and memory: the multiple of the input each command may reach

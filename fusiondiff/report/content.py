@@ -17,6 +17,7 @@ from typing import Any
 from fusiondiff.diff.clocks import is_idle, max_clock_mhz, timed_clock
 from fusiondiff.diff.records import Finding, FusionPair, PropertyChange, TimingVerdict
 from fusiondiff.diff.rules_setup import CLOCK_TOLERANCE
+from fusiondiff.records import limits
 from fusiondiff.records.environment import PeakBandwidth
 from fusiondiff.records.model import Capture, KernelRecord, LaunchConfig, TensorMeta
 from fusiondiff.records.units import Column, duration, p_value, ratio  # noqa: F401 - renderers read them from here
@@ -31,7 +32,7 @@ from fusiondiff.report.text_diffs import (  # noqa: F401 - renderers read them f
     unified,
 )
 
-MAX_PROPERTY_ROWS = 60
+MAX_PROPERTY_ROWS = limits.PROPERTY_ROWS
 """Recorded differences listed in a document; the diff record holds all of them."""
 
 

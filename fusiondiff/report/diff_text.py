@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -264,6 +263,9 @@ def _question_sections(result: DiffResult, width: int | None = None) -> list[str
 
 def json_safe(value: Any) -> Any:
     """JSON-ready data with NaN and infinity (which JSON lacks) written as null."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:  # most values: no isinstance chain
+        return value
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, list):
@@ -285,4 +287,6 @@ def render_diff_json(result: DiffResult) -> str:
     data["comparable"] = result.comparable
     data["exit_code"] = result.exit_code()
     data["questions"] = questions_json(result)
-    return json.dumps(data, indent=1, allow_nan=False) + "\n"
+    from fusiondiff.report.record import indented_json
+
+    return indented_json(data)
