@@ -436,16 +436,12 @@ def _stderr_reason(job: Any) -> str:
 
 
 def _refusal(text: str) -> str:
-    """The one line said when submitting the array failed: sbatch's own words, never submitit's
-    advice to its callers (an answer without a job id: submitit could not read one)."""
+    """The line said when submitting failed: sbatch's words, never submitit's advice to its callers."""
     answer = re.search(r'Could not make sense of sbatch output "(.*)"', text, re.DOTALL)
     if answer is None:
         return f"Slurm refused the job array: {_last_line(text)}"
     said = _last_line(answer.group(1)) or "nothing"
-    return (
-        f"sbatch answered without a job id ({said[:200]!r}), so the array cannot be followed: "
-        "check `squeue --me` and cancel it if it was queued"
-    )
+    return f"sbatch answered without a job id ({said[:200]!r}), so the array cannot be followed: check `squeue --me` and cancel it if it was queued"
 
 
 def _last_line(text: str) -> str:
