@@ -13,6 +13,7 @@ A failure prints each failing case as Python (``Case(...)``), to be kept in ``te
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -25,10 +26,10 @@ from fusiondiff.records import limits
 from .cases import Case, argv_of, generate, materialise
 from .runner import Outcome, problems, run, snapshot
 
-CI_SECONDS = 45.0
+CI_SECONDS = 40.0
 """Seconds of cases in the README's test command (the whole harness stays under 90 s)."""
 CI_SEED = 50
-MIN_CASES = 20
+MIN_CASES = 10
 """The short budget runs at least this many cases however loaded the machine is."""
 
 
@@ -42,11 +43,28 @@ def check_case(case: Case, root: Path) -> list[str]:
             before = snapshot(folder)
             argv = argv_of(case, key, cap, other)
             outcome = run(argv, folder, size)
-            for problem in problems(outcome, before, size, own=("out",), summary=argv[0] == "roundtrip"):
+            listed = problems(outcome, before, size, own=("out",), summary=argv[0] == "roundtrip")
+            for problem in listed + _not_strict_json(folder, outcome.files, before):
                 found.append(f"{key} ({' '.join(argv)[:200]}): {problem}")
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     return found
+
+
+def _not_strict_json(folder: Path, files: dict[str, str], before: dict[str, str]) -> list[str]:
+    """A JSON file the command wrote that strict JSON readers refuse (NaN, Infinity, bad text)."""
+    found = []
+    for name in files:
+        if name.endswith(".json") and name not in before and files[name].startswith("file "):
+            try:
+                json.loads((folder / name).read_bytes(), parse_constant=_refuse)
+            except (ValueError, OSError) as exc:
+                found.append(f"{name} is not strict JSON: {str(exc)[:200]}")
+    return found
+
+
+def _refuse(constant: str) -> None:
+    raise ValueError(f"{constant} is not JSON")
 
 
 def test_generated_cases_break_no_rule(tmp_path):
