@@ -206,12 +206,11 @@ def _cmd_repro(args: argparse.Namespace) -> int:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from fusiondiff.io.files import check_not_input, check_place, write_text
+    from fusiondiff.io.files import check_not_input, write_text
     from fusiondiff.io.store import load_capture
 
     if args.json:
         check_not_input(args.json, [args.a, args.b])
-        check_place(args.json)
     # Read both before importing the differ (scipy takes a second or two): a bad file fails at once.
     a, b = load_capture(args.a), load_capture(args.b)
     from fusiondiff.diff.core import diff

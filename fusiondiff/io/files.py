@@ -67,14 +67,14 @@ def check_place(path: str | os.PathLike[str], *, devices: bool = True) -> None:
     (except, with ``devices``, one to a device or FIFO), a folder, a path under a file, and without
     ``devices`` a device or FIFO. Commands that write several files check every one first."""
     path = Path(path)
+    problem = _unwritable(path)  # first: a path under a file is said as such, not as lstat's ENOTDIR
+    if problem:
+        raise OutputError(f"cannot write {path}: {problem}")
     refused = not_regular(path)
     if refused and devices and _special(path):
         refused = None
     if refused:
         raise OutputError(f"cannot write {path}: {refused}")
-    problem = _unwritable(path)
-    if problem:
-        raise OutputError(f"cannot write {path}: {problem}")
 
 
 def _special(path: Path) -> bool:
