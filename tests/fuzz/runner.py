@@ -42,6 +42,8 @@ class Outcome:
     seconds: float
     memory_bytes: int
     """Peak resident memory above the forking process's at the fork."""
+    cpu_seconds: float
+    """User and system CPU time: the work done, whatever else the machine runs."""
     files: dict[str, str]
     """Every regular file and link under the case's folder afterwards: its relative path -> a digest."""
 
@@ -139,7 +141,8 @@ def run(argv: Sequence[str], folder: Path, input_bytes: int, seconds: float | No
         if path.exists():
             path.unlink()
     peak = usage.ru_maxrss * 1024 if usage is not None else 0
-    return Outcome(code, stdout_bytes, stderr, took, max(0, peak - base), snapshot(folder))
+    cpu = usage.ru_utime + usage.ru_stime if usage is not None else 0.0
+    return Outcome(code, stdout_bytes, stderr, took, max(0, peak - base), cpu, snapshot(folder))
 
 
 def _wait(pid: int, deadline: float) -> tuple[int, resource.struct_rusage | None]:

@@ -115,14 +115,10 @@ def test_capture_writer_refuses_a_link_at_its_tensors_before_writing_anything(tm
 def test_a_ten_mebibyte_fusion_name_is_shown_cut_in_bounded_time(tmp_path):
     """A 10 MiB name took 18-33 s in `show` (the wrap was quadratic)."""
     _changed(OFFSET, tmp_path, lambda d: d["fusions"][0].update(name="n " * (5 * 2**20)))
-    started = time.monotonic()
-    outcome = run(["show", "cap.json"], tmp_path, 0, seconds=60)
+    outcome = run(["show", "cap.json"], tmp_path, 0, seconds=120)
     assert outcome.code == 0, outcome.stderr
-    assert time.monotonic() - started < 15
+    assert outcome.cpu_seconds < 8
     assert outcome.stdout_bytes < 64 * 1024
-    text = tmp_path / "shown.txt"
-    run(["show", "cap.json", "--format", "text"], tmp_path, 0)
-    assert not text.exists()
 
 
 def test_the_name_cut_says_how_much_it_left_out():

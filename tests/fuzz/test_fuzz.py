@@ -86,7 +86,7 @@ def test_the_harness_finds_each_kind_of_problem(tmp_path):
     temporary file left, memory and output past the stated multiples, a command killed at its
     wall-clock limit."""
     before = {"keep.txt": "file 9 x"}
-    ok = Outcome(2, 10, "fusiondiff show: error: no\n", 0.1, 0, dict(before))
+    ok = Outcome(2, 10, "fusiondiff show: error: no\n", 0.1, 0, 0.1, dict(before))
     assert problems(ok, before, 0) == []
     bad = [
         replace(ok, stderr="Traceback (most recent call last):\nValueError: x\n", code=1),
