@@ -257,13 +257,13 @@ _PLAIN = frozenset({str, int, bool, type(None)})
 
 
 @functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
+def _field_names(cls: Any) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def to_jsonable(value: Any) -> Any:
     """Turn a record into JSON-ready data. Timings also get their derived statistics."""
-    kind = type(value)
+    kind: Any = type(value)
     if kind in _PLAIN:
         return value
     if kind is tuple or kind is list:
