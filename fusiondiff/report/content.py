@@ -287,8 +287,7 @@ def launch_change(row: TimingRow) -> str:
 
 
 def _kernel_on(report: DiffReport, pair: FusionPair, side: str, order: int) -> KernelRecord | None:
-    fusion = report.fusion_a(pair) if side == "A" else report.fusion_b(pair)
-    return next((k for k in fusion.kernels if k.order == order), None)
+    return report.kernel_at(pair, side, order)
 
 
 @dataclass(frozen=True)

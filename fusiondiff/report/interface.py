@@ -56,6 +56,18 @@ class DiffReport:
         kb = self._kernel_index("B", pair.index_b, self.fusion_b(pair))[(kernel.order_b, kernel.name_b)]
         return ka, kb
 
+    def kernel_at(self, pair: FusionPair, side: str, order: int) -> KernelRecord | None:
+        """The first kernel of ``side``'s fusion of ``pair`` launched at ``order``, if any."""
+        fusion = self.fusion_a(pair) if side == "A" else self.fusion_b(pair)
+        index = pair.index_a if side == "A" else pair.index_b
+        by_order = self._kernels.get((side + "#", index))
+        if by_order is None:
+            by_order = {}
+            for k in fusion.kernels:
+                by_order.setdefault((k.order, ""), k)
+            self._kernels[(side + "#", index)] = by_order
+        return by_order.get((order, ""))
+
     def _kernel_index(self, side: str, index: int, fusion: FusionRecord) -> dict[tuple[int, str], KernelRecord]:
         found = self._kernels.get((side, index))
         if found is None:
