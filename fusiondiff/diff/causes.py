@@ -23,12 +23,9 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Literal
 
-from fusiondiff.diff.records import Role
+from fusiondiff.diff.records import Question, Role
 
-Question = Literal["kernel", "host", "fidelity"]
-"""The three questions a diff answers, in the order every output gives them."""
 QUESTIONS: tuple[Question, ...] = ("kernel", "host", "fidelity")
 
 

@@ -342,13 +342,14 @@ def lossy_constants(
             unknown.append((text, value))
     if not unknown:  # the printing side ran with every exact value: no need to read its print
         return []
-    found = []
-    literals = sorted(_float_literals(printed_definition))
+    by_value: dict[float, list[str]] = {}  # one look-up per constant: 20,000 of each side stay linear
+    for literal in sorted(_float_literals(printed_definition)):
+        by_value.setdefault(float(literal), []).append(literal)
+    found: list[tuple[str, str]] = []
     for text, value in unknown:
         rounded = float(f"{value:.5e}")
-        for literal in literals:
-            if float(literal) == rounded and float(literal) != value:
-                found.append((literal, text))
+        if rounded != value:
+            found.extend((literal, text) for literal in by_value.get(rounded, ()))
     return found
 
 

@@ -19,6 +19,10 @@ from fusiondiff.records.gates import Outcome, exit_code_of
 
 Side = Literal["A", "B"]
 
+Question = Literal["kernel", "host", "fidelity"]
+"""The three questions a diff answers, in the order every output gives them; a record naming
+another is refused when read (nothing would show its finding)."""
+
 Role = Literal["failure", "cause", "setup", "consequence", "circumstance", "unexplained"]
 """What a finding is, as the causal model (:mod:`fusiondiff.diff.causes`) declares its rule:
 ``failure``, a side's execution failed (it ranks first, with the cause the data shows for it);
@@ -127,6 +131,10 @@ class FusionPair:
     """The host time of one call measured alike on both sides: ``fd.execute`` in the timing
     protocol's warm-ups (``HostTiming.execute_ns``); ``None`` where a side did not measure it."""
 
+    def __post_init__(self) -> None:
+        if len(self.failed) != len(self.failure_kinds):
+            raise ValueError(f"failed names {len(self.failed)} side(s) but failure_kinds {len(self.failure_kinds)}")
+
     @property
     def failed_alike(self) -> bool:
         """Both sides' executions failed, of the same kind: the same failure is no difference."""
@@ -203,7 +211,7 @@ class Finding:
     name the same fusions."""
     supported_by: tuple[int, ...] = ()
     """For a cause: ranks of the findings that follow from it (e.g. the kernel variant it led to)."""
-    question: str = "kernel"
+    question: Question = "kernel"
     """The question it is counted on (``kernel``, ``host``): :data:`fusiondiff.diff.causes.QUESTIONS`."""
     evidenced: bool = True
     """False where the rule saw the node but no sign that it acted (other processes NVML never saw

@@ -251,7 +251,7 @@ def _cmd_ranks(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from fusiondiff.front.api import open_report
-    from fusiondiff.io.files import check_not_input, write_text
+    from fusiondiff.io.files import check_not_input, check_place, write_text
     from fusiondiff.report import format_for_path, get_renderer
 
     name = args.format or (format_for_path(args.output) if args.output else "text")
@@ -260,6 +260,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     renderer = get_renderer(name, sm_tracks=args.sm_tracks)
     if args.output:
         check_not_input(args.output, list(args.inputs))
+        check_place(args.output)
     report = open_report(args.inputs)
     min_gap_ns = None if args.min_gap is None else args.min_gap * 1000
     text = renderer.render(select(report, Selection(top=args.top, fusion=args.fusion, min_gap_ns=min_gap_ns)))

@@ -1,5 +1,5 @@
-"""Writing files: atomically (a temporary file renamed into place), never over an input, gzipped
-when the name asks for it. Captures (:mod:`fusiondiff.io.store`), reports, timelines and repro
+"""Writing files: atomically (a temporary file renamed into place), never through a link, never
+over an input, gzipped when the name asks for it. Captures (:mod:`fusiondiff.io.store`), reports, timelines and repro
 scripts are all written through here.
 """
 
@@ -18,35 +18,31 @@ GZIP_SUFFIX = ".gz"
 """A file name ending so is written gzipped."""
 
 
-def atomic_write(path: Path, write: Any, *, follow_links: bool = True) -> None:
+def atomic_write(path: Path, write: Any, *, devices: bool = True) -> None:
     """Call ``write(temporary_path)``, then rename the result onto ``path`` (never half-written).
 
-    The file gets the mode a new file gets (0666 less the umask), also when it replaces a file with
-    other permissions. A symbolic link is written through (its target is replaced, the link kept);
-    a device or FIFO (``/dev/stdout``) cannot be renamed onto, so it is written directly. Whatever
-    interrupts the write (an error, Ctrl-C, SIGTERM turned into an exception by the command line)
-    removes the temporary file; a failure of the file system (a read-only, missing or full
-    directory, a file-size limit) is an :class:`OutputError` naming ``path`` and the reason.
+    The one writer of every file fusiondiff writes, and it never writes through a link: a symbolic
+    link at ``path`` (planted, or left by someone else) is refused, never followed, so a file it
+    points to is never replaced, and the rename replaces ``path`` itself, never what a link put
+    there meanwhile points to. Only a device or FIFO named by the user (``-o /dev/null``, a
+    pipe, ``/dev/stdout``'s link to one) is written directly, since nothing can be renamed onto it;
+    with ``devices`` false (a folder a run owns, which may be shared or planted) that is refused too.
 
-    With ``follow_links`` false (a folder a run owns, which may be shared or planted) nothing is
-    written through a link: a link, FIFO, device or folder at ``path`` is refused, and the rename
-    replaces ``path`` itself, never what a link put there meanwhile points to.
+    The file gets the mode a new file gets (0666 less the umask), also when it replaces a file with
+    other permissions. Whatever interrupts the write (an error, Ctrl-C, SIGTERM turned into an
+    exception by the command line) removes the temporary file; a failure of the file system (a
+    read-only, missing or full directory, a file-size limit) is an :class:`OutputError` naming
+    ``path`` and the reason.
     """
     path = Path(path)
-    if not follow_links:
-        refused = not_regular(path)
-        if refused:
-            raise OutputError(f"cannot write {path}: {refused}")
-    problem = _unwritable(path)
-    if problem:
-        raise OutputError(f"cannot write {path}: {problem}")
-    if follow_links and path.exists() and not path.is_file():  # a device or FIFO: no rename onto it
+    check_place(path, devices=devices)
+    if devices and path.exists() and _special(path):  # a device or FIFO: no rename onto it
         try:
             write(str(path))
         except OSError as exc:
             raise OutputError(f"cannot write {path}: {_reason(exc, path)}") from None
         return
-    target = Path(os.path.realpath(path)) if follow_links else Path(os.path.abspath(path))
+    target = Path(os.path.abspath(path))
     tmp = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -66,7 +62,31 @@ def atomic_write(path: Path, write: Any, *, follow_links: bool = True) -> None:
                 pass
 
 
-def write_text(path: str | os.PathLike[str], text: str, *, follow_links: bool = True) -> None:
+def check_place(path: str | os.PathLike[str], *, devices: bool = True) -> None:
+    """Refuse, before anything is written, a place :func:`atomic_write` will not write: a link
+    (except, with ``devices``, one to a device or FIFO), a folder, a path under a file, and without
+    ``devices`` a device or FIFO. Commands that write several files check every one first."""
+    path = Path(path)
+    problem = _unwritable(path)  # first: a path under a file is said as such, not as lstat's ENOTDIR
+    if problem:
+        raise OutputError(f"cannot write {path}: {problem}")
+    refused = not_regular(path)
+    if refused and devices and _special(path):
+        refused = None
+    if refused:
+        raise OutputError(f"cannot write {path}: {refused}")
+
+
+def _special(path: Path) -> bool:
+    """Whether ``path`` (or what a link there points to) is a device or FIFO."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISBLK(mode)
+
+
+def write_text(path: str | os.PathLike[str], text: str, *, devices: bool = True) -> None:
     """Write ``text`` (UTF-8) to ``path`` with :func:`atomic_write`; gzipped when the name ends in
     ``.gz`` (no time stamp in the header, so the same text gives the same bytes)."""
     path = Path(path)
@@ -74,9 +94,9 @@ def write_text(path: str | os.PathLike[str], text: str, *, follow_links: bool = 
         import gzip
 
         data = gzip.compress(text.encode("utf-8"), mtime=0)
-        atomic_write(path, lambda tmp: Path(tmp).write_bytes(data), follow_links=follow_links)
+        atomic_write(path, lambda tmp: Path(tmp).write_bytes(data), devices=devices)
         return
-    atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), follow_links=follow_links)
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), devices=devices)
 
 
 def not_regular(path: Path) -> str | None:

@@ -25,16 +25,17 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fusiondiff.io.files import GZIP_SUFFIX, atomic_write, write_text
+from fusiondiff.io.files import GZIP_SUFFIX, atomic_write, check_place, write_text
+from fusiondiff.records import limits
 from fusiondiff.records.codec import check_schema_version, decode, decode_capture_bytes, to_jsonable
 from fusiondiff.records.collector import collector_paused
 from fusiondiff.records.errors import CaptureFormatError, FusionDiffError
 from fusiondiff.records.model import Capture
 
-MAX_CAPTURE_BYTES = 512 * 2**20
+MAX_CAPTURE_BYTES = limits.CAPTURE_BYTES
 """Capture files larger than this (512 MiB) are refused: a capture of thousands of fusions with
 their CUDA sources is tens of MiB."""
-MAX_INTEGER_DIGITS = 40
+MAX_INTEGER_DIGITS = limits.INTEGER_DIGITS
 """Longer integers are refused while decoding: nothing a capture records needs more than 20."""
 
 if TYPE_CHECKING:  # torch is only needed where tensors are saved or loaded
@@ -63,10 +64,10 @@ def save_capture(
     tensors: dict[str, torch.Tensor] | None = None,
     timelines: dict[str, Any] | None = None,
     *,
-    follow_links: bool = True,
+    devices: bool = True,
 ) -> Path:
     """Write ``capture`` to ``path`` (and its tensors and timelines next to it). Returns the JSON path."""
-    write_capture(capture, path, tensors, timelines, follow_links=follow_links)
+    write_capture(capture, path, tensors, timelines, devices=devices)
     return Path(path)
 
 
@@ -76,19 +77,26 @@ def write_capture(
     tensors: dict[str, torch.Tensor] | None = None,
     timelines: dict[str, Any] | None = None,
     *,
-    follow_links: bool = True,
+    devices: bool = True,
 ) -> Capture:
     """Write ``capture`` to ``path`` and its tensors next to it; returns the capture as written,
     its ``tensors_file`` naming the tensors' file when there are any. ``timelines``: the CTA
     arrays of the records' ``sm_timeline`` (:mod:`fusiondiff.io.timelines`), written beside it too.
-    ``follow_links`` false: nothing written through a link at ``path`` (:func:`fusiondiff.io.files.atomic_write`)."""
+    Nothing is written through a link, and each of the files' places is checked before any is
+    written; ``devices`` false: not to a device or FIFO at ``path`` either
+    (:func:`fusiondiff.io.files.atomic_write`)."""
     if not isinstance(capture, Capture):
         raise FusionDiffError(f"save_capture takes a Capture, not {type(capture).__name__}")
     if not isinstance(path, (str, os.PathLike)) or not str(path):
         raise FusionDiffError(f"save_capture takes a file path, not {type(path).__name__} {str(path)[:60]!r}")
     path = Path(path)
+    check_place(path, devices=devices)
+    if tensors:
+        check_place(tensors_path_for(path), devices=False)
     if timelines:
-        from fusiondiff.io.timelines import attach_file
+        from fusiondiff.io.timelines import attach_file, timeline_path_for
+
+        check_place(timeline_path_for(path), devices=False)
 
         capture = attach_file(capture, path, timelines)
     if tensors:
@@ -97,7 +105,7 @@ def write_capture(
         tpath = tensors_path_for(path)
         atomic_write(tpath, lambda tmp: save_file(tensors, tmp))
         capture = dataclasses.replace(capture, tensors_file=tpath.name)
-    write_text(path, dumps_capture(capture), follow_links=follow_links)
+    write_text(path, dumps_capture(capture), devices=devices)
     return capture
 
 

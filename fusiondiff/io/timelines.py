@@ -30,11 +30,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from fusiondiff.records import limits
 from fusiondiff.records.block_stats import run_stats
 from fusiondiff.records.blocks import BlockStats, FusionTimeline, KernelTimeline
 from fusiondiff.records.errors import CaptureFormatError
 
-MAX_TIMELINE_BYTES = 1 << 30
+MAX_TIMELINE_BYTES = limits.TIMELINE_BYTES
 """Timeline files larger than 1 GiB are refused (a training step's timelines are tens of MiB)."""
 MAX_HEADER_BYTES = 16 << 20
 _DTYPES: dict[str, np.dtype[Any]] = {"I16": np.dtype("<i2"), "I32": np.dtype("<i4"), "I64": np.dtype("<i8")}

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 _ASSIGNED = re.compile(r"^\s*(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
+_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
 _STATEMENT = re.compile(
     r"^\s*(?:(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*)?fd\.(?P<call>[\w.]+)\((?P<args>.*)\)\s*$"
 )
@@ -64,8 +65,9 @@ def canonical_definition(definition: str) -> str:
                 names.setdefault(name, f"v{len(names)}")
     if not names:
         return "\n".join(lines)
-    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
-    return "\n".join(pattern.sub(lambda m: names[m[1]], line) for line in lines)
+    # every identifier looked up, rather than one alternation of all names tried at every position:
+    # that was quadratic (a definition of 20,000 constants took minutes)
+    return "\n".join(_IDENTIFIER.sub(lambda m: names.get(m[0], m[0]), line) for line in lines)
 
 
 def definition_hash(definition: str) -> str:
@@ -215,10 +217,11 @@ class DefinitionCall:
 
 def definition_calls(definition: str) -> list[DefinitionCall]:
     """The call statements of the first function a printed definition defines, in order; empty
-    when the text does not parse or defines no function."""
+    when the text does not parse (nested past the parser's stack included: the parser says so with
+    a MemoryError or RecursionError) or defines no function."""
     try:
         module = ast.parse(definition)
-    except SyntaxError:
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return []
     function = next((n for n in module.body if isinstance(n, ast.FunctionDef)), None)
     if function is None:

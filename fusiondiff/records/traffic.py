@@ -34,6 +34,7 @@ from fusiondiff.records.definition import definition_calls
 from fusiondiff.records.dtypes import itemsize_bytes
 from fusiondiff.records.environment import Environment
 from fusiondiff.records.model import Capture, FusionRecord, KernelRecord, TensorMeta
+from fusiondiff.records.units import as_float
 
 VENDOR_GBS: dict[str, float] = {
     "NVIDIA H100 80GB HBM3": 3350.0,
@@ -107,7 +108,7 @@ class KernelTraffic:
 
     @property
     def achieved_gbs(self) -> float:
-        return self.bytes / self.time_ns if self.time_ns > 0 else math.nan
+        return as_float(self.bytes) / self.time_ns if self.time_ns > 0 else math.nan
 
     @property
     def percent_of_peak(self) -> float | None:
@@ -236,7 +237,9 @@ def _gathered_bytes(table: TensorMeta, gather: Gather, inputs: dict[int, TensorM
         return size, f"input {table.index} is gathered from through a computed index: counted whole"
     named = math.prod(index.shape)
     if index.min_value is not None and index.max_value is not None:
-        named = min(named, int(index.max_value - index.min_value) + 1)
+        span = index.max_value - index.min_value  # infinite for a range of -1e308..1e308: no bound
+        if math.isfinite(span) and span >= 0:
+            named = min(named, int(span) + 1)
     return min(rows, named) * row_bytes, bound
 
 

@@ -21,6 +21,19 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+TOO_LARGE = "too large"
+"""How a number past any float (a byte count of a shape someone made up) reads."""
+
+
+def as_float(value: float) -> float:
+    """``value`` as a float; an integer past the largest float is infinite (with its sign), never an
+    OverflowError: a capture's shapes are integers of any size, their byte counts too."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 UNITS: tuple[tuple[str, float], ...] = (("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9))
 """Every time unit, with its size in nanoseconds."""
 _UNIT_AT = {name: i for i, (name, _) in enumerate(UNITS)}

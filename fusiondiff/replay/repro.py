@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from fusiondiff.io.files import check_not_input
+from fusiondiff.io.files import check_not_input, check_place
 from fusiondiff.io.store import load_capture, tensors_path_for
 from fusiondiff.recording import synthesis
 from fusiondiff.recording.synthesis import INT_RANGES, int_range, synthesized_numel
@@ -145,6 +145,7 @@ def write_repros(
         notes, tensors = (*notes, *more), (tensors if usable is not None else None)
     for _, path in targets:
         check_not_input(path, [capture_path, tensors or tensors_path_for(capture_path)])
+        check_place(path)
     for note in notes:
         (on_note or (lambda message: None))(note)
     rendered = []

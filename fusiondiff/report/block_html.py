@@ -12,6 +12,7 @@ numbers of SMs, the one that used fewest; else the one with the median span). Ha
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
@@ -20,11 +21,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from fusiondiff.records.limits import BLOCK_BINS, BLOCK_CELLS
 from fusiondiff.report.blocks import HEADER, NOTE, block_rows, cells, shown_run
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.plots import COLOR_A, COLOR_B, nice_ticks
 
-BINS = 160
+BINS = BLOCK_BINS
 """Time bins of an occupancy strip."""
 PALETTE = ("#f3f4f6", "#d6e4f0", "#a9c7e2", "#74a6d1", "#4583bd", "#1f5fa8", "#123f78", "#0a2450")
 """Colours by CTAs at once: none, then darker for more (the last for as many or more)."""
@@ -39,8 +41,9 @@ def occupancy(
     bins: int = BINS,
 ) -> npt.NDArray[np.float64]:
     """CTAs running on each SM in each of ``bins`` equal time bins over ``[0, span)``: each CTA
-    adds the share of each bin it covers (shape ``[sms, bins]``)."""
-    width = span / bins
+    adds the share of each bin it covers (shape ``[sms, bins]``). A span of 0 (every CTA started
+    and ended at once) is drawn over 1 ns."""
+    width = (span if math.isfinite(span) and span > 0 else 1.0) / bins
     grid = np.zeros((sms, bins + 1), dtype=np.float64)
     s = np.clip(start / width, 0, bins)
     e = np.clip(end / width, 0, bins)
@@ -261,7 +264,9 @@ def _refused(row: Any) -> bool:
 def block_html(report: DiffReport) -> str:
     """The block-level section of the HTML report (empty when nothing was recorded): the table in a
     box of its own that scrolls sideways, then per fusion its kernels' per-SM timelines (A above B)
-    on one time axis, its refused kernels one line each, and its CTA-duration histograms."""
+    on one time axis, its refused kernels one line each, and its CTA-duration histograms. The
+    pictures together draw at most :data:`~fusiondiff.records.limits.BLOCK_CELLS` cells (SMs x
+    time bins); a fusion past that is listed with the table's figures only, and says so."""
     if not any(True for _ in block_rows(report)):
         return ""
     head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
@@ -275,6 +280,7 @@ def block_html(report: DiffReport) -> str:
     for r in block_rows(report):
         if _refused(r) and r.timeline is not None:
             refusals.setdefault(f"{r.fusion}\x00{r.kernel}", []).append(f"{r.side}: {cells(r.timeline)[0]}")
+    budget = [BLOCK_CELLS]
     for pair in report.result.pairs:
         kernels = []
         for kernel in pair.kernels:
@@ -294,22 +300,36 @@ def block_html(report: DiffReport) -> str:
             if (key := f"{pair.label}\x00{kernel.normalized_name}") in refusals
         ]
         if kernels or refused:
-            parts.append(_fusion_plots(pair.label, kernels, refused, labels))
+            parts.append(_fusion_plots(pair.label, kernels, refused, labels, budget))
     return "".join(parts)
 
 
 def _fusion_plots(
-    title: str, kernels: Sequence[tuple[str, Sequence[tuple[str, Any]]]], refused: Sequence[str], labels: dict[str, str]
+    title: str,
+    kernels: Sequence[tuple[str, Sequence[tuple[str, Any]]]],
+    refused: Sequence[str],
+    labels: dict[str, str],
+    budget: list[int],
 ) -> str:
     """One fusion's plots: every measured kernel's sides as per-SM strips on one time axis, its
-    refused kernels one line each, its kernels' CTA durations on one duration axis."""
+    refused kernels one line each, its kernels' CTA durations on one duration axis; only a line
+    saying so where its strips would pass what is left of the page's ``budget`` of cells."""
     colors = {"A": COLOR_A, "B": COLOR_B}
     lines = "".join(f'<p class="meta refused">refused: {escape(line)}</p>' for line in refused)
     if not kernels:
         return f"<details open><summary>{escape(title)}</summary>{lines}</details>"
     runs = [(name, side, a, shown_run(a)) for name, found in kernels for side, a in found]
-    span = float(max(int(a.end_ns[r].max() - a.start_ns[r].min()) for _, _, a, r in runs))
+    # every CTA starting and ending at once spans nothing: drawn over 1 ns
+    span = max(1.0, float(max(int(a.end_ns[r].max() - a.start_ns[r].min()) for _, _, a, r in runs)))
     sms = max(int(a.sm[r].max()) + 1 for _, _, a, r in runs)
+    cells_needed = len(runs) * sms * BINS
+    if cells_needed > budget[0]:
+        note = (
+            f"{len(runs)} per-SM picture(s) of {sms} SMs not drawn: the page draws at most {BLOCK_CELLS} cells "
+            "(SMs x time bins) of them; the table above has their figures"
+        )
+        return f'<details open><summary>{escape(title)}</summary>{lines}<p class="meta">{escape(note)}</p></details>'
+    budget[0] -= cells_needed
     strips = []
     for name, side, a, r in runs:
         start = a.start_ns[r] - a.start_ns[r].min()

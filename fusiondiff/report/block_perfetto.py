@@ -19,12 +19,13 @@ from typing import Any
 import numpy as np
 
 from fusiondiff.records.blocks import KernelTimeline
+from fusiondiff.records.limits import CTAS_PER_KERNEL, CTAS_SHOWN
 from fusiondiff.report.blocks import shown_run
 
 PID = {"A": 5, "B": 6}
 LANES = 64
 """Lanes per SM track at most (an SM holds at most 32 CTAs of one kernel at once)."""
-MAX_CTAS = 20_000
+MAX_CTAS = CTAS_PER_KERNEL
 """CTAs shown per kernel at most (the earliest to start); the kernel's slice args say how many."""
 NOTE = (
     "measured: one slice per CTA, from thread 0's start to the last warp's end (%globaltimer), on the SM "
@@ -33,12 +34,18 @@ NOTE = (
 
 
 class MeasuredSMs:
-    """One side's measured SM tracks, filled kernel by kernel in timeline order."""
+    """One side's measured SM tracks, filled kernel by kernel in timeline order, at most
+    :data:`~fusiondiff.records.limits.CTAS_SHOWN` slices over all kernels (``left_out`` counts the
+    kernels past it, which keep their kernel slice only)."""
 
     def __init__(self, side: str, label: str, arrays: Mapping[tuple[int, int], Any]) -> None:
         self.side, self.label, self.arrays = side, label, arrays
         self._free: dict[int, list[int]] = {}
         """Per SM, when each of its lanes is free again (ns on the trace's timeline)."""
+        self.left = CTAS_SHOWN
+        """Slices this side may still draw."""
+        self.left_out = 0
+        """Measured kernels whose CTAs were not drawn: the side's slices were spent."""
 
     def has(self, fusion_index: int, order: int) -> bool:
         return (fusion_index, order) in self.arrays
@@ -51,6 +58,10 @@ class MeasuredSMs:
         run = shown_run(arrays)
         starts, ends, sms = arrays.start_ns[run], arrays.end_ns[run], arrays.sm[run]
         shown = np.argsort(starts, kind="stable")[:MAX_CTAS]
+        if len(shown) > self.left:
+            self.left_out += 1
+            return []
+        self.left -= len(shown)
         events = []
         for cta in shown:
             begin, end, sm = start_ns + int(starts[cta]), start_ns + int(ends[cta]), int(sms[cta])

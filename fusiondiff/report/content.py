@@ -17,6 +17,7 @@ from typing import Any
 from fusiondiff.diff.clocks import is_idle, max_clock_mhz, timed_clock
 from fusiondiff.diff.records import Finding, FusionPair, PropertyChange, TimingVerdict
 from fusiondiff.diff.rules_setup import CLOCK_TOLERANCE
+from fusiondiff.records import limits
 from fusiondiff.records.environment import PeakBandwidth
 from fusiondiff.records.model import Capture, KernelRecord, LaunchConfig, TensorMeta
 from fusiondiff.records.units import Column, duration, floor_cell, p_value, ratio  # noqa: F401 - renderers read them from here
@@ -31,7 +32,7 @@ from fusiondiff.report.text_diffs import (  # noqa: F401 - renderers read them f
     unified,
 )
 
-MAX_PROPERTY_ROWS = 60
+MAX_PROPERTY_ROWS = limits.PROPERTY_ROWS
 """Recorded differences listed in a document; the diff record holds all of them."""
 
 
@@ -286,8 +287,7 @@ def launch_change(row: TimingRow) -> str:
 
 
 def _kernel_on(report: DiffReport, pair: FusionPair, side: str, order: int) -> KernelRecord | None:
-    fusion = report.fusion_a(pair) if side == "A" else report.fusion_b(pair)
-    return next((k for k in fusion.kernels if k.order == order), None)
+    return report.kernel_at(pair, side, order)
 
 
 @dataclass(frozen=True)

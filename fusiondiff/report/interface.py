@@ -38,6 +38,11 @@ class DiffReport:
     """A's measured CTA arrays (:class:`fusiondiff.io.timelines.KernelArrays`) by (fusion
     index, kernel order), where they were read: the block-level views draw them."""
     arrays_b: Mapping[tuple[int, int], Any] = field(default_factory=dict)
+    _kernels: dict[tuple[str, int], dict[tuple[int, str], KernelRecord]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Each fusion's kernel records by (launch order, name), built when first asked for: a report
+    looks up every kernel of a fusion, and a scan per look-up was quadratic in its kernels."""
 
     def fusion_a(self, pair: FusionPair) -> FusionRecord:
         return self.a.fusions[pair.index_a]
@@ -47,10 +52,30 @@ class DiffReport:
 
     def kernel_records(self, pair: FusionPair, kernel: KernelPair) -> tuple[KernelRecord, KernelRecord]:
         """The two kernel records a :class:`KernelPair` pairs (found by launch order)."""
-        fa, fb = self.fusion_a(pair), self.fusion_b(pair)
-        ka = next(k for k in fa.kernels if k.order == kernel.order_a and k.name == kernel.name_a)
-        kb = next(k for k in fb.kernels if k.order == kernel.order_b and k.name == kernel.name_b)
+        ka = self._kernel_index("A", pair.index_a, self.fusion_a(pair))[(kernel.order_a, kernel.name_a)]
+        kb = self._kernel_index("B", pair.index_b, self.fusion_b(pair))[(kernel.order_b, kernel.name_b)]
         return ka, kb
+
+    def kernel_at(self, pair: FusionPair, side: str, order: int) -> KernelRecord | None:
+        """The first kernel of ``side``'s fusion of ``pair`` launched at ``order``, if any."""
+        fusion = self.fusion_a(pair) if side == "A" else self.fusion_b(pair)
+        index = pair.index_a if side == "A" else pair.index_b
+        by_order = self._kernels.get((side + "#", index))
+        if by_order is None:
+            by_order = {}
+            for k in fusion.kernels:
+                by_order.setdefault((k.order, ""), k)
+            self._kernels[(side + "#", index)] = by_order
+        return by_order.get((order, ""))
+
+    def _kernel_index(self, side: str, index: int, fusion: FusionRecord) -> dict[tuple[int, str], KernelRecord]:
+        found = self._kernels.get((side, index))
+        if found is None:
+            found = {}
+            for k in fusion.kernels:
+                found.setdefault((k.order, k.name), k)
+            self._kernels[(side, index)] = found
+        return found
 
 
 def verdict_sentence(result: DiffResult) -> str:

@@ -9,6 +9,8 @@ import re
 import textwrap
 from collections.abc import Iterable, Sequence
 
+from fusiondiff.records.limits import LINE_CHARS
+
 DEFAULT_WIDTH = 100
 """The width of text that goes to a file or a pipe, and the least a terminal is laid out for."""
 MIN_WIDTH = 40
@@ -22,7 +24,10 @@ _BRACKETED = re.compile(r"\[[^\[\]]*\]|\([^()]{0,24}\)")
 
 def fit(line: str, width: int | None = DEFAULT_WIDTH, hang: int = 4) -> list[str]:
     """``line`` as lines of at most ``width`` columns: as it is when it fits (or ``width`` is None),
-    else wrapped at spaces outside brackets, each continuation indented ``hang`` more than the line."""
+    else wrapped at spaces outside brackets, each continuation indented ``hang`` more than the line.
+    A line longer than :data:`~fusiondiff.records.limits.LINE_CHARS` (a name someone made a
+    megabyte long) is cut there first, and says how much was left out."""
+    line = cut(line)
     if width is None or len(line) <= width:
         return [line]
     indent = len(line) - len(line.lstrip(" "))
@@ -36,6 +41,13 @@ def fit(line: str, width: int | None = DEFAULT_WIDTH, hang: int = 4) -> list[str
         break_on_hyphens=False,
     )
     return [w.replace(_KEEP, " ") for w in wrapped] or [line[:width]]
+
+
+def cut(line: str, limit: int = LINE_CHARS) -> str:
+    """``line`` as it is up to ``limit`` characters, else its first ``limit`` and how many more."""
+    if len(line) <= limit:
+        return line
+    return f"{line[:limit]} ... ({len(line) - limit} more characters not shown)"
 
 
 def fit_all(lines: Iterable[str], width: int | None = DEFAULT_WIDTH) -> list[str]:

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from fusiondiff.diff.records import FusionPair, KernelPair, TimingVerdict
+from fusiondiff.records.limits import CTAS_SHOWN, DERIVED_EVENTS
 from fusiondiff.records.model import Capture, FusionRecord, KernelRecord, traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report.block_perfetto import NOTE as MEASURED_NOTE
@@ -41,7 +42,7 @@ DERIVED_NOTE = (
     "GPU's per-SM limits; blocks assumed dealt to SMs in turn and equally long"
 )
 
-MAX_DERIVED_EVENTS = 50_000
+MAX_DERIVED_EVENTS = DERIVED_EVENTS
 """Derived per-SM slices one side's trace holds at most (about 12 MB of JSON): that view is one
 slice per SM per kernel, so it grew with kernels times SMs (a 0.35 MB capture once gave a 750 MB
 trace). Kernels past it keep their kernel slice and its derived occupancy, not their SM rows."""
@@ -321,6 +322,12 @@ def build_trace(report: DiffReport, sm_tracks: bool = False) -> dict[str, Any]:
                 f"the derived view is held to {MAX_DERIVED_EVENTS} slices a side"
                 for side, d in derived.items()
                 if d["skipped"]
+            },
+            **{
+                f"measured_sm_view_{side}": f"{m.left_out} measured kernel(s) left out: the measured view is held "
+                f"to {CTAS_SHOWN} CTA slices a side"
+                for side, m in measured.items()
+                if m.left_out
             },
             **({"selection": report.selection} if report.selection else {}),
         },

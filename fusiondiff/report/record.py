@@ -65,7 +65,6 @@ for readers of the JSON: it is what a later ``fusiondiff report diff.json`` rend
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
 from fusiondiff.diff.causes import node
@@ -74,7 +73,7 @@ from fusiondiff.records.codec import capture_from_jsonable, decode, to_jsonable
 from fusiondiff.records.errors import CaptureFormatError, ReportError
 from fusiondiff.records.model import Capture
 from fusiondiff.records.notes import from_roundtrip
-from fusiondiff.report.diff_text import json_safe, questions_json, verdict_line
+from fusiondiff.report.diff_text import indented_json, json_safe, questions_json, verdict_line
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.traffic_data import view_data
 from fusiondiff.report.wording import worded
@@ -162,7 +161,7 @@ def build_diff_record(report: DiffReport) -> dict[str, Any]:
 
 
 def dumps_diff_record(report: DiffReport) -> str:
-    return json.dumps(build_diff_record(report), indent=1, allow_nan=False) + "\n"
+    return indented_json(build_diff_record(report))
 
 
 def is_diff_record(data: Any) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from fusiondiff.diff.records import DiffResult, Evidence, KernelAgainstPeaks
 from fusiondiff.diff.speed_of_light import row_label
-from fusiondiff.records.units import Column, durations
+from fusiondiff.records.units import TOO_LARGE, Column, durations
 from fusiondiff.report.html_parts import escaped, number_table
 from fusiondiff.report.shown import by_field, show
 
@@ -110,6 +110,10 @@ def shown_rows(result: DiffResult, limit: int = MAX_ROWS) -> list[KernelAgainstP
 
 
 def _signed(fraction: float) -> str:
+    if math.isnan(fraction):
+        return "-"
+    if not math.isfinite(100 * fraction):  # a record's residual past any printing
+        return TOO_LARGE
     percent = round(100 * fraction)
     return "0 %" if percent == 0 else f"{percent:+d} %"
 

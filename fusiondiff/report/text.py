@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from fusiondiff.records import limits
 from fusiondiff.records.escape import printable
 from fusiondiff.records.model import Capture, FusionRecord, KernelRecord, LaunchConfig, traced_name
 from fusiondiff.records.units import Column, duration
@@ -124,10 +125,10 @@ def communication_lines(capture: Capture) -> list[str]:
     return lines
 
 
-MAX_FUSIONS_SHOWN = 1_000
+MAX_FUSIONS_SHOWN = limits.FUSIONS_SHOWN
 """``show`` prints at most this many fusions, then says how many it left out: a capture of
 10,000 fusions is tens of thousands of lines nobody reads on a terminal."""
-MAX_KERNELS_SHOWN = 100
+MAX_KERNELS_SHOWN = limits.KERNELS_SHOWN
 """Kernel lines printed per fusion, likewise."""
 
 

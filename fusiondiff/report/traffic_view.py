@@ -34,7 +34,7 @@ from fusiondiff.records.traffic import (
     peak_missing,
     vendor_gbs,
 )
-from fusiondiff.records.units import Column
+from fusiondiff.records.units import TOO_LARGE, Column, as_float
 
 TOP = 5
 """Kernels in the list of those furthest from the limit."""
@@ -171,7 +171,10 @@ class TrafficView:
 
 
 def size_text(n_bytes: float) -> str:
-    """``512 kB``, ``234.9 MB``, ``1.12 GB``: decimal units, as GB/s is."""
+    """``512 kB``, ``234.9 MB``, ``1.12 GB``: decimal units, as GB/s is; ``too large`` past any float."""
+    n_bytes = as_float(n_bytes)
+    if not math.isfinite(n_bytes):
+        return TOO_LARGE
     if n_bytes >= 1e9:
         return f"{n_bytes / 1e9:.2f} GB"
     if n_bytes >= 1e6:
@@ -184,7 +187,9 @@ def percent_text(percent: float | None) -> str:
 
 
 def gbs_text(gbs: float) -> str:
-    return "-" if math.isnan(gbs) else f"{gbs:.0f}"
+    if math.isnan(gbs):
+        return "-"
+    return f"{gbs:.0f}" if math.isfinite(gbs) else TOO_LARGE
 
 
 def _buffer(peak: PeakBandwidth) -> str:

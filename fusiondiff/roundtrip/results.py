@@ -84,7 +84,7 @@ def finish(
     if merged is not None:
         replay_path = owned(directory / "replay.json")
         check_not_input(replay_path, lives)
-        save_capture(merged, replay_path, follow_links=False)
+        save_capture(merged, replay_path, devices=False)
         # A holds the distinct live fusions that have a replay: the others are in the summary. Of
         # several ranks, each named with its rank (two ranks' nvFusion2 may both be there).
         subset = dataclasses.replace(
@@ -113,7 +113,7 @@ def finish(
         diff_path = owned(directory / "diff.json")
         check_not_input(diff_path, lives)
         path_a, path_b = display_paths([lives[0], replay_path])
-        write_text(diff_path, dumps_diff_record(DiffReport(result, subset, merged, path_a, path_b)), follow_links=False)
+        write_text(diff_path, dumps_diff_record(DiffReport(result, subset, merged, path_a, path_b)), devices=False)
     rows = _rows(capture, distinct, have, result, merged, rep_of_stem, not_replayed, sources)
     return RoundTripResult(
         live=label if several else str(lives[0]),

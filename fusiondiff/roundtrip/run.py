@@ -196,7 +196,7 @@ def roundtrip(
 
     # every row (the terminal gets fewer), laid out for 100 columns as a piped summary is; never
     # through a link planted at DIR/summary.txt
-    write_text(directory / SUMMARY_FILE, render_summary(result, limit=None, width=DEFAULT_WIDTH), follow_links=False)
+    write_text(directory / SUMMARY_FILE, render_summary(result, limit=None, width=DEFAULT_WIDTH), devices=False)
     return result
 
 

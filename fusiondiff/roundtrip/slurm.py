@@ -144,7 +144,7 @@ def write_outcome(path: Path, outcome: TaskOutcome) -> None:
     """``outcome`` as JSON at ``path`` (atomically, through no link)."""
     from fusiondiff.io.files import write_text
 
-    write_text(path, msgspec.json.encode(outcome).decode(), follow_links=False)
+    write_text(path, msgspec.json.encode(outcome).decode(), devices=False)
 
 
 def read_outcome(path: Path, task: SlurmTask) -> TaskOutcome | str:
@@ -284,7 +284,7 @@ class SlurmWork:
         try:
             self.jobs = executor.map_array(run_task, self.tasks)
         except Exception as exc:  # noqa: BLE001 - sbatch refused: say what it said, in one line
-            raise FusionDiffError(f"Slurm refused the job array: {_last_line(str(exc))}") from None
+            raise FusionDiffError(_refusal(str(exc))) from None
         array = str(self.jobs[0].job_id).partition("_")[0]
         fusions = sum(len(t.plan.fusions) for t in self.tasks)
         self.progress(
@@ -433,6 +433,15 @@ def _stderr_reason(job: Any) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip() and not set(line.strip()) <= {"-"}]
     telling = [line for line in lines if not line.startswith(("srun: ", "fusiondiff roundtrip: "))]
     return (telling or lines or [""])[-1]
+
+
+def _refusal(text: str) -> str:
+    """The line said when submitting failed: sbatch's words, never submitit's advice to its callers."""
+    answer = re.search(r'Could not make sense of sbatch output "(.*)"', text, re.DOTALL)
+    if answer is None:
+        return f"Slurm refused the job array: {_last_line(text)}"
+    said = _last_line(answer.group(1)) or "nothing"
+    return f"sbatch answered without a job id ({said[:200]!r}), so the array cannot be followed: check `squeue --me` and cancel it if it was queued"
 
 
 def _last_line(text: str) -> str:

@@ -335,7 +335,7 @@ class Workers:
             tie = self.plan.ties[by_stem[stem].index]
             one = dataclasses.replace(replayed, fusions=tuple(records), source=tie, tensors_file=None)
             target = owned(self.plan.replays_dir / f"{stem}.json")
-            save_capture(copied(one, output, target), target, follow_links=False)
+            save_capture(copied(one, output, target), target, devices=False)
             kept.add(by_stem[stem].index)
         return kept
 

@@ -17,6 +17,7 @@ import pytest
 
 from fusiondiff.io.files import write_text
 from fusiondiff.io.store import load_capture, save_capture
+from fusiondiff.records.errors import OutputError
 from fusiondiff.replay.repro import _file_names, write_repros
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -42,12 +43,19 @@ def test_written_files_get_the_mode_the_umask_gives_also_over_a_0755_file(tmp_pa
     assert _mode(tmp_path / "old.json") == 0o666 & ~umask
 
 
-def test_a_symbolic_link_is_written_through(tmp_path):
+def test_a_symbolic_link_is_refused_never_written_through(tmp_path):
     (tmp_path / "real.json").write_text("old")
     (tmp_path / "link.json").symlink_to("real.json")
-    write_text(tmp_path / "link.json", "new")
+    with pytest.raises(OutputError, match="symbolic link"):
+        write_text(tmp_path / "link.json", "new")
     assert (tmp_path / "link.json").is_symlink()
-    assert (tmp_path / "real.json").read_text() == "new"
+    assert (tmp_path / "real.json").read_text() == "old"
+
+
+def test_a_link_to_a_device_is_written_as_the_device(tmp_path):
+    (tmp_path / "null").symlink_to("/dev/null")
+    write_text(tmp_path / "null", "gone")
+    assert (tmp_path / "null").is_symlink()
 
 
 SLOW_WRITE = textwrap.dedent(

@@ -1,0 +1,45 @@
+"""Cases the fuzz harness found, kept as printed (``Case(...)``): each must break no rule now.
+
+- A definition of 20,000 constants: `diff` and `repro` ran past the limit (the canonical text
+  tried an alternation of every value name at every position of every line: quadratic).
+- A definition nesting 30,000 unary minus around a gather's dimension: MemoryError from the parser.
+- A round trip with a link planted where its script goes and an input no script can name: exit 2
+  with its summary saying why (NOT REPLAYED), nothing written through the link.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .cases import Case
+from .test_fuzz import check_case
+
+KEPT = [
+    Case(
+        kind="capture",
+        seed="constants",
+        mutations=(("fusions.0.definition", "definition", ("constants", 20_000)),),
+        commands=("diff",),
+    ),
+    Case(
+        kind="capture",
+        seed="offset",
+        mutations=(("fusions.0.definition", "definition", ("unary-minus-gather", 30_000)),),
+        commands=("md",),
+    ),
+    Case(
+        kind="folder",
+        seed="cli",
+        mutations=(
+            ("fusions.0.inputs.1.device", "text", ("x", 200000)),
+            ("fusions.0.kernels.0.timing.summary.count", "set", 0),
+        ),
+        commands=("roundtrip-folder",),
+        plants=(("out/t.json", "link-folder"), ("out/script_fusion0.py", "link-dangling")),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", KEPT, ids=[f"{c.kind}-{c.seed}-{c.commands[0]}" for c in KEPT])
+def test_kept_case_breaks_no_rule(case, tmp_path):
+    assert check_case(case, tmp_path) == []
