@@ -124,7 +124,9 @@ def build_report_folder(root: Path) -> Path:
         for timer in ("WallTime", "KernelTime"):
             reports = folder / graph / "nvfusion_reports"
             written.append(_write(reports / f"{region}_nvfuser_{timer}.py", benchmark_script(region, kind, timer)))
-            written.append(_write(reports / f"{region}_torchcompile_{timer}.py", inductor_benchmark_script(region, timer)))
+            written.append(
+                _write(reports / f"{region}_torchcompile_{timer}.py", inductor_benchmark_script(region, timer))
+            )
             stream.append(check_timing_line(region, timer))
             stream.append(f"The scripts are saved: {region}_nvfuser_{timer}.py, {region}_torchcompile_{timer}.py\n\n")
     format_like_thunder(written)

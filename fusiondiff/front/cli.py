@@ -17,7 +17,6 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fusiondiff.front.cli_options import add_capture_options, gates
@@ -128,7 +127,6 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from fusiondiff.io.files import check_not_input
 
     check_not_input(args.output, [*args.scripts, args.inputs, args.thunder_stream])
-    _check_outside_thunder_folders(args.output, args.scripts)
     from fusiondiff.records.options import NVFUSER, TIMERS
     from fusiondiff.replay.runner import replay_scripts
 
@@ -168,17 +166,6 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         )
         print(f"wrote {printable(str(paths[-1]))}", file=sys.stderr)
     return _print_timers(str(paths[0]), str(paths[1]), 5.0)
-
-
-def _check_outside_thunder_folders(output: str, scripts: Sequence[str]) -> None:
-    """Refuse an output inside a Thunder folder being replayed: the folder is read as Thunder wrote
-    it, and the replay writes nothing there."""
-    from fusiondiff.replay.thunder_folder import is_thunder_folder
-
-    target = Path(output).resolve()
-    for script in scripts:
-        if is_thunder_folder(script) and Path(script).resolve() in target.parents:
-            raise FusionDiffError(f"-o {output}: inside the Thunder folder {script}; write the replay outside it")
 
 
 def timer_outputs(output: str) -> dict[str, str]:

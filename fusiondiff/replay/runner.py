@@ -24,7 +24,7 @@ from fusiondiff.records.thunder import ThunderFigure, merged_figures
 from fusiondiff.replay.child import ReplayOutcome, read_script, run_replay
 from fusiondiff.replay.child_process import ChildReplay, child_command
 from fusiondiff.replay.fork_server import ForkServer
-from fusiondiff.replay.thunder_folder import expand_thunder_folders, runnable_source
+from fusiondiff.replay.thunder_folder import check_output_outside, expand_thunder_folders, runnable_source
 
 
 def _checked_source(script: str) -> str:
@@ -211,6 +211,7 @@ def replay_scripts(
     the medians Thunder printed (in its benchmark scripts, and in ``thunder_stream``) kept in the
     capture (``Capture.thunder_figures``)."""
     progress = progress or silent
+    check_output_outside(output, scripts)
     scripts, figures = _thunder_scripts(scripts, thunder_stream, progress)
     for script in expand_scripts(scripts):  # a path that is no script is the first thing to say
         problem = not_a_file(script, "repro script (.py)")

@@ -327,3 +327,12 @@ def expand_thunder_folders(paths: Sequence[str], stream: str | None) -> tuple[li
         else:
             scripts.append(path)
     return scripts, folders
+
+
+def check_output_outside(output: str, paths: Sequence[str]) -> None:
+    """Refuse an output inside a Thunder folder being replayed: the folder is read as Thunder wrote
+    it, and the replay writes nothing there."""
+    target = Path(output).resolve()
+    for path in paths:
+        if is_thunder_folder(path) and Path(path).resolve() in target.parents:
+            raise ReplayError(f"-o {output}: inside the Thunder folder {path}; write the replay outside it")

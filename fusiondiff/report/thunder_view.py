@@ -19,37 +19,42 @@ from fusiondiff.records.units import duration
 from fusiondiff.report.interface import DiffReport
 
 TIMER_MEANINGS = {
-    "WallTime": "Thunder's WallTime: host wall time of each call (launches included), torch Timer's "
-    "adaptive_autorange, back to back, L2 warm, no flush",
+    "WallTime": "Thunder's WallTime: wall time per call of fd.execute called back to back, the GPU "
+    "synchronized around each block of calls (torch Timer's adaptive_autorange): the kernels (L2 warm, no "
+    "flush) and the host time of fd.execute and its launches that they do not hide",
     "WallTimeWithMemoryUsage": "Thunder's WallTimeWithMemoryUsage: as WallTime, with the peak CUDA memory",
     "KernelTime": "Thunder's KernelTime: the kernels' device time per call from torch.profiler, back to back, "
     "L2 warm, no flush",
 }
 """What each of Thunder's timers measured, in words; a timer not listed is shown by its name."""
 FUSIONDIFF_MEANINGS = (
-    "fusiondiff kernel: the fusion's kernels' device time per call (sum of per-kernel medians), "
-    "L2 flushed before each sample (cold L2)",
+    "fusiondiff kernel: the fusion's kernels' device time per call (median of its samples, each kernel "
+    "timed on the device), L2 flushed before each sample (cold L2)",
     "fusiondiff host: fd.execute's host time per call, timed apart from the kernels",
 )
 
 
-def thunder_rows(report: DiffReport) -> Iterator[tuple[str, str, str, str]]:
+def thunder_rows(report: DiffReport) -> Iterator[tuple[str, ...]]:
     """Rows (region, figure, side A, side B): Thunder's figures of each region that has a paired
-    fusion, then fusiondiff's kernel and host medians of that pair."""
+    fusion, then fusiondiff's kernel and host medians of that pair; the region named on its first
+    row only, as the report's tables do."""
     for side, capture in (("B", report.b), ("A", report.a)):
         by_region = _by_region(capture.thunder_figures)
         for region, figures in by_region.items():
             pair = _pair_of(report.result.pairs, capture, region, side)
             if pair is None:
                 continue
+            rows = []
             for figure in figures:
-                shown = f"Thunder {figure.timer} ({figure.executor})"
                 value = duration(figure.median_ns)
-                yield (region, shown, "" if side == "B" else value, value if side == "B" else "")
+                a, b = ("", value) if side == "B" else (value, "")
+                rows.append((f"Thunder {figure.timer} ({figure.executor})", a, b))
             t = pair.timing
-            yield (region, "fusiondiff kernel", duration(t.median_a_ns), duration(t.median_b_ns))
+            rows.append(("fusiondiff kernel", duration(t.median_a_ns), duration(t.median_b_ns)))
             if pair.host is not None:
-                yield (region, "fusiondiff host", duration(pair.host.median_a_ns), duration(pair.host.median_b_ns))
+                rows.append(("fusiondiff host", duration(pair.host.median_a_ns), duration(pair.host.median_b_ns)))
+            for position, row in enumerate(rows):
+                yield (region if position == 0 else "", *row)
 
 
 def _by_region(figures: Sequence[ThunderFigure]) -> dict[str, list[ThunderFigure]]:

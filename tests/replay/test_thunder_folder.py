@@ -56,7 +56,9 @@ def test_report_folder_one_nvfuser_script_per_region_in_nested_graph_folders(thu
     folder = read_thunder_folder(str(thunder_dir / "report"))
     assert [r.region for r in folder.regions] == sorted(REGIONS)
     # the WallTime benchmark of each region; its KernelTime twin runs the same fusion: skipped
-    assert [Path(r.path).name for r in folder.regions] == [f"{region}_nvfuser_WallTime.py" for region in sorted(REGIONS)]
+    assert [Path(r.path).name for r in folder.regions] == [
+        f"{region}_nvfuser_WallTime.py" for region in sorted(REGIONS)
+    ]
     assert all(f"/graph{i}/nvfusion_reports/" in r.path for i, r in enumerate(folder.regions))
     # every script is either replayed or listed as skipped, once
     listed = [r.path for r in folder.regions] + [s.path for s in folder.skipped]
@@ -66,8 +68,12 @@ def test_report_folder_one_nvfuser_script_per_region_in_nested_graph_folders(thu
 def test_other_backends_and_graph_scripts_are_skipped_each_with_its_reason(thunder_dir: Path) -> None:
     reasons = {Path(s.path).name: s.reason for s in read_thunder_folder(str(thunder_dir / "report")).skipped}
     region = "graph0_thunder_0_nvFusion0_forward"
-    assert reasons[f"{region}_torchcompile_WallTime.py"] == "the region under another backend (torch.compile), not nvFuser"
-    assert reasons[f"{region}_nvfuser_KernelTime.py"] == f"the same region as {region}_nvfuser_WallTime.py, replayed once"
+    assert (
+        reasons[f"{region}_torchcompile_WallTime.py"] == "the region under another backend (torch.compile), not nvFuser"
+    )
+    assert (
+        reasons[f"{region}_nvfuser_KernelTime.py"] == f"the same region as {region}_nvfuser_WallTime.py, replayed once"
+    )
     assert "thunder.jit" in reasons["graph0_thunder_0_thunder_KernelTime.py"]
     assert "inductor" in reasons["graph0_thunder_0_inductor_backend_KernelTime.py"]
     assert all("\n" not in reason for reason in reasons.values())
@@ -80,9 +86,15 @@ def test_repros_folder_replays_each_region_repro(thunder_dir: Path) -> None:
 
 
 def test_a_graph_folder_or_its_reports_folder_is_recognised(thunder_dir: Path) -> None:
-    for path in (thunder_dir / "report", thunder_dir / "report" / "graph1", thunder_dir / "report" / "graph1" / "nvfusion_reports"):
+    for path in (
+        thunder_dir / "report",
+        thunder_dir / "report" / "graph1",
+        thunder_dir / "report" / "graph1" / "nvfusion_reports",
+    ):
         assert is_thunder_folder(path), path
-        assert [r.region for r in read_thunder_folder(str(path)).regions] == ["graph1_thunder_0_nvFusion0_forward"] or path.name == "report"
+        assert [r.region for r in read_thunder_folder(str(path)).regions] == [
+            "graph1_thunder_0_nvFusion0_forward"
+        ] or path.name == "report"
     assert not is_thunder_folder(REPO / "tests" / "data" / "legacy_scripts")
 
 
@@ -101,7 +113,10 @@ def test_figures_from_the_stream_and_from_the_scripts_docstrings(thunder_dir: Pa
 
 
 def test_replayed_fusions_are_named_after_their_region() -> None:
-    assert region_of("x/graph3_thunder_2_nvFusion11_backward_nvfuser_KernelTime.py") == "graph3_thunder_2_nvFusion11_backward"
+    assert (
+        region_of("x/graph3_thunder_2_nvFusion11_backward_nvfuser_KernelTime.py")
+        == "graph3_thunder_2_nvFusion11_backward"
+    )
     assert region_of("graph0_thunder_0_nvFusion0_forward_repro_nvfuser.py") == "graph0_thunder_0_nvFusion0_forward"
     assert region_of("graph0_thunder_0_nvFusion0_forward_torchcompile_WallTime.py") is None
     assert region_of("forward_nvFusion0.py") is None  # fusiondiff repro's own naming keeps <stem>:fusionN
@@ -112,7 +127,13 @@ def test_benchmark_script_runs_its_fusion_once_without_thunder_or_its_timer(
 ) -> None:
     """The rewritten benchmark executed with stand-in torch and nvFuser modules (no Thunder module
     exists here): the fusion is built and executed once, on the script's inputs, and nothing times it."""
-    script = thunder_dir / "report" / "graph1" / "nvfusion_reports" / "graph1_thunder_0_nvFusion0_forward_nvfuser_KernelTime.py"
+    script = (
+        thunder_dir
+        / "report"
+        / "graph1"
+        / "nvfusion_reports"
+        / "graph1_thunder_0_nvFusion0_forward_nvfuser_KernelTime.py"
+    )
     source = script.read_text()
     runnable = runnable_source(source, script)
     assert "thunder" not in runnable.split('"""')[0] and "measurement" not in runnable
@@ -162,7 +183,12 @@ def test_other_scripts_run_unchanged(thunder_dir: Path) -> None:
 def _replay(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run(
-        [sys.executable, "-m", "fusiondiff", "replay", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "fusiondiff", "replay", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -224,7 +250,9 @@ def test_a_folder_that_is_a_symlink_loop(tmp_path: Path) -> None:
     out.mkdir()
     result = _replay([str(tmp_path / "a"), "-o", str(out / "replay.json")], tmp_path)
     assert result.returncode == 2
-    assert result.stderr.splitlines() == [f"fusiondiff replay: error: cannot read {tmp_path / 'a'}: Too many levels of symbolic links"]
+    assert result.stderr.splitlines() == [
+        f"fusiondiff replay: error: cannot read {tmp_path / 'a'}: Too many levels of symbolic links"
+    ]
     assert list(out.iterdir()) == []
 
 
@@ -249,7 +277,9 @@ def test_the_command_lists_regions_and_skipped_scripts_one_line_each(tmp_path: P
     report = thunder_dir / "report"
     out = tmp_path / "out"
     out.mkdir()
-    result = _replay([str(report), "-o", str(out / "replay.json"), "--thunder-stream", str(thunder_dir / "report.txt")], tmp_path)
+    result = _replay(
+        [str(report), "-o", str(out / "replay.json"), "--thunder-stream", str(thunder_dir / "report.txt")], tmp_path
+    )
     lines = result.stderr.splitlines()
     assert lines[0] == f"fusiondiff: {report}: Thunder's folder, 2 nvFusion region(s) to replay"
     skipped = [line for line in lines if line.startswith("fusiondiff: skipped ")]
