@@ -21,6 +21,7 @@ Thunder need not be installed where the replay runs.
 from __future__ import annotations
 
 import ast
+import itertools
 import os
 import re
 from collections.abc import Sequence
@@ -140,7 +141,8 @@ def _walk(root: str) -> tuple[list[str], list[SkippedScript]]:
     while pending:
         folder, depth = pending.pop()
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            with os.scandir(folder) as listing:  # read no further than the limit
+                entries = sorted(itertools.islice(listing, MAX_ENTRIES + 1 - count), key=lambda e: e.name)
         except OSError as exc:
             raise ReplayError(f"cannot read {folder}: {exc.strerror or exc}") from None
         count += len(entries)
