@@ -304,3 +304,31 @@ def test_reading_a_bad_folder_raises_replay_error(tmp_path: Path) -> None:
     (tmp_path / "graph0").mkdir()
     with pytest.raises(ReplayError, match="no nvFuser script"):
         read_thunder_folder(str(tmp_path))
+
+
+def test_every_kind_of_script_thunder_writes_beside_the_regions_has_its_reason(
+    tmp_path: Path, thunder_dir: Path
+) -> None:
+    """File names of Thunder 0.2.6's other writers (fx_report's eager, thunder and torch.compile
+    scripts, save_thunderfx_repros' traces, failing scripts), each skipped with its own reason."""
+    graph = tmp_path / "report" / "graph0"
+    reports = graph / "nvfusion_reports"
+    reports.mkdir(parents=True)
+    region = "graph0_thunder_0_nvFusion0_forward"
+    source = thunder_dir / "repros" / "graph0" / "fusion_reports" / f"{region}_repro_nvfuser.py"
+    (reports / f"{region}_repro_nvfuser.py").write_bytes(source.read_bytes())
+    names = {
+        "graph0_repro_eager.py": "an FX graph's script (eager), not one nvFusion region",
+        "graph0_benchmark_torchcompile.py": "an FX graph's script (torch.compile), not one nvFusion region",
+        "graph0_thunder_0_repro_thunder.py": "an FX graph's script (thunder.jit), not one nvFusion region",
+        "graph0_thunder_0_fwd_trace.py": "a Thunder trace, not a script to run",
+        "failed_graph0_thunder_1.py": "a script Thunder saved because it failed under Thunder, not an nvFuser region",
+        "notes.py": "not a script Thunder's report functions write",
+        f"nvfusion_reports/{region}_repro_inductor.py": "the region under another backend (inductor), not nvFuser",
+        f"nvfusion_reports/{region}_benchmark_inductor.py": "the region under another backend (inductor), not nvFuser",
+    }
+    for name in names:
+        (graph / name).write_text("pass\n")
+    folder = read_thunder_folder(str(tmp_path / "report"))
+    assert [r.region for r in folder.regions] == [region]
+    assert {str(Path(s.path).relative_to(graph)): s.reason for s in folder.skipped} == names
