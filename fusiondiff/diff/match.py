@@ -20,7 +20,8 @@ passes left:
 Within a group of equally good candidates (several fusions of one definition, as a model's repeated
 layers make), fusions pair by what identifies them: the same name and trace first, then a replayed
 record with the record its script was written for, whichever side the replay is on (a replay names
-a fusion ``<script stem>:fusionN``, and ``fusiondiff repro`` writes ``<trace>_<name>.py``), then in
+a fusion ``<script stem>:fusionN``, and ``fusiondiff repro`` writes ``<trace>_<name>.py``; a replay of
+Thunder's folder names it ``<region>:fusionN``, the region ending in ``_<name>_<trace>``), then in
 capture order; a pair made by order
 alone is marked (:attr:`FusionMatch.by_order`), since only the graph says they are the same fusion.
 Whatever is left is reported as unmatched with the reason, never dropped.
@@ -106,10 +107,13 @@ def _group(
 def _written_for(a: FusionRecord, b: FusionRecord) -> bool:
     """B is the replay of a script written for A: B's script stem (a replay names each fusion
     ``<stem>:fusionN``) holds A's ``<trace>_<name>`` whole, as ``fusiondiff repro`` names the script
-    (perhaps with a definition hash or ``_N`` after it, or a round trip's position before it)."""
+    (perhaps with a definition hash or ``_N`` after it, or a round trip's position before it), or
+    ends in ``_<name>_<trace>``, as Thunder names a region's script."""
     stem, found, _ = b.name.partition(":")
     if not found:
         return False
+    if a.trace is not None and stem.endswith(f"_{a.name}_{a.trace}"):
+        return True  # a replay of Thunder's folder is named after the region: ``graph0_thunder_0_nvFusion0_forward``
     own = f"{a.trace or 'script'}_{a.name}"
     at = stem.find(own)
     while at >= 0:

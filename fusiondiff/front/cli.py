@@ -126,7 +126,7 @@ def _cmd_capture(args: argparse.Namespace) -> int:
 def _cmd_replay(args: argparse.Namespace) -> int:
     from fusiondiff.io.files import check_not_input
 
-    check_not_input(args.output, [*args.scripts, args.inputs])
+    check_not_input(args.output, [*args.scripts, args.inputs, args.thunder_stream])
     from fusiondiff.records.options import NVFUSER, TIMERS
     from fusiondiff.replay.runner import replay_scripts
 
@@ -141,6 +141,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             timeout_s=args.timeout,
             progress=_progress,
             device=args.device,
+            thunder_stream=args.thunder_stream,
         )
         print(f"wrote {printable(str(path))}", file=sys.stderr)
         return EXIT_OK
@@ -160,6 +161,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                 timeout_s=args.timeout,
                 progress=_progress,
                 device=args.device,
+                thunder_stream=args.thunder_stream,
             )
         )
         print(f"wrote {printable(str(paths[-1]))}", file=sys.stderr)

@@ -97,7 +97,20 @@ def build_parser() -> argparse.ArgumentParser:
         "A fusion whose execution fails (an illegal address, a compile error) is kept with its inputs and the "
         "failure: the capture is written and the command exits 2, so `fusiondiff diff` can say why.",
     )
-    p.add_argument("scripts", nargs="+", metavar="SCRIPT", help="repro scripts (.py), or directories of them")
+    p.add_argument(
+        "scripts",
+        nargs="+",
+        metavar="SCRIPT",
+        help="repro scripts (.py), or directories of them; a folder Thunder's report functions wrote "
+        "(thunderfx_benchmark_report, save_thunderfx_repros) replays one nvFuser script per nvFusion region, "
+        "named after it, and lists every other script as skipped",
+    )
+    p.add_argument(
+        "--thunder-stream",
+        metavar="FILE",
+        help="what Thunder's report printed (its stream, saved to a file): its WallTime and KernelTime medians "
+        "are kept with the replay and shown beside fusiondiff's by `fusiondiff diff`",
+    )
     p.add_argument("-o", "--output", required=True, help="capture file to write (.json)")
     p.add_argument(
         "--inputs", metavar="CAPTURE", help="replace the script's inputs by the live side's (exact or synthesized)"

@@ -35,6 +35,7 @@ from fusiondiff.records.constraints import (
 from fusiondiff.records.definition import recorded_structural_hash
 from fusiondiff.records.environment import Environment
 from fusiondiff.records.kernel_names import kernel_history  # noqa: F401 - diff/rules_fusion.py imports it from here
+from fusiondiff.records.thunder import ThunderFigure
 
 SCHEMA_VERSION = 1
 """Version of the JSON layout. Bump it when a field changes meaning or is removed."""
@@ -403,6 +404,10 @@ class Capture:
     (a warning says why), and in files written before the field existed."""
     roundtrip: bool = False
     """The merged replay ``fusiondiff roundtrip`` writes (read it with :func:`fusiondiff.records.notes.from_roundtrip`)."""
+    thunder_figures: tuple[ThunderFigure, ...] = ()
+    """The medians Thunder's own report printed for the regions replayed from its folder (its
+    WallTime and KernelTime timers, each executor it compared), shown beside fusiondiff's figures;
+    empty for any other capture and in files written before the field existed."""
 
     @property
     def fusion_time_ns(self) -> float:

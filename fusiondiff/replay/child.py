@@ -8,6 +8,7 @@ issue's script does) then never has a profiler overlapping ours.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -24,9 +25,11 @@ from fusiondiff.records.errors import CaptureError, FusionDiffError, ReplayError
 from fusiondiff.records.model import FusionRecord
 from fusiondiff.records.options import RecordingOptions
 from fusiondiff.records.progress import Progress
+from fusiondiff.records.thunder import ThunderFigure
 from fusiondiff.replay import process_setup
 from fusiondiff.replay.phases import PhaseLog
 from fusiondiff.replay.stages import GATE_CONTEXT, GATE_IMPORTS, GATES, STAGED_GATES, Gates
+from fusiondiff.replay.thunder_folder import region_of
 from fusiondiff.replay.timeline_recorder import recorder_class
 
 
@@ -107,6 +110,7 @@ def run_replay(
     phases: PhaseLog | None = None,
     wait_to_sample: Callable[[], None] | None = None,
     on_prepared: Callable[[], None] | None = None,
+    thunder_figures: Sequence[ThunderFigure] = (),
 ) -> ReplayOutcome:
     """Run ``scripts`` one after the other with the recorder installed, time their fusions, write
     ``output``. A fusion that fails is kept with its inputs and the failure; the capture is written
@@ -128,12 +132,16 @@ def run_replay(
     warm-ups and samples. ``on_prepared`` is called once the preparation is done (for the
     ``context`` gate, from the profiler's thread, whenever it ends), ``on_timed`` once the samples
     are taken, before the capture is written.
-    ``phases`` gets the wall-clock time of each phase (:mod:`fusiondiff.replay.phases`)."""
+    ``phases`` gets the wall-clock time of each phase (:mod:`fusiondiff.replay.phases`).
+    ``thunder_figures`` (the medians Thunder printed for the scripts' regions) go into the capture."""
     from fusiondiff.replay.legacy import translate_legacy
     from fusiondiff.replay.script_env import scripts_nvfuser_env
+    from fusiondiff.replay.thunder_folder import runnable_source
 
     scripts = [scripts] if isinstance(scripts, str) else list(scripts)
-    translations = [(script, translate_legacy(read_script(script), filename=script)) for script in scripts]
+    translations = [
+        (script, translate_legacy(runnable_source(read_script(script), script), filename=script)) for script in scripts
+    ]
     environment = scripts_nvfuser_env([(script, translation.source) for script, translation in translations])
     # the recorder imports nvFuser before the scripts run: their NVFUSER_* settings must be in the
     # environment first, or nvFuser may never read them
@@ -190,7 +198,10 @@ def run_replay(
     try:
         for position, (script, translation, code) in enumerate(programs):
             recorder.warnings.extend(f"{script}: legacy script translated: {change}" for change in translation.changes)
-            if len(programs) > 1:
+            region = region_of(script)
+            if region is not None:
+                recorder.name_prefix = f"{region}:"  # named after Thunder's region, one script or several
+            elif len(programs) > 1:
                 recorder.name_prefix = f"{Path(script).stem}:"
             # the script makes its inputs and executes its fusion: nvFuser compiles at the first execute
             with phases.phase("scripts"):
@@ -245,6 +256,8 @@ def run_replay(
         return ReplayOutcome(status="error", message=str(exc))
     if on_timed is not None:
         on_timed()
+    if thunder_figures:
+        capture = dataclasses.replace(capture, thunder_figures=tuple(thunder_figures))
     with phases.phase("writing"):
         path = save_capture(capture, output, recorder.tensors or None, getattr(recorder, "timeline_arrays", None))
     failed = [f for f in capture.fusions if f.failure is not None]
@@ -346,6 +359,13 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise ReplayTimeout()
 
 
+def _thunder_figures(data: list[Any]) -> tuple[ThunderFigure, ...]:
+    """The figures the parent read from Thunder's folder, decoded from the replay's parameters."""
+    from fusiondiff.records.codec import decode
+
+    return tuple(decode(item, ThunderFigure, "the replay's Thunder figures") for item in data)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Child entry point: one JSON argument with the replay's parameters and a status file path."""
     params = json.loads((argv or sys.argv[1:])[0])
@@ -374,6 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             phases=phases,
             wait_to_sample=gates.wait_to_sample if gates and gate == GATE_CONTEXT else None,
             on_prepared=gates.prepared if gates and gates.gate in STAGED_GATES else None,
+            thunder_figures=_thunder_figures(params.get("thunder_figures") or []),
         )
     except ReplayTimeout:
         outcome = ReplayOutcome(status="timeout", message="stopped at the timeout while timing")

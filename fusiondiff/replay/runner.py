@@ -16,20 +16,23 @@ from pathlib import Path
 from typing import Any
 
 from fusiondiff.recording import live_side
+from fusiondiff.records.codec import to_jsonable
 from fusiondiff.records.errors import ReplayError, not_a_file
 from fusiondiff.records.options import RecordingOptions
 from fusiondiff.records.progress import Progress, silent
+from fusiondiff.records.thunder import ThunderFigure, merged_figures
 from fusiondiff.replay.child import ReplayOutcome, read_script, run_replay
 from fusiondiff.replay.child_process import ChildReplay, child_command
 from fusiondiff.replay.fork_server import ForkServer
+from fusiondiff.replay.thunder_folder import check_output_outside, expand_thunder_folders, runnable_source
 
 
 def _checked_source(script: str) -> str:
-    """The script as the child will run it (a legacy script translated); fails early, with one
-    line, on a missing, non-text or non-Python file."""
+    """The script as the child will run it (a Thunder benchmark's timing cut, a legacy script
+    translated); fails early, with one line, on a missing, non-text or non-Python file."""
     from fusiondiff.replay.legacy import translate_legacy
 
-    return translate_legacy(read_script(script), filename=script).source
+    return translate_legacy(runnable_source(read_script(script), script), filename=script).source
 
 
 def expand_scripts(paths: Sequence[str]) -> list[str]:
@@ -190,6 +193,7 @@ def replay_scripts(
     child_env: Mapping[str, str] | None = None,
     device: int | None = None,
     phases: bool = False,
+    thunder_stream: str | None = None,
 ) -> Path:
     """Replay ``scripts`` (one after the other, in one fresh process) and write one capture to
     ``output``; the process's whole output goes to :func:`log_path_for` ``(output)``. Raises
@@ -201,15 +205,22 @@ def replay_scripts(
     (:mod:`fusiondiff.replay.devices`). Torch and nvFuser are looked for first
     (:func:`fusiondiff.recording.live_side.require`), after the scripts themselves: without them nothing starts.
     With ``phases``, the child writes its phases' wall-clock times beside the log
-    (:func:`fusiondiff.replay.phases.phases_path_for`)."""
+    (:func:`fusiondiff.replay.phases.phases_path_for`). A folder Thunder's report functions wrote
+    stands for one nvFuser script per nvFusion region (:mod:`fusiondiff.replay.thunder_folder`),
+    each replay named after its region, every other script said skipped in one progress line, and
+    the medians Thunder printed (in its benchmark scripts, and in ``thunder_stream``) kept in the
+    capture (``Capture.thunder_figures``)."""
+    progress = progress or silent
+    check_output_outside(output, scripts)
+    scripts, figures = _thunder_scripts(scripts, thunder_stream, progress)
     for script in expand_scripts(scripts):  # a path that is no script is the first thing to say
         problem = not_a_file(script, "repro script (.py)")
         if problem:
             raise ReplayError(problem)
     live_side.require("the replay")
-    progress = progress or silent
     options = options or RecordingOptions()
     params, _ = _child_params(scripts, output, options, inputs_capture, device)
+    params["thunder_figures"] = [to_jsonable(figure) for figure in figures]
     if in_process:
         outcome = run_replay(
             params["scripts"],
@@ -219,10 +230,26 @@ def replay_scripts(
             progress=progress,
             kind_note=" (in-process)",
             device=device,
+            thunder_figures=figures,
         )
     else:
         outcome = _run_child(params, timeout_s, progress, log_path_for(output), child_env=child_env, phases=phases)
     return _written(outcome)
+
+
+def _thunder_scripts(
+    paths: Sequence[str], stream: str | None, progress: Progress
+) -> tuple[list[str], tuple[ThunderFigure, ...]]:
+    """``paths`` with each Thunder folder replaced by its regions' scripts (each skipped script said
+    in one progress line), and the figures Thunder printed for them."""
+    scripts, folders = expand_thunder_folders(paths, stream)
+    if stream is not None and not folders:
+        raise ReplayError("--thunder-stream: give the Thunder report folder it was printed for")
+    for folder in folders:
+        progress(f"fusiondiff: {folder.root}: Thunder's folder, {len(folder.regions)} nvFusion region(s) to replay")
+        for skipped in folder.skipped:
+            progress(f"fusiondiff: skipped {skipped.path}: {skipped.reason}")
+    return scripts, merged_figures(*(folder.figures for folder in folders))
 
 
 def replay_script(script: str, **kwargs: Any) -> Path:

@@ -8,8 +8,14 @@ from fusiondiff.report.blocks import block_section
 from fusiondiff.report.diff_text import render_diff_text
 from fusiondiff.report.environment_view import conditions_text
 from fusiondiff.report.interface import DiffReport
+from fusiondiff.report.thunder_view import thunder_text
 
 
 def render_diff_terminal(report: DiffReport, width: int | None = None) -> str:
-    """The three, no line wider than ``width`` (the terminal's; 100 columns when piped)."""
-    return render_diff_text(report.result, width) + block_section(report, width) + conditions_text(report, width)
+    """The four (Thunder's figures last, where a side has them), no line wider than ``width`` (the terminal's; 100 columns when piped)."""
+    return (
+        render_diff_text(report.result, width)
+        + block_section(report, width)
+        + conditions_text(report, width)
+        + thunder_text(report, width)
+    )

@@ -14,8 +14,9 @@ class TextRenderer(Renderer):
         from fusiondiff.report.blocks import block_section
         from fusiondiff.report.diff_text import render_diff_text
         from fusiondiff.report.environment_view import conditions_text
+        from fusiondiff.report.thunder_view import thunder_text
 
-        text = render_diff_text(report.result) + block_section(report) + conditions_text(report)
+        text = render_diff_text(report.result) + block_section(report) + conditions_text(report) + thunder_text(report)
         return f"({report.selection})\n{text}" if report.selection else text
 
 

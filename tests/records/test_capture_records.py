@@ -26,6 +26,7 @@ from fusiondiff.records.model import (
     TimingProtocol,
     alignment_of,
 )
+from fusiondiff.records.thunder import ThunderFigure
 
 
 def make_capture() -> Capture:
@@ -70,6 +71,9 @@ def make_capture() -> Capture:
         protocol=TimingProtocol(samples=3, l2_mode="cold", flush_bytes=1 << 27),
         fusions=(fusion,),
         source="unit test",
+        thunder_figures=(
+            ThunderFigure("graph0_thunder_0_nvFusion0_forward", "WallTime", "nvfuser", 10001.0, "report.txt"),
+        ),
     )
 
 

@@ -1,0 +1,59 @@
+"""A folder Thunder wrote on this GPU replayed as a side of a diff: ``repro/thunder_report/record.py``
+(a thunderfx program whose activation sits at storage offset 1, captured live, then Thunder's
+``thunderfx_benchmark_report(..., compare_fusion=True, time_rtol=0.0)`` and
+``save_thunderfx_repros(..., save_fusion=True)``), then ``fusiondiff replay`` of each folder and
+``fusiondiff diff`` against the live capture."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+ROOT = Path(__file__).parent.parent.parent
+
+
+def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The program's live capture and Thunder's two folders, at [1024, 1024] (a short recording)."""
+    pytest.importorskip("thunder")
+    out = tmp_path_factory.mktemp("thunder_report")
+    result = _run("repro/thunder_report/record.py", str(out), "--rows", "1024", "--hidden", "1024")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return out
+
+
+@pytest.mark.parametrize("folder", ["report", "repros"])
+def test_thunder_folder_replays_and_pairs_by_definition(recorded: Path, folder: str) -> None:
+    from fusiondiff.diff.core import diff
+    from fusiondiff.io.store import load_capture
+
+    replay = recorded / f"replay_{folder}.json"
+    args = ["-m", "fusiondiff", "replay", str(recorded / "thunder" / folder), "-o", str(replay)]
+    if folder == "report":
+        args += ["--thunder-stream", str(recorded / "thunder" / "report.txt")]
+    result = _run(*args)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Thunder's folder" in result.stderr
+    b = load_capture(replay)
+    assert b.fusions and all(f.name.startswith("graph") and "_nvFusion" in f.name for f in b.fusions)
+    a = load_capture(recorded / "live.json")
+    result_diff = diff(a, b)
+    assert len(result_diff.pairs) == len(b.fusions)
+    assert all(p.matched_by.startswith("definition") for p in result_diff.pairs)
+    if folder == "report":
+        assert {f.timer for f in b.thunder_figures} >= {"WallTime", "KernelTime"}
+        shown = _run("-m", "fusiondiff", "diff", str(recorded / "live.json"), str(replay))
+        assert "Thunder's own figures beside fusiondiff's" in shown.stdout
+        # the live activation at storage offset 1 against Thunder's contiguous inputs
+        assert "storage_offset" in shown.stdout
