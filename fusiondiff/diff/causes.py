@@ -135,6 +135,8 @@ NODES: tuple[Node, ...] = (
     _block("blocks_few_ctas_slower"),
     # the host: a side whose calls keep its GPU waiting, reported, never blamed on the other side
     Node("host_bound", "circumstance", "host", explains=False),
+    # a side whose calls return when their kernels end: the host waits for the GPU, not the reverse
+    Node("waits_for_kernels", "circumstance", "host", explains=False),
     # a gap that nothing recorded explains
     Node("unexplained", "unexplained", "kernel", explains=False),
 )

@@ -47,6 +47,7 @@ RULES: tuple[Rule, ...] = (
     rules_setup.versions,
     # the host question: a side whose calls keep its GPU waiting
     rules_host.host_bound,
+    rules_host.waits_for_kernels,
     # causes: what the fusion was
     rules_fusion.definition,
     # causes: what the fusion was given

@@ -12,9 +12,11 @@ from typing import Any, Literal
 
 from fusiondiff.records.constraints import NaNFloat
 
-Verdict = Literal["SAME", "FASTER", "SLOWER", "AMBIGUOUS", "FAILED"]
+Verdict = Literal["SAME", "FASTER", "SLOWER", "AMBIGUOUS", "FAILED", "NOT_MEASURED"]
 """Timing verdict of side B relative to side A (``SLOWER``: B takes longer than A). ``FAILED``: a
-side's execution of the fusion failed, so it has no samples (see ``FusionPair.failed``)."""
+side's execution of the fusion failed, so it has no samples (see ``FusionPair.failed``).
+``NOT_MEASURED``: too few samples for the question to be judged at all (a host time of four
+warm-ups): neither SAME nor a difference."""
 
 Side = Literal["A", "B"]
 
@@ -150,7 +152,9 @@ class FusionPair:
     """``FusionFailure.kind`` of each side in ``failed``, in the same order."""
     host: TimingVerdict | None = None
     """The host time of one call measured alike on both sides: ``fd.execute`` in the timing
-    protocol's warm-ups (``HostTiming.execute_ns``); ``None`` where a side did not measure it."""
+    protocol's host calls and warm-ups (``HostTiming.execute_ns``), judged between processes
+    (:mod:`fusiondiff.diff.host_stats`; ``NOT_MEASURED`` with too few samples); ``None`` where a
+    side did not measure it."""
 
 
 @dataclass(frozen=True)
@@ -402,10 +406,26 @@ class DiffResult:
     @property
     def host_same(self) -> bool:
         """The host time per call (``fd.execute`` against ``fd.execute``) is not confirmed to
-        differ in any pair, and no side's host keeps its GPU waiting (``host_bound``)."""
-        return not self.findings_of("host") and not any(
+        differ in any pair, and no side's host keeps its GPU waiting (``host_bound``). What is
+        only listed (``evidenced`` False: a call that waits for its own kernels) and the setup
+        causes the host ledger names do not fail it: they explain a gap, they are none."""
+        return not any(f.role == "circumstance" and f.evidenced for f in self.findings_of("host")) and not any(
             p.host is not None and p.host.verdict in ("FASTER", "SLOWER") for p in self.pairs
         )
+
+    @property
+    def host_judged(self) -> bool:
+        """The host question could be judged: some timed pair has enough host samples on both
+        sides (its host verdict is not ``NOT_MEASURED``), or a side's host was found keeping its
+        GPU waiting. False where no side measured host time, or every pair has too few samples:
+        then :attr:`host_same` says nothing, and a gate asked for on it has not been passed."""
+        judged = any(p.host is not None and p.host.verdict != "NOT_MEASURED" and not p.failed for p in self.pairs)
+        return judged or any(f.rule == "host_bound" for f in self.findings_of("host"))
+
+    def judged(self, question: str) -> bool:
+        """Whether ``question`` could be judged from what was measured: ``host``, :attr:`host_judged`;
+        the others, always here (their own "not measured" is the kernel verdicts')."""
+        return self.host_judged if question == "host" else True
 
     def passes(self, question: str) -> bool:
         """The question's gate: ``kernel``, every matched fusion at the same kernel speed, none
