@@ -98,6 +98,7 @@ NODES: tuple[Node, ...] = (
     # root causes of the setup: where and how each side was measured, and what it ran beside
     Node("gpu", "setup", "kernel", host=True),
     Node("versions", "setup", "kernel", host=True),
+    Node("runtime_env", "setup", "kernel", host=True),
     Node("measurement", "setup", "kernel"),
     Node("l2_mode", "setup", "kernel", ("measurement",)),
     Node("other_work", "setup", "kernel"),

@@ -36,6 +36,7 @@ Category = Literal[
     "inputs",
     "options",
     "env_vars",
+    "runtime_env",
     "environment",
     "clocks",
     "protocol",
