@@ -166,7 +166,7 @@ def host_line(result: DiffResult) -> str:
     measured = [p for p in result.pairs if p.host is not None and not p.failed]
     judged = [p for p in measured if p.host is not None and p.host.verdict != "NOT_MEASURED"]
     if not measured:
-        parts = ["fd.execute's host time was not measured on both sides: not judged"]
+        parts = ["fd.execute's host time was not measured on both sides"]
     elif not judged:
         parts = [f"not judged: {_too_few(measured)}"]
     else:

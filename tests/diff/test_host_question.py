@@ -94,7 +94,7 @@ def test_the_demo_pairs_host_question_is_not_judged(tmp_path):
     result = diff_files(demo / "seed_live.json", demo / "seed_replay.json")
     assert all(p.host is None for p in result.pairs)
     assert not result.judged("host")
-    assert host_line(result) == "fd.execute's host time was not measured on both sides: not judged"
+    assert host_line(result) == "fd.execute's host time was not measured on both sides"
     record = tmp_path / "d.json"
     main(
         ["diff", str(demo / "seed_live.json"), str(demo / "seed_replay.json"), "--gate", "host", "--json", str(record)]
@@ -102,7 +102,7 @@ def test_the_demo_pairs_host_question_is_not_judged(tmp_path):
     import json
 
     host = json.loads(record.read_text())["questions"]["host"]
-    assert host["judged"] is False and host["verdict"].endswith("not judged")
+    assert host["judged"] is False and host["verdict"].endswith("not measured on both sides")
 
 
 def _waiting_live(kernel_share: float) -> Capture:
