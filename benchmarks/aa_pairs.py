@@ -5,6 +5,8 @@ The pairs are the repeated replays of one fusion in ``tests/data/roundtrip_modes
 mode replayed a session's distinct fusions in separate processes, so two replays of one record,
 in two modes (or two runs of one mode) of one session, are the same repro script run in two
 processes. A folder of such a session holds its modes' folders, each with ``logs/NNNN_*.json``.
+Then ``tests/data/h100/noise``: one training step captured live in five processes and replayed
+five times (44 host samples a record), every ordered pair of the live captures and of the replays.
 
     python benchmarks/aa_pairs.py [--list]
 
@@ -22,6 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MODES = ROOT / "tests" / "data" / "roundtrip_modes"
+NOISE = ROOT / "tests" / "data" / "h100" / "noise"
 
 GATES: dict[str, dict[str, object]] = {
     "default": {},
@@ -47,15 +50,18 @@ def ordered_pairs(groups: dict[str, list[Path]]) -> list[tuple[Path, Path]]:
     return [pair for paths in groups.values() for pair in itertools.permutations(paths, 2)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--list", action="store_true", help="print each pair that fails a gate")
-    args = parser.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
+def noise_pairs(root: Path = NOISE) -> list[tuple[Path, Path]]:
+    """Every ordered pair of the live captures of one program, and of its replays."""
+    return [
+        pair for kind in ("live", "replay") for pair in itertools.permutations(sorted(root.glob(f"{kind}_*.json")), 2)
+    ]
+
+
+def count(pairs: list[tuple[Path, Path]], listed: bool = False) -> dict[str, Counter[int]]:
+    """How many of ``pairs`` exit with each code under each gate; ``listed``: print each failure."""
     from fusiondiff.diff.core import diff
     from fusiondiff.io.store import load_capture
 
-    pairs = ordered_pairs(replay_groups())
     captures = {path: load_capture(path) for pair in pairs for path in pair}
     codes: dict[str, Counter[int]] = {gate: Counter() for gate in GATES}
     for path_a, path_b in pairs:
@@ -66,15 +72,24 @@ def main(argv: list[str] | None = None) -> int:
             codes[gate][code] += 1
             if code:
                 failed.append(f"{gate}={code}")
-        if args.list and failed:
+        if listed and failed:
             hosts = [
                 f"{p.host.verdict} {p.host.median_a_ns:.0f}->{p.host.median_b_ns:.0f}" for p in result.pairs if p.host
             ]
-            print(f"{path_a.relative_to(MODES)} {path_b.relative_to(MODES)}: {' '.join(failed)}; host {hosts}")
-    print(f"{len(pairs)} ordered pairs of replays of one record")
-    for gate, counter in codes.items():
-        shown = ", ".join(f"exit {code}: {n}" for code, n in sorted(counter.items()))
-        print(f"{gate}: {shown}")
+            print(f"{path_a.relative_to(ROOT)} {path_b.relative_to(ROOT)}: {' '.join(failed)}; host {hosts}")
+    return codes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--list", action="store_true", help="print each pair that fails a gate")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    for name, pairs in (("replays of one record", ordered_pairs(replay_groups())), ("h100/noise", noise_pairs())):
+        codes = count(pairs, args.list)
+        print(f"{name}: {len(pairs)} ordered pairs")
+        for gate, counter in codes.items():
+            print(f"  {gate}: " + ", ".join(f"exit {code}: {n}" for code, n in sorted(counter.items())))
     return 0
 
 

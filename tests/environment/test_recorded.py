@@ -74,16 +74,19 @@ def test_the_decode_step_is_host_bound_on_the_host_question_with_every_kernel_th
     assert {p.host.verdict for p in recorded.pairs if p.host is not None} == {"NOT_MEASURED"}
     result = diff(*(with_host_samples(c) for c in _pair("host", "rt/replay.json")))
     (top,) = result.findings_of("host")
-    assert top.rule == "host_bound" and top.role == "circumstance" and len(top.fusions) == 5
+    # 4 of the 5 fusions: nvFusion1's Thunder call (305 us) is within the between-process
+    # floor of its replay's fd.execute (123 us)
+    assert top.rule == "host_bound" and top.role == "circumstance" and len(top.fusions) == 4
+    assert not any(label.startswith("nvFusion1 ") for label in top.fusions)
     data = _data(top)
-    assert data["host_per_call_ns"].a == pytest.approx(125_000, rel=0.01)
-    assert data["host_per_call_ns"].b == pytest.approx(29_260, rel=0.01)
+    assert data["host_per_call_ns"].a == pytest.approx(109_800, rel=0.01)
+    assert data["host_per_call_ns"].b == pytest.approx(28_330, rel=0.01)
     assert (
         data["session_call_ns"].a > data["session_execute_ns"].a > data["execute_ns"].a
     )  # Thunder's call holds the execute
     assert data["gpu_wait_step_ns"].a > 3 * data["gpu_wait_step_ns"].b
     assert result.exit_code() == 0 and result.exit_code(gates=("host",)) == 1
-    assert wording.title(top).startswith("5 fusions: A is host-bound in 5 fusion(s)")
+    assert wording.title(top).startswith("4 fusions: A is host-bound in 4 fusion(s)")
 
 
 def test_the_clean_control_has_no_environment_finding_and_exits_0():
