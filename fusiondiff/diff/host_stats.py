@@ -9,7 +9,7 @@ that the programs do. So a host gap counts only where both hold:
 
 1. each side has at least :data:`HOST_MIN_SAMPLES` calls timed on the host; with fewer (captures
    recorded before the protocol timed its forty host calls hold four warm-ups) the verdict is
-   ``NOT_MEASURED``: the host question could not be judged, which is neither SAME nor a difference;
+   ``NOT MEASURED``: the host question could not be judged, which is neither SAME nor a difference;
 2. the ratio of the medians is beyond :data:`HOST_FLOOR_RATIO`, the ratio two processes of one
    program exceed by chance with probability :data:`~fusiondiff.diff.stats.ALPHA` (the kernel
    question's error rate) given the between-process spread :data:`HOST_PROCESS_SPREAD`; and the
@@ -34,7 +34,7 @@ from fusiondiff.records.model import Timing
 HOST_MIN_SAMPLES = 20
 """Host times a side needs for its host question to be judged. The protocol times
 ``recording.host_time.HOST_CALLS`` (40) calls before its warm-ups, so every new capture has
-enough; the four warm-ups of older captures leave the question NOT_MEASURED."""
+enough; the four warm-ups of older captures leave the question NOT MEASURED."""
 
 HOST_PROCESS_SPREAD = 0.27
 """Standard deviation, in log space, of a fusion's host time per call between processes of one
@@ -68,7 +68,7 @@ def _too_few(a: Timing, b: Timing, verdict: TimingVerdict) -> TimingVerdict:
         f"only {len(a.samples_ns)} vs {len(b.samples_ns)} host samples: the host question needs "
         f"{HOST_MIN_SAMPLES} a side to be judged"
     )
-    return dataclasses.replace(verdict, verdict="NOT_MEASURED", reason=reason, p_value=None)
+    return dataclasses.replace(verdict, verdict="NOT MEASURED", reason=reason, p_value=None)
 
 
 def _between_processes(verdict: TimingVerdict) -> TimingVerdict:

@@ -12,10 +12,10 @@ from typing import Any, Literal
 
 from fusiondiff.records.constraints import NaNFloat
 
-Verdict = Literal["SAME", "FASTER", "SLOWER", "AMBIGUOUS", "FAILED", "NOT_MEASURED"]
+Verdict = Literal["SAME", "FASTER", "SLOWER", "AMBIGUOUS", "FAILED", "NOT MEASURED"]
 """Timing verdict of side B relative to side A (``SLOWER``: B takes longer than A). ``FAILED``: a
 side's execution of the fusion failed, so it has no samples (see ``FusionPair.failed``).
-``NOT_MEASURED``: too few samples for the question to be judged at all (a host time of four
+``NOT MEASURED``: too few samples for the question to be judged at all (a host time of four
 warm-ups): neither SAME nor a difference."""
 
 Side = Literal["A", "B"]
@@ -154,7 +154,7 @@ class FusionPair:
     host: TimingVerdict | None = None
     """The host time of one call measured alike on both sides: ``fd.execute`` in the timing
     protocol's host calls and warm-ups (``HostTiming.execute_ns``), judged between processes
-    (:mod:`fusiondiff.diff.host_stats`; ``NOT_MEASURED`` with too few samples); ``None`` where a
+    (:mod:`fusiondiff.diff.host_stats`; ``NOT MEASURED`` with too few samples); ``None`` where a
     side did not measure it."""
 
 
@@ -417,10 +417,10 @@ class DiffResult:
     @property
     def host_judged(self) -> bool:
         """The host question could be judged: some timed pair has enough host samples on both
-        sides (its host verdict is not ``NOT_MEASURED``), or a side's host was found keeping its
+        sides (its host verdict is not ``NOT MEASURED``), or a side's host was found keeping its
         GPU waiting. False where no side measured host time, or every pair has too few samples:
         then :attr:`host_same` says nothing, and a gate asked for on it has not been passed."""
-        judged = any(p.host is not None and p.host.verdict != "NOT_MEASURED" and not p.failed for p in self.pairs)
+        judged = any(p.host is not None and p.host.verdict != "NOT MEASURED" and not p.failed for p in self.pairs)
         return judged or any(f.rule == "host_bound" for f in self.findings_of("host"))
 
     def judged(self, question: str) -> bool:

@@ -164,7 +164,7 @@ def host_line(result: DiffResult) -> str:
     for their kernels."""
     times = _times(result)
     measured = [p for p in result.pairs if p.host is not None and not p.failed]
-    judged = [p for p in measured if p.host is not None and p.host.verdict != "NOT_MEASURED"]
+    judged = [p for p in measured if p.host is not None and p.host.verdict != "NOT MEASURED"]
     if not measured:
         parts = ["fd.execute's host time was not measured on both sides"]
     elif not judged:

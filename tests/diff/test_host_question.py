@@ -41,7 +41,7 @@ def test_too_few_host_samples_are_not_measured_not_confirmed():
     b = load_capture(PHI2 / "reference" / "logs" / "0004_backward_nvFusion4.json")
     result = diff(a, b)
     (pair,) = result.pairs
-    assert pair.host is not None and pair.host.verdict == "NOT_MEASURED"
+    assert pair.host is not None and pair.host.verdict == "NOT MEASURED"
     assert (pair.host.count_a, pair.host.count_b) == (4, 4)
     assert not result.judged("host") and result.findings_of("host") == ()
     assert host_line(result).startswith("not judged: fd.execute timed 4 vs 4 times a side")
@@ -61,7 +61,7 @@ def test_a_gap_beyond_the_floor_and_confirmed_by_the_samples_differs():
     )
     assert same.verdict == "SAME" and "within what two processes" in same.reason
     assert slower.verdict == "SLOWER"
-    assert few.verdict == "NOT_MEASURED" and few.p_value is None
+    assert few.verdict == "NOT MEASURED" and few.p_value is None
 
 
 def _aa_pairs():

@@ -179,7 +179,7 @@ def test_four_warm_ups_a_side_leave_the_host_question_not_judged(scenario):
     # then it was reported after the kernel question, confirmed on 4 warm-ups against 4
     result = diff_files(DATA / f"zoo/{scenario}/live.json", DATA / f"zoo/{scenario}/replay.json")
     assert result.findings_of("host") == ()
-    assert {p.host.verdict for p in result.pairs if p.host is not None} == {"NOT_MEASURED"}
+    assert {p.host.verdict for p in result.pairs if p.host is not None} == {"NOT MEASURED"}
     assert not result.judged("host")
 
 

@@ -71,7 +71,7 @@ def test_the_decode_step_is_host_bound_on_the_host_question_with_every_kernel_th
     recorded = diff(*_pair("host", "rt/replay.json"))
     assert {p.timing.verdict for p in recorded.pairs} == {"SAME"}
     assert recorded.findings_of("host") == () and not recorded.judged("host")
-    assert {p.host.verdict for p in recorded.pairs if p.host is not None} == {"NOT_MEASURED"}
+    assert {p.host.verdict for p in recorded.pairs if p.host is not None} == {"NOT MEASURED"}
     result = diff(*(with_host_samples(c) for c in _pair("host", "rt/replay.json")))
     (top,) = result.findings_of("host")
     # 4 of the 5 fusions: nvFusion1's Thunder call (305 us) is within the between-process
