@@ -95,6 +95,7 @@ NODES: tuple[Node, ...] = (
     # root causes of the setup: where and how each side was measured, and what it ran beside
     Node("gpu", "setup", "kernel", host=True),
     Node("versions", "setup", "kernel", host=True),
+    Node("runtime_env", "setup", "kernel", host=True),
     Node("measurement", "setup", "kernel"),
     Node("l2_mode", "setup", "kernel", ("measurement",)),
     Node("other_work", "setup", "kernel"),
@@ -132,6 +133,8 @@ NODES: tuple[Node, ...] = (
     _block("blocks_few_ctas_slower"),
     # the host: a side whose calls keep its GPU waiting, reported, never blamed on the other side
     Node("host_bound", "circumstance", "host", explains=False),
+    # a side whose calls return when their kernels end: the host waits for the GPU, not the reverse
+    Node("waits_for_kernels", "circumstance", "host", explains=False),
     # a gap that nothing recorded explains
     Node("unexplained", "unexplained", "kernel", explains=False),
 )

@@ -71,6 +71,7 @@ _ENVIRONMENT_IGNORED = (
     "recorded_at",
     "fusiondiff_version",
     "nvfuser_env",
+    "runtime_env",
     # A process's place in a torchrun session: two ranks of one session always differ in these,
     # and so may a live rank and its single-process replay. They say where a capture ran, not
     # what nvFuser ran; another GPU model still shows in gpu_name, clocks in CLOCK_FIELDS.
@@ -254,14 +255,30 @@ class RecordComparer:
 
 
 def compare_captures(a: Capture, b: Capture) -> tuple[PropertyChange, ...]:
-    """Capture-level differences: environment, NVFUSER_* variables, clocks and timing protocol."""
+    """Capture-level differences: environment, NVFUSER_* variables, the variables that change how
+    CUDA and PyTorch run (``runtime_env``), clocks and timing protocol."""
     env_a, env_b = {}, {}
     for name, va in vars(a.environment).items():
         vb = getattr(b.environment, name)
         if name not in _ENVIRONMENT_IGNORED and va is not None and vb is not None:
             env_a[name], env_b[name] = va, vb
-    view_a = to_jsonable({"environment": env_a, "nvfuser_env": a.environment.nvfuser_env, "protocol": a.protocol})
-    view_b = to_jsonable({"environment": env_b, "nvfuser_env": b.environment.nvfuser_env, "protocol": b.protocol})
+    runtime_a, runtime_b = _runtime_views(a.environment.runtime_env, b.environment.runtime_env)
+    view_a = to_jsonable(
+        {
+            "environment": env_a,
+            "nvfuser_env": a.environment.nvfuser_env,
+            "runtime_env": runtime_a,
+            "protocol": a.protocol,
+        }
+    )
+    view_b = to_jsonable(
+        {
+            "environment": env_b,
+            "nvfuser_env": b.environment.nvfuser_env,
+            "runtime_env": runtime_b,
+            "protocol": b.protocol,
+        }
+    )
     if view_a == view_b:
         return ()
     changes: dict[str, PropertyChange] = {}
@@ -272,12 +289,20 @@ def compare_captures(a: Capture, b: Capture) -> tuple[PropertyChange, ...]:
             continue
         if keep[0] == "nvfuser_env":
             category: Category = "env_vars"
+        elif keep[0] == "runtime_env":
+            category = "runtime_env"
         elif keep[0] == "protocol":
             category = "protocol"
         else:
             category = "clocks" if keep[1] in CLOCK_FIELDS else "environment"
         changes[text] = PropertyChange(text, _lookup(view_a, keep), _lookup(view_b, keep), category)
     return tuple(changes.values())
+
+
+def _runtime_views(a: dict[str, str] | None, b: dict[str, str] | None) -> tuple[dict[str, str], dict[str, str]]:
+    """The runtime variables as compared: none where a side did not record them (a capture
+    written before they were read), so that "not recorded" never reads as "not set"."""
+    return ({}, {}) if a is None or b is None else (a, b)
 
 
 def definition_diff(definition_a: str, definition_b: str) -> tuple[str, ...]:

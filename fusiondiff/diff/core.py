@@ -10,6 +10,7 @@ from fusiondiff.diff.compare import RecordComparer, compare_captures, definition
 from fusiondiff.diff.context import RuleContext, median_or_none
 from fusiondiff.diff.devices import on_own_device_of
 from fusiondiff.diff.findings import find_findings
+from fusiondiff.diff.host_stats import compare_hosts
 from fusiondiff.diff.match import FusionLeftOver, FusionMatch, KernelMatch, match_fusions, match_kernels
 from fusiondiff.diff.noise import compare_timings, measured
 from fusiondiff.diff.records import (
@@ -23,8 +24,8 @@ from fusiondiff.diff.records import (
     UnmatchedFusion,
     UnmatchedKernel,
 )
+from fusiondiff.diff.rules_host import gpu_wait_ns
 from fusiondiff.diff.rules_setup import capture_warnings
-from fusiondiff.diff.stats import compare_timings as compare_samples
 from fusiondiff.records.collector import collector_paused
 from fusiondiff.records.definition import canonical_definition
 from fusiondiff.records.errors import DiffError
@@ -199,8 +200,9 @@ def _timing_verdicts(
 
 def _host_verdicts(records: Sequence[tuple[FusionRecord, FusionRecord]]) -> list[TimingVerdict | None]:
     """Each pair's host time per call measured alike on both sides (``fd.execute`` in the
-    protocol's warm-ups), judged by the same statistics as kernel time, in a batch of its own (a
-    batch's rows share the U test's method); ``None`` where a side did not measure it."""
+    protocol's host calls and warm-ups), judged between processes (:mod:`fusiondiff.diff.host_stats`),
+    in a batch of its own (a batch's rows share the U test's method); ``None`` where a side did not
+    measure it."""
 
     def execute(record: FusionRecord) -> Timing | None:
         host = record.conditions.host if record.conditions is not None else None
@@ -208,7 +210,7 @@ def _host_verdicts(records: Sequence[tuple[FusionRecord, FusionRecord]]) -> list
 
     sides = [(execute(fa), execute(fb)) for fa, fb in records]
     measured = [(ta, tb) for ta, tb in sides if ta is not None and tb is not None]
-    verdicts = iter(compare_samples(measured)) if measured else iter(())
+    verdicts = iter(compare_hosts(measured)) if measured else iter(())
     return [next(verdicts) if ta is not None and tb is not None else None for ta, tb in sides]
 
 
@@ -232,8 +234,10 @@ def _host_times(
     waits: list[float | None] = []
     for side in (0, 1):
         per_call = [h.per_call_ns if h is not None else None for h in hosts[side]]
-        known = [(c, k, r[0].call_count) for c, k, (r, _) in zip(per_call, kernels[side], timed) if c is not None]
-        waits.append(sum(max(c - k, 0.0) * n for c, k, n in known if k == k) if known else None)
+        known = [(c, k, r) for c, k, (r, _) in zip(per_call, kernels[side], timed) if c is not None]
+        waits.append(
+            sum(gpu_wait_ns(r[side], c, k) * r[0].call_count for c, k, r in known if k == k) if known else None
+        )
     data.append(Evidence("gpu_wait_step_ns", waits[0], waits[1], "ns"))
     return tuple(e for e in data if e.a is not None or e.b is not None)
 

@@ -45,8 +45,10 @@ RULES: tuple[Rule, ...] = (
     rules_setup.clocks,
     rules_setup.gpu,
     rules_setup.versions,
+    rules_setup.runtime_env,
     # the host question: a side whose calls keep its GPU waiting
     rules_host.host_bound,
+    rules_host.waits_for_kernels,
     # causes: what the fusion was
     rules_fusion.definition,
     # causes: what the fusion was given

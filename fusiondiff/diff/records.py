@@ -39,6 +39,7 @@ Category = Literal[
     "inputs",
     "options",
     "env_vars",
+    "runtime_env",
     "environment",
     "clocks",
     "protocol",
@@ -129,7 +130,9 @@ class FusionPair:
     """``FusionFailure.kind`` of each side in ``failed``, in the same order."""
     host: TimingVerdict | None = None
     """The host time of one call measured alike on both sides: ``fd.execute`` in the timing
-    protocol's warm-ups (``HostTiming.execute_ns``); ``None`` where a side did not measure it."""
+    protocol's host calls and warm-ups (``HostTiming.execute_ns``), judged between processes
+    (:mod:`fusiondiff.diff.host_stats`; ``NOT MEASURED`` with too few samples); ``None`` where a
+    side did not measure it."""
 
     def __post_init__(self) -> None:
         if len(self.failed) != len(self.failure_kinds):
@@ -414,8 +417,10 @@ class DiffResult:
     @property
     def host_same(self) -> bool:
         """The host time per call (``fd.execute`` against ``fd.execute``) is not confirmed to
-        differ in any pair, and no side's host keeps its GPU waiting (``host_bound``)."""
-        return not self.findings_of("host") and not any(
+        differ in any pair, and no side's host keeps its GPU waiting (``host_bound``). What is
+        only listed (``evidenced`` False: a call that waits for its own kernels) and the setup
+        causes the host ledger names do not fail it: they explain a gap, they are none."""
+        return not any(f.role == "circumstance" and f.evidenced for f in self.findings_of("host")) and not any(
             p.host is not None and p.host.verdict in ("FASTER", "SLOWER") for p in self.pairs
         )
 
@@ -424,14 +429,28 @@ class DiffResult:
         """Some pair's ``fd.execute`` host time was measured on both sides."""
         return any(p.host is not None and not p.failed for p in self.pairs)
 
+    @property
+    def host_judged(self) -> bool:
+        """The host question could be judged: some timed pair has enough host samples on both
+        sides (its host verdict is not ``NOT MEASURED``), or a side's host was found keeping its
+        GPU waiting. False where no side measured host time, or every pair has too few samples:
+        then :attr:`host_same` says nothing, and a gate asked for on it has not been passed."""
+        judged = any(p.host is not None and p.host.verdict != "NOT MEASURED" and not p.failed for p in self.pairs)
+        return judged or any(f.rule == "host_bound" for f in self.findings_of("host"))
+
+    def judged(self, question: str) -> bool:
+        """Whether ``question`` could be judged from what was measured: ``host``, :attr:`host_judged`;
+        the others, always here (their own "not measured" is the kernel verdicts')."""
+        return self.host_judged if question == "host" else True
+
     def outcome(self, question: str) -> Outcome:
         """The question's gate: ``kernel`` fails on a pair that differs (:attr:`differing`), a
         missing fusion or nothing matched, and is not measured where a pair could not be judged;
-        ``host`` fails unless :attr:`host_same`, and is not measured without a host time on both
-        sides; ``fidelity`` fails unless every recorded property is the same
+        ``host`` fails unless :attr:`host_same`, and is not measured where it could not be judged
+        (:attr:`host_judged`); ``fidelity`` fails unless every recorded property is the same
         (:attr:`properties_identical`)."""
         if question == "host":
-            return "fails" if not self.host_same else "passes" if self.host_measured else "not measured"
+            return "fails" if not self.host_same else "passes" if self.host_judged else "not measured"
         if question == "fidelity":
             return "passes" if self.properties_identical and not self.different_programs else "fails"
         if not self.pairs or self.missing or self.differing:

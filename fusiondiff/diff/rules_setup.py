@@ -17,6 +17,7 @@ from fusiondiff.diff.context import RuleContext, fusion_gap_ns, make_finding
 from fusiondiff.diff.records import Evidence, EvidenceValue, Finding, FusionPair, PropertyChange
 from fusiondiff.diff.speed_of_light import peak_evidence
 from fusiondiff.diff.stats import MIN_SAMPLES
+from fusiondiff.records.environment import RUNTIME_VARIABLES
 from fusiondiff.records.model import Capture, FusionRecord
 from fusiondiff.records.notes import notes as coded
 from fusiondiff.records.units import number
@@ -31,6 +32,22 @@ def env_vars(ctx: RuleContext) -> Iterator[Finding]:
     data = [Evidence(c.path, c.a, c.b, "value") for c in ctx.capture_changes("env_vars")]
     if data:
         yield make_finding("env_vars", data, ctx.labels)
+
+
+def runtime_env(ctx: RuleContext) -> Iterator[Finding]:
+    """The recording processes set a variable that changes how CUDA or PyTorch runs a call
+    differently (:data:`~fusiondiff.records.environment.RUNTIME_VARIABLES`, each by its path,
+    ``runtime_env.CUDA_LAUNCH_BLOCKING``): a root cause of the kernel and host questions. A
+    variable that changes neither a call's kernels nor its host time (when modules load: the
+    first call only) is shown with the environment, not named as a cause."""
+    causes = {v.name for v in RUNTIME_VARIABLES if v.kernel or v.host}
+    data = [
+        Evidence(c.path, c.a, c.b, "value")
+        for c in ctx.capture_changes("runtime_env")
+        if c.path.removeprefix("runtime_env.") in causes
+    ]
+    if data:
+        yield make_finding("runtime_env", data, ctx.labels)
 
 
 def protocol_changes(changes: Sequence[PropertyChange]) -> dict[str, PropertyChange]:

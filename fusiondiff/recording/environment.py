@@ -15,13 +15,19 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fusiondiff.records.distributed import process_group_backend, rank_from_env
-from fusiondiff.records.environment import Environment
+from fusiondiff.records.environment import RUNTIME_NAMES, Environment
 from fusiondiff.records.model import FusionRecord
 
 
 def nvfuser_variables() -> dict[str, str]:
     """Every NVFUSER_* environment variable: they change what nvFuser compiles."""
     return {k: v for k, v in sorted(os.environ.items()) if k.startswith("NVFUSER_")}
+
+
+def runtime_variables() -> dict[str, str]:
+    """The variables of :data:`~fusiondiff.records.environment.RUNTIME_VARIABLES` that are set:
+    they change how CUDA and PyTorch run a call."""
+    return {k: v for k, v in sorted(os.environ.items()) if k in RUNTIME_NAMES}
 
 
 def _version(module: str, distribution: str) -> str | None:
@@ -129,6 +135,7 @@ def collect_environment(device_index: int | None = None) -> Environment:
         fusiondiff_version=__version__,
         hostname=socket.gethostname(),
         nvfuser_env=nvfuser_variables(),
+        runtime_env=runtime_variables(),
         recorded_at=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         **fields,  # type: ignore[arg-type]
     )

@@ -13,6 +13,56 @@ from fusiondiff.records.constraints import Count, Duration, PeakGbs, Positive, S
 
 
 @dataclass(frozen=True)
+class RuntimeVariable:
+    """An environment variable that changes how CUDA or PyTorch runs a fusion's call, and what
+    it changes (``docs/concepts/environment.md`` gives the sources)."""
+
+    name: str
+    kernel: bool
+    """It can change a call's kernel time (the kernels chosen, their SMs, where their data lies)."""
+    host: bool
+    """It can change a call's host time (launches that wait, allocations that synchronise)."""
+    what: str
+    """What it does, in a few words (the reports show them)."""
+
+
+RUNTIME_VARIABLES: tuple[RuntimeVariable, ...] = (
+    RuntimeVariable("CUDA_LAUNCH_BLOCKING", False, True, "each launch waits for its kernel to end"),
+    RuntimeVariable("CUDA_DEVICE_MAX_CONNECTIONS", True, True, "hardware work queues shared by the streams"),
+    RuntimeVariable("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", True, False, "the share of SMs an MPS client may use"),
+    RuntimeVariable(
+        "CUDA_MODULE_LOADING", False, False, "when kernel modules load (lazily at first launch, or eagerly)"
+    ),
+    RuntimeVariable(
+        "PYTORCH_CUDA_ALLOC_CONF",
+        True,
+        True,
+        "the caching allocator's settings: where tensors lie, what allocation costs",
+    ),
+    RuntimeVariable("PYTORCH_ALLOC_CONF", True, True, "the caching allocator's settings (the newer name)"),
+    RuntimeVariable(
+        "PYTORCH_NO_CUDA_MEMORY_CACHING",
+        True,
+        True,
+        "no caching allocator: every allocation is cudaMalloc, every free synchronises",
+    ),
+    RuntimeVariable(
+        "NVIDIA_TF32_OVERRIDE", True, False, "0 turns TF32 off in cuBLAS and cuDNN, whatever the program asks"
+    ),
+    RuntimeVariable(
+        "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", True, False, "1 turns TF32 on in cuBLAS, whatever the program asks"
+    ),
+    RuntimeVariable("CUBLAS_WORKSPACE_CONFIG", True, False, "cuBLAS's workspace: which matmul kernels it may choose"),
+)
+"""The variables recorded in ``Environment.runtime_env``, besides ``NVFUSER_*``. Left out on
+purpose: ``CUDA_VISIBLE_DEVICES`` (which GPU a process sees: ranks differ in it by design, and the
+GPU itself is compared), compile and JIT caches (``CUDA_CACHE_*``: the first call only, which no
+sample holds), thread counts of CPU work (``OMP_NUM_THREADS``: not ``fd.execute``'s)."""
+
+RUNTIME_NAMES = frozenset(v.name for v in RUNTIME_VARIABLES)
+
+
+@dataclass(frozen=True)
 class PeakBandwidth:
     """The GPU's DRAM bandwidth as measured where the capture was recorded
     (:mod:`fusiondiff.recording.peak`): what a kernel's achieved bandwidth is a share of. Measured,
@@ -57,6 +107,9 @@ class Environment:
     hostname: str | None = None
     nvfuser_env: dict[str, str] = field(default_factory=dict)
     """Every ``NVFUSER_*`` environment variable of the recording process."""
+    runtime_env: dict[str, str] | None = None
+    """The variables of :data:`RUNTIME_VARIABLES` the recording process had set, by name (an
+    empty dict: none); ``None`` in captures recorded before they were read."""
     recorded_at: str | None = None
     """ISO 8601 time of recording."""
     rank: Count | None = None

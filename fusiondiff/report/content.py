@@ -129,6 +129,7 @@ _ENVIRONMENT_SHOWN = (
     ("Python", "python_version", ""),
     ("fusiondiff", "fusiondiff_version", ""),
     ("NVFUSER_* variables", "nvfuser_env", ""),
+    ("CUDA and PyTorch variables", "runtime_env", ""),
 )
 _PROTOCOL_SHOWN = (
     ("timing method", "method", ""),
@@ -185,6 +186,15 @@ def _peak_row(name: str, a: PeakBandwidth | None, b: PeakBandwidth | None) -> Si
     return SideRow(name, shown[0], shown[1], apart)
 
 
+def _runtime_rows(name: str, a: dict[str, str] | None, b: dict[str, str] | None) -> list[SideRow]:
+    """The CUDA and PyTorch variables' row: none where neither capture recorded them (captures
+    written before they were read), ``not recorded`` on a side that did not, never a difference."""
+    if a is None and b is None:
+        return []
+    shown = ["not recorded" if v is None else value_text(v) for v in (a, b)]
+    return [SideRow(name, shown[0], shown[1], a is not None and b is not None and a != b)]
+
+
 def environment_rows(report: DiffReport) -> list[SideRow]:
     """Both environments and timing protocols, property by property (host names left out: they
     say nothing about speed and are the recording machine's); the SM clock at the start and while
@@ -202,6 +212,9 @@ def environment_rows(report: DiffReport) -> list[SideRow]:
                 rows.append(_peak_row(name, report.a.environment.peak_bandwidth, report.b.environment.peak_bandwidth))
                 continue
             va, vb = getattr(record_a, field), getattr(record_b, field)
+            if field == "runtime_env":
+                rows += _runtime_rows(name, va, vb)
+                continue
             rows.append(SideRow(name, _with_unit(va, unit), _with_unit(vb, unit), va != vb))
     return rows
 

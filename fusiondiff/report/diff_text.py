@@ -228,12 +228,14 @@ def render_diff_text(result: DiffResult, width: int | None = None) -> str:
 
 
 def questions_json(result: DiffResult) -> dict[str, Any]:
-    """Each question's verdict line, ledger line, whether it passes, ``exit_code`` with its gate
-    added, and the ranks of its findings (fidelity: the kernel findings of what B runs differently)."""
+    """Each question's verdict line, ledger line, whether it could be judged and whether it passes,
+    ``exit_code`` with its gate added, and the ranks of its findings (fidelity: the kernel findings
+    of what B runs differently)."""
     return {
         view.question: {
             "verdict": view.verdict,
             "ledger": view.ledger,
+            "judged": result.judged(view.question),
             "passes": result.passes(view.question),
             "exit_code": result.exit_code(gates=(view.question,)),
             "findings": [f.rank for f in (fidelity_findings(result) if view.question == "fidelity" else view.findings)],

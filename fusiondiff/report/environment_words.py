@@ -55,6 +55,8 @@ LABELS = {
     "limit_board_limit": "clocks held back by the board limit, share of the timing",
     "clock_event_reasons": "clock event reasons while the middle sample ran",
     "applications_clock_mhz": "applications clock (SM)",
+    "extra_gpu_wait_step_ns": "GPU waiting on the host per step, more than on the other side",
+    "session_host_per_call_ns": "the session's call on the host (median)",
     "host_bound_fusions": "fusions whose host time per call exceeds their kernels'",
     "host_per_call_ns": "host time per call (median)",
     "kernel_per_call_ns": "kernel time per call (median)",
@@ -192,8 +194,18 @@ def _locked(e: dict[str, Evidence], f: Finding) -> str:
     )
 
 
+def host_side(f: Finding) -> str:
+    """The side a ``host_bound`` or ``waits_for_kernels`` finding is about: where its one-sided
+    evidence lies; in a diff record written before that evidence, the side whose GPU waits more."""
+    for e in f.data:
+        if e.field in ("extra_gpu_wait_step_ns", "session_host_per_call_ns"):
+            return "A" if e.a is not None else "B"
+    return _larger(next((e for e in f.data if e.field == "gpu_wait_per_call_ns"), None))[0]
+
+
 def _host_bound(e: dict[str, Evidence], f: Finding) -> str:
-    side, other = _larger(e.get("gpu_wait_per_call_ns"))
+    side = host_side(f)
+    other = "B" if side == "A" else "A"
     what = next(
         (words for name, words in _HOST_KINDS if name in e and (e[name].a if side == "A" else e[name].b) is not None),
         "fd.execute",
@@ -203,6 +215,16 @@ def _host_bound(e: dict[str, Evidence], f: Finding) -> str:
         f"{_of(e, 'host_per_call_ns', side)} on the host ({what}) against {_of(e, 'kernel_per_call_ns', side)} "
         f"of kernels; the GPU waits {_of(e, 'gpu_wait_step_ns', side)} per step in {side}, "
         f"{_of(e, 'gpu_wait_step_ns', other)} in {other}"
+    )
+
+
+def _waits_for_kernels(e: dict[str, Evidence], f: Finding) -> str:
+    side = host_side(f)
+    return (
+        f"{side}'s calls wait for their kernels: a call takes {_of(e, 'session_host_per_call_ns', side)} on the "
+        f"host against {_of(e, 'kernel_per_call_ns', side)} of kernels, while fd.execute's warm-ups take "
+        f"{_of(e, 'execute_ns', side)}: the call returns when its kernels end (launches that block, an "
+        "allocation that synchronises), so the host waits for the GPU, not the GPU for the host; not host-bound"
     )
 
 
@@ -218,6 +240,7 @@ TITLES: dict[str, Callable[[dict[str, Evidence], Finding], str]] = {
     "gpu_throttled": _throttled,
     "clocks_locked": _locked,
     "host_bound": _host_bound,
+    "waits_for_kernels": _waits_for_kernels,
 }
 """A title per environment rule."""
 

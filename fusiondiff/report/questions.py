@@ -13,9 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fusiondiff.diff.causes import QUESTIONS
+from fusiondiff.diff.host_stats import HOST_FLOOR_RATIO, HOST_MIN_SAMPLES
 from fusiondiff.diff.ledger import fidelity_findings
 from fusiondiff.diff.records import DiffResult, Evidence, Finding, FusionPair, Ledger, LedgerEntry, TimingVerdict
 from fusiondiff.records.units import duration, durations, p_value, ratio
+from fusiondiff.report.environment_words import host_side
 
 TITLES = {"kernel": "kernel time", "host": "host time per call", "fidelity": "repro fidelity"}
 """Each question's heading, in every output."""
@@ -181,38 +183,59 @@ def _ns(e: Evidence | None, side: str) -> str:
 
 
 def host_line(result: DiffResult) -> str:
-    """Host time per call like for like (``fd.execute`` in the warm-ups on both sides), then each
-    side whose host keeps its GPU waiting (``host_bound``), reported, not blamed on the other."""
+    """Host time per call like for like (``fd.execute`` in the protocol's calls on both sides),
+    judged between processes, or why it could not be; then each side whose host keeps its GPU
+    waiting (``host_bound``), reported, not blamed on the other, and each side whose calls wait
+    for their kernels."""
     times = _times(result)
     measured = [p for p in result.pairs if p.host is not None and not p.failed]
+    judged = [p for p in measured if p.host is not None and p.host.verdict != "NOT MEASURED"]
     if not measured:
         parts = ["fd.execute's host time was not measured on both sides"]
+    elif not judged:
+        parts = [f"not judged: {_too_few(measured)}"]
     else:
-        differing = [p for p in measured if p.host is not None and p.host.verdict in ("FASTER", "SLOWER")]
-        execute = times.get("execute_ns")
-        medians = f"median {_ns(execute, 'A')} in A, {_ns(execute, 'B')} in B"
-        if not differing:
-            parts = [f"fd.execute per call: no difference confirmed in {len(measured)} fusion(s) ({medians})"]
-        else:
-            slower = sum(1 for p in differing if p.host is not None and p.host.verdict == "SLOWER")
-            worst = max(differing, key=lambda p: abs(p.host.gap_ns) if p.host is not None else 0.0)
-            t = worst.host
-            assert t is not None
-            a, b = durations(t.median_a_ns, t.median_b_ns)
-            parts = [
-                f"fd.execute per call: B slower in {slower}, faster in {len(differing) - slower} of "
-                f"{len(measured)} fusion(s) ({medians}; largest: {worst.label} {a} -> {b}, {ratio(t.ratio)})"
-            ]
+        parts = [_execute_line(result, judged, measured)]
     thunder = times.get("session_call_ns")
     if thunder is not None and thunder.a is not None:
         session = times.get("session_execute_ns")
         parts.append(f"A's Thunder region call takes {_ns(thunder, 'A')} per call (its fd.execute {_ns(session, 'A')})")
     for f in result.findings_of("host"):
-        bound = {e.field: e for e in f.data}.get("host_bound_fusions")
-        side = "A" if bound is not None and (bound.on("A") or 0) > (bound.on("B") or 0) else "B"
-        waits = times.get("gpu_wait_step_ns")
-        parts.append(f"{side}'s host keeps its GPU waiting ({_ns(waits, side)} per step): #{f.rank} {f.rule}")
+        side = host_side(f)
+        waits = {e.field: e for e in f.data}.get("gpu_wait_step_ns")
+        if f.rule == "host_bound":
+            parts.append(f"{side}'s host keeps its GPU waiting ({_ns(waits, side)} per step): #{f.rank} {f.rule}")
+        elif f.rule == "waits_for_kernels":
+            parts.append(f"{side}'s calls wait for their kernels in {len(f.fusions)} fusion(s), not host-bound")
     return "; ".join(parts)
+
+
+def _too_few(measured: list[FusionPair]) -> str:
+    """Why the host question could not be judged: the sample counts."""
+    counts = sorted({(p.host.count_a, p.host.count_b) for p in measured if p.host is not None})
+    shown = ", ".join(f"{a} vs {b}" for a, b in counts[:3])
+    return f"fd.execute timed {shown} times a side, fewer than the {HOST_MIN_SAMPLES} a host verdict needs"
+
+
+def _execute_line(result: DiffResult, judged: list[FusionPair], measured: list[FusionPair]) -> str:
+    """``fd.execute`` against ``fd.execute`` where enough samples were taken."""
+    execute = _times(result).get("execute_ns")
+    medians = f"median {_ns(execute, 'A')} in A, {_ns(execute, 'B')} in B"
+    floor = f"between processes, a gap under {HOST_FLOOR_RATIO:.2f}x is noise"
+    rest = len(measured) - len(judged)
+    unjudged = f"; {rest} fusion(s) not judged (too few host samples)" if rest else ""
+    differing = [p for p in judged if p.host is not None and p.host.verdict in ("FASTER", "SLOWER")]
+    if not differing:
+        return f"fd.execute per call: no difference confirmed in {len(judged)} fusion(s) ({medians}; {floor}){unjudged}"
+    slower = sum(1 for p in differing if p.host is not None and p.host.verdict == "SLOWER")
+    worst = max(differing, key=lambda p: abs(p.host.gap_ns) if p.host is not None else 0.0)
+    t = worst.host
+    assert t is not None
+    a, b = durations(t.median_a_ns, t.median_b_ns)
+    return (
+        f"fd.execute per call: B slower in {slower}, faster in {len(differing) - slower} of "
+        f"{len(judged)} fusion(s) ({medians}; largest: {worst.label} {a} -> {b}, {ratio(t.ratio)}; {floor}){unjudged}"
+    )
 
 
 def fidelity_line(result: DiffResult) -> str:

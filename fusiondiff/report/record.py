@@ -16,6 +16,7 @@ render many"). Layout (``DIFF_RECORD_VERSION`` 3)::
       "questions": {                     # the three questions, each apart (diff.causes.QUESTIONS)
         "kernel": {"verdict": "...",     # its verdict line
                    "ledger": "...",      # its ledger in words (DiffResult.ledgers holds the numbers)
+                   "judged": true,       # DiffResult.judged(question): false, not measured enough
                    "passes": false,      # DiffResult.passes(question)
                    "exit_code": 1,       # DiffResult.exit_code(gates=(question,))
                    "findings": [1, 2]},  # ranks of its findings

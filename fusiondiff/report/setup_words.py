@@ -8,6 +8,7 @@ from collections.abc import Callable
 from fusiondiff.diff.records import Evidence, Finding
 from fusiondiff.diff.speed_of_light import PEAK_FIELDS
 from fusiondiff.diff.stats import MIN_SAMPLES
+from fusiondiff.records.environment import RUNTIME_VARIABLES
 from fusiondiff.records.model import SEED_METHOD
 from fusiondiff.report import speed_of_light_view
 from fusiondiff.report.shown import by_field, limited, mib, on_side, show, side_of
@@ -21,6 +22,18 @@ def _env_vars(f: Finding) -> Words:
     names = [e.field.removeprefix("nvfuser_env.") for e in f.data]
     lines = [f"{name}: {show(e.a)} in A, {show(e.b)} in B" for name, e in zip(names, f.data)]
     return f"NVFUSER_* variables differ ({', '.join(names)})", [*lines, _ENV_NOTE]
+
+
+def _runtime_env(f: Finding) -> Words:
+    names = [e.field.removeprefix("runtime_env.") for e in f.data]
+    known = {v.name: v for v in RUNTIME_VARIABLES}
+    lines = []
+    for name, e in zip(names, f.data):
+        v = known.get(name)
+        changes = " and ".join(q for q, on in (("kernel", v and v.kernel), ("host", v and v.host)) if on)
+        what = f": {v.what} (changes {changes} time)" if v is not None and changes else ""
+        lines.append(f"{name}: {show(e.a)} in A, {show(e.b)} in B{what}")
+    return f"Variables that change how CUDA or PyTorch runs differ ({', '.join(names)})", lines
 
 
 def _l2_mode(f: Finding) -> Words:
@@ -138,6 +151,7 @@ def _clocks(f: Finding) -> Words:
 
 WORDS: dict[str, Callable[[Finding], Words]] = {
     "env_vars": _env_vars,
+    "runtime_env": _runtime_env,
     "l2_mode": _l2_mode,
     "measurement": _measurement,
     "gpu": _gpu,

@@ -156,6 +156,15 @@ CASES: list[tuple[str, Callable[[], Capture], Callable[[], Capture], set[str]]] 
         {"env_vars"},
     ),
     (
+        "runtime_env",
+        lambda: live(environment=dataclasses.replace(syn.SYNTHETIC_ENVIRONMENT, runtime_env={})),
+        lambda: replay_of(
+            base_fusion(kernels=[b_kernel()]),
+            environment=dataclasses.replace(syn.SYNTHETIC_ENVIRONMENT, runtime_env={"CUDA_LAUNCH_BLOCKING": "1"}),
+        ),
+        {"runtime_env"},
+    ),
+    (
         "segmentation",
         live,
         lambda: replay_of(
@@ -291,6 +300,7 @@ DATA: dict[str, tuple[object, ...]] = {
     "constant_precision": ("rounded_in_b", "9.999999747378752e-06", "1.00000e-05"),
     "options": ("enable_options", [], ["id_model"]),
     "env_vars": ("nvfuser_env.NVFUSER_DISABLE", None, "kernel_reuse"),
+    "runtime_env": ("runtime_env.CUDA_LAUNCH_BLOCKING", None, "1"),
     "segmentation": ("schedulers", ["inner_persistent"], ["pointwise", "reduction"]),
     "kernel_variant": ("launch.block", [128, 1, 1], [512, 1, 1], "nvfuser_inner_persistent_g0"),
     "cuda_source": ("source_hash", "aa" * 32, "bb" * 32),

@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 import pytest
+from host_copies import with_host_samples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -157,32 +158,74 @@ def test_of_two_causes_sharing_a_gap_the_one_the_observed_mechanisms_follow_from
 
 
 def test_a_storage_offset_under_thunder_ranks_first_and_host_time_has_its_own_section():
-    result = diff_files(DATA / "zoo/misaligned_input/live.json", DATA / "zoo/misaligned_input/replay.json")
+    live, replay = DATA / "zoo/misaligned_input/live.json", DATA / "zoo/misaligned_input/replay.json"
+    result = diff_files(live, replay)
     kernel = result.findings_of("kernel")
     assert kernel[0].rule == "storage_offset" and kernel[0].explained_ns == result.ledger("kernel").gap_ns
-    assert [f.rule for f in result.findings_of("host")] == ["host_bound"]
-    assert all(f.explained_ns == 0 for f in result.findings_of("host"))
+    assert result.findings_of("host") == () and not result.judged("host")  # four warm-ups a side
+    # a copy with the host samples repeated (host_copies): B's host-bound calls, reported, not counted
+    judged = diff(with_host_samples(load_capture(live)), with_host_samples(load_capture(replay)))
+    assert [f.rule for f in judged.findings_of("host")] == ["host_bound"]
+    assert judged.findings[0].rule == "storage_offset"
+    assert all(f.explained_ns == 0 for f in judged.findings_of("host"))
     # the verdict counts the kernel gap alone (it said "explaining 17.84 us" of an 8.00 us gap)
     assert result.ledger("kernel").explained_ns == pytest.approx(8000.0)
     assert result.exit_code() == 1
 
 
 @pytest.mark.parametrize("scenario", ["option_live_only", "seed_method"])
-def test_a_host_bound_side_is_reported_not_ranked_above_the_kernel_question(scenario):
-    # before: host_bound ranked first in both, and made option_live_only (same kernel speed) exit 1
+def test_four_warm_ups_a_side_leave_the_host_question_not_judged(scenario):
+    # before: host_bound ranked first in both, and made option_live_only (same kernel speed) exit 1;
+    # then it was reported after the kernel question, confirmed on 4 warm-ups against 4
     result = diff_files(DATA / f"zoo/{scenario}/live.json", DATA / f"zoo/{scenario}/replay.json")
-    assert result.findings[0].question == "kernel"
-    assert result.findings[0].rule != "host_bound"
-    assert not result.passes("host")
-    assert result.exit_code(gates=("host",)) == 1
+    assert result.findings_of("host") == ()
+    assert {p.host.verdict for p in result.pairs if p.host is not None} == {"NOT MEASURED"}
+    assert not result.judged("host")
+
+
+def test_a_host_gap_within_the_between_process_floor_is_not_host_bound():
+    """option_live_only's live fd.execute against its repro's, 25.6 against 20.0 us: on a copy with
+    enough host samples (host_copies) the gap is within what two processes differ by, so neither
+    side is host-bound and the host gate passes; with the repro's host times made 4x (derived
+    here) the live side's GPU waits beyond that floor."""
+    live = with_host_samples(load_capture(DATA / "zoo/option_live_only/live.json"))
+    replay = with_host_samples(load_capture(DATA / "zoo/option_live_only/replay.json"))
+    result = diff(live, replay)
+    assert result.judged("host") and result.passes("host") and result.exit_code(gates=("host",)) == 0
+    assert {p.host.verdict for p in result.pairs if p.host is not None} == {"SAME"}
+    slow = with_host_samples(load_capture(DATA / "zoo/option_live_only/replay.json"), repeat=1)
+    slow = dataclasses.replace(
+        slow,
+        fusions=tuple(
+            dataclasses.replace(
+                f,
+                conditions=dataclasses.replace(
+                    f.conditions,
+                    host=dataclasses.replace(
+                        f.conditions.host, execute_ns=tuple(4.0 * x for x in f.conditions.host.execute_ns)
+                    ),
+                ),
+            )
+            for f in slow.fusions
+        ),
+    )
+    slower = diff(live, with_host_samples(slow))
+    assert {p.host.verdict for p in slower.pairs if p.host is not None} == {"SLOWER"}
+    assert slower.findings[0].question == "kernel" or slower.findings[0].rule == "host_bound"
+    assert not slower.passes("host") and slower.exit_code(gates=("host",)) == 1
 
 
 def test_the_faithful_repro_of_a_host_bound_thunder_call_exits_0_and_1_with_the_host_gate():
-    # cli/: thunder.jit RMSNorm with its activation at storage offset 1, against fusiondiff's repro
-    result = diff_files(DATA / "zoo/option_live_only/live.json", DATA / "zoo/option_live_only/replay.json")
+    """The LayerNorm at offset 1 under thunderfx on the H100 (tests/data/h100/offset_thunderfx),
+    against fusiondiff's repro, on copies with enough host samples (host_copies)."""
+    folder = DATA / "h100/offset_thunderfx"
+    result = diff(
+        with_host_samples(load_capture(folder / "live.json")),
+        with_host_samples(load_capture(folder / "replay_fusiondiff.json")),
+    )
     assert result.same_speed and result.exit_code() == 0
+    assert result.findings[0].question == "kernel" or result.findings_of("kernel") == ()
     assert result.exit_code(gates=("host",)) == 1
-    assert result.exit_code(strict=True) == 1  # the option B lacks: what it runs differently
 
 
 def test_an_idle_other_process_is_listed_but_takes_no_share():
@@ -237,9 +280,11 @@ def test_the_diff_record_carries_each_question(tmp_path):
     record = tmp_path / "d.json"
     live, replay = DATA / "zoo/option_live_only/live.json", DATA / "zoo/option_live_only/replay.json"
     assert main(["diff", str(live), str(replay), "--json", str(record)]) == 0
-    assert main(["diff", str(live), str(replay), "--gate", "host"]) == 1
     assert main(["diff", str(live), str(replay), "--strict"]) == 1
     data = json.loads(record.read_text())
     assert data["exit_code"] == 0
-    assert {q: data["questions"][q]["passes"] for q in QUESTIONS} == {"kernel": True, "host": False, "fidelity": False}
+    assert {q: data["questions"][q]["passes"] for q in ("kernel", "fidelity")} == {"kernel": True, "fidelity": False}
+    # four warm-ups a side: the host question could not be judged, which the record says
+    assert {q: data["questions"][q]["judged"] for q in QUESTIONS} == {"kernel": True, "host": False, "fidelity": True}
+    assert data["questions"]["host"]["verdict"].startswith("not judged")
     assert [x["question"] for x in data["diff"]["ledgers"]] == list(QUESTIONS)

@@ -128,10 +128,12 @@ def test_host_bound_calls_are_the_host_questions_and_leave_kernel_gaps_to_the_ke
     def tiny(host: HostTiming, median_ns: float, name: str) -> FusionRecord:
         return dataclasses.replace(_quiet(median_ns), name=name, conditions=TimingConditions(device=QUIET, host=host))
 
+    # as many host samples as the protocol takes (40 calls and 4 warm-ups), and 25 of the session's
+    # own calls: enough for the host question to be judged
     thunder = HostTiming(
-        execute_ns=(14_000.0,) * 4, session_execute_ns=(16_000.0,) * 5, session_call_ns=(48_000.0,) * 5
+        execute_ns=(14_000.0,) * 44, session_execute_ns=(16_000.0,) * 25, session_call_ns=(48_000.0,) * 25
     )
-    replay = HostTiming(execute_ns=(14_000.0,) * 4)
+    replay = HostTiming(execute_ns=(14_000.0,) * 44)
     a = syn.capture([dataclasses.replace(tiny(thunder, 4_000.0, f"nvFusion{i}"), call_count=6) for i in range(3)])
     b = syn.capture(
         [dataclasses.replace(tiny(replay, 4_000.0 if i else 5_000.0, f"fusion{i}"), trace=None) for i in range(3)],

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from host_copies import with_host_samples
 
 from fusiondiff.diff import diff
 from fusiondiff.io.store import load_capture
@@ -41,10 +42,18 @@ def test_olmo_step_round_trip_is_same_speed_and_host_time_on_its_own_question():
     # (it read FASTER, unexplained, when the floor was 2 % of A's median)
     assert verdicts == ["SAME"] * 10
     assert result.findings_of("kernel") == ()
-    # nvFusion1's one live call (336 us on the host) lies inside its replay's four (219 to 376 us):
-    # its host times are not told apart, so the other nine fusions are host-bound and it is not
-    (host,) = result.findings_of("host")
-    assert "[host_bound, circumstance] 9 fusions" in done.stdout
+    # one live call and four warm-ups a record: too few for the host question, which says so
+    assert result.findings_of("host") == () and not result.judged("host")
+    assert "host: not judged" in done.stdout
+    # on copies with the host times repeated (host_copies), nvFusion1's live call (336 us on the
+    # host) is within the between-process floor of its replay's (219 to 376 us): the fusions whose
+    # live calls are beyond it are host-bound, and it is not
+    judged = diff(
+        with_host_samples(load_capture(DATA / "olmo" / "live.json")),
+        with_host_samples(load_capture(DATA / "olmo" / "rt" / "replay.json")),
+    )
+    (host,) = judged.findings_of("host")
+    assert host.rule == "host_bound" and len(host.fusions) >= 5
     assert not any(label.startswith("nvFusion1 ") for label in host.fusions)
 
 

@@ -31,6 +31,7 @@ EVIDENCE = {
     "constant_precision": "9.999999747378752e-06 is printed as 1.00000e-05 in B's definition (B ran with [1e-05])",
     "options": "enable_options: [] in A, [id_model] in B",
     "env_vars": "NVFUSER_DISABLE: unset in A, kernel_reuse in B",
+    "runtime_env": "CUDA_LAUNCH_BLOCKING: unset in A, 1 in B: each launch waits for its kernel to end (changes host time)",
     "segmentation": "segments: inner_persistent in A (1 kernel(s)), pointwise+reduction in B (2 kernel(s))",
     "kernel_variant": "block 128x1x1 -> 512x1x1, registers_per_thread 40 -> 31",
     "cuda_source": "source sha256 aaaaaaaaaaaa in A, bbbbbbbbbbbb in B",
