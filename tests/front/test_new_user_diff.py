@@ -4,6 +4,7 @@ the text says about units, verdicts, long sources and idle clocks."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -14,10 +15,10 @@ PLANTED = DATA / "multigpu" / "planted"
 GEMMA = DATA / "roundtrip_gemma"
 
 
-def fusiondiff(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """``python -m fusiondiff ARGS`` in a fresh process."""
+def fusiondiff(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m fusiondiff ARGS`` in a fresh process (in ``cwd``, else here)."""
     command = [sys.executable, "-m", "fusiondiff", *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
 def findings(text: str) -> list[str]:
@@ -155,9 +156,14 @@ def test_long_lists_and_paths_of_the_recording_machine_are_shortened_in_the_text
     table = llama.split("\nfusions\n", 1)[1].split("\n\n", 1)[0].splitlines()
     rows = [line for line in table if line.startswith("  nvFusion")]
     assert len(rows) == 20 and "  ... 6 more fusion(s) SAME, not listed (the JSON record has all: --json)" in table
-    offset = fusiondiff("diff", DATA / "offset" / "live.json", DATA / "offset" / "replay_nvfuser.json").stdout
-    assert "B (replay): " + str(DATA / "offset" / "replay_nvfuser.json") + " (…/offset_nvfuser_repro.py)" in offset
+    # B's label keeps the path as given and shortens the script's: checked on a path as short as the
+    # checkout's place cannot change (a long absolute path wraps at 100 columns), and on the record
+    offset = fusiondiff("diff", "live.json", "replay_nvfuser.json", cwd=DATA / "offset").stdout
+    assert "  B (replay): replay_nvfuser.json (…/offset_nvfuser_repro.py)" in offset.splitlines(), offset
     assert "/tmp/rec/scratch" not in offset
+    replay = DATA / "offset" / "replay_nvfuser.json"
+    record = json.loads(fusiondiff("diff", "--format", "json", DATA / "offset" / "live.json", replay).stdout)
+    assert record["diff"]["source_b"] == f"{replay} (…/offset_nvfuser_repro.py)"
 
 
 def test_show_keeps_its_columns_when_a_kernel_name_is_long():
