@@ -252,6 +252,15 @@ def _number_problem(declared: _Declaration, value: Any) -> str | None:
 # Records to plain data (what :func:`decode` reads back), by their fields so none is forgotten.
 
 
+def plain_data(value: Any) -> Any:
+    """A record as the data msgspec's JSON encoder writes (dicts, lists and tuples, strings and
+    numbers; a field left out where it holds its default; NaN and infinity, which the encoder
+    writes as null). Unlike :func:`to_jsonable`, timings get no derived statistics (they are their
+    samples again), and it runs at C speed (a capture of 10,000 fusions in a fraction of a
+    second): for records written with ``msgspec.json.encode`` for programs to read back."""
+    return msgspec.to_builtins(value)
+
+
 def to_jsonable(value: Any) -> Any:
     """Turn a record into JSON-ready data. Timings also get their derived statistics."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

@@ -59,12 +59,14 @@ rendered as they are, and whether B is a round trip's merged replay is read from
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
+
+import msgspec
 
 from fusiondiff.diff.causes import node
 from fusiondiff.diff.records import DiffResult
-from fusiondiff.records.codec import capture_from_jsonable, decode, to_jsonable
+from fusiondiff.records.codec import capture_from_jsonable, decode, plain_data
+from fusiondiff.records.collector import collector_paused
 from fusiondiff.records.errors import CaptureFormatError, ReportError
 from fusiondiff.records.model import Capture
 from fusiondiff.records.notes import from_roundtrip
@@ -84,35 +86,39 @@ RECORD_NAME = "fusiondiff diff"
 
 
 def build_diff_record(report: DiffReport) -> dict[str, Any]:
-    """The diff record of ``report`` as JSON-ready data (see the module docstring for the layout)."""
+    """The diff record of ``report`` as data for ``msgspec.json.encode`` (:func:`dumps_diff_record`; NaN is
+    written as null), its layout in the module docstring."""
     from fusiondiff.records.version import __version__
 
     result = report.result
-    capture_a = to_jsonable(report.a)
-    return json_safe(
-        {
-            "schema_version": DIFF_RECORD_VERSION,
-            "record": RECORD_NAME,
-            "fusiondiff_version": __version__,
-            "verdict": verdict_line(result),
-            "same_speed": result.same_speed,
-            "properties_identical": result.properties_identical,
-            "comparable": result.comparable,
-            "exit_code": result.exit_code(),
-            "questions": questions_json(result),
-            "sides": {
-                "A": {"label": result.label_a, "path": report.path_a},
-                "B": {"label": result.label_b, "path": report.path_b},
-            },
-            "diff": to_jsonable(worded(result)),
-            "captures": {"A": capture_a, "B": delta(capture_a, to_jsonable(report.b))},
-        }
-    )
+    with collector_paused():  # the record of a whole session is millions of objects (records.collector)
+        capture_a = plain_data(report.a)
+        capture_b = delta(capture_a, plain_data(report.b))
+        diff = plain_data(worded(result))
+    return {
+        "schema_version": DIFF_RECORD_VERSION,
+        "record": RECORD_NAME,
+        "fusiondiff_version": __version__,
+        "verdict": verdict_line(result),
+        "same_speed": result.same_speed,
+        "properties_identical": result.properties_identical,
+        "comparable": result.comparable,
+        "exit_code": result.exit_code(),
+        "questions": json_safe(questions_json(result)),
+        "sides": {
+            "A": {"label": result.label_a, "path": report.path_a},
+            "B": {"label": result.label_b, "path": report.path_b},
+        },
+        "diff": diff,
+        "captures": {"A": capture_a, "B": capture_b},
+    }
 
 
 def dumps_diff_record(report: DiffReport) -> str:
     """The diff record as JSON text, compact: a record of a whole session is read by programs."""
-    return json.dumps(build_diff_record(report), separators=(",", ":"), allow_nan=False) + "\n"
+    record = build_diff_record(report)
+    with collector_paused():
+        return msgspec.json.encode(record).decode() + "\n"
 
 
 def is_diff_record(data: Any) -> bool:

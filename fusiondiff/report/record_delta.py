@@ -9,8 +9,10 @@ back exactly. A delta is one of three objects:
 - ``{"~": {key: delta, ...}, "-": [key, ...]}``: an object whose listed keys differ or are new
   (each a delta against A's value, a new key's ``{"=": ...}``), ``-`` the keys B lacks (left out
   when none);
-- ``{"[~]": {"position": delta, ...}, "len": n}``: a list whose listed positions differ, ``len``
-  where B's length is not A's (a position past A's end is ``{"=": ...}``).
+- ``{"[~]": {"position": delta, ...}, "len": n}``: a list of objects or lists whose listed
+  positions differ, ``len`` where B's length is not A's (a position past A's end is ``{"=": ...}``);
+  a list of plain values (samples, a shape: its first item tells) that differs is written whole,
+  ``{"=": [...]}``.
 
 Equal values have no delta: the whole of an unchanged B is ``{"~": {}}``.
 """
@@ -27,13 +29,15 @@ MAX_DEPTH = 64
 
 def delta(a: Any, b: Any) -> dict[str, Any]:
     """``b`` as its differences from ``a`` (module docstring); ``{"~": {}}`` where they are equal
-    objects, ``{"=": b}`` where the kinds differ."""
+    objects, ``{"=": b}`` where the kinds differ. A tuple is a list (as JSON writes it)."""
     if isinstance(a, dict) and isinstance(b, dict):
         changed = {k: delta(a[k], v) if k in a else {"=": v} for k, v in b.items() if k not in a or a[k] != v}
         removed = [k for k in a if k not in b]
         return {"~": changed, "-": removed} if removed else {"~": changed}
-    if isinstance(a, list) and isinstance(b, list):
-        items = {str(i): delta(a[i], v) if i < len(a) else {"=": v} for i, v in enumerate(b) if i >= len(a) or a[i] != v}
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and b and isinstance(b[0], (dict, list, tuple)):
+        items = {
+            str(i): delta(a[i], v) if i < len(a) else {"=": v} for i, v in enumerate(b) if i >= len(a) or a[i] != v
+        }
         return {"[~]": items, "len": len(b)} if len(b) != len(a) else {"[~]": items}
     return {"=": b}
 
@@ -51,7 +55,9 @@ def apply(a: Any, change: Any, where: str, depth: int = 0) -> Any:
         return _apply_object(a, change, where, depth)
     if "[~]" in change:
         return _apply_list(a, change, where, depth)
-    raise ReportError(f'{where}: expected a delta (an object with one of "=", "~", "[~]"), found {sorted(change)!r:.60}')
+    raise ReportError(
+        f'{where}: expected a delta (an object with one of "=", "~", "[~]"), found {sorted(change)!r:.60}'
+    )
 
 
 def _apply_object(a: Any, change: dict[str, Any], where: str, depth: int) -> dict[str, Any]:

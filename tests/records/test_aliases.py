@@ -19,7 +19,9 @@ import synthetic as syn  # noqa: E402
 DATA = Path(__file__).resolve().parent.parent / "data"
 
 HEADER = "def nvfuser_fusion(fd : FusionDefinition) -> None :\n"
-INPUT = "    tv0 = fd.define_tensor(shape=[512, 3072], contiguity=[True, True], dtype=DataType.BFloat16, is_cpu=False)\n"
+INPUT = (
+    "    tv0 = fd.define_tensor(shape=[512, 3072], contiguity=[True, True], dtype=DataType.BFloat16, is_cpu=False)\n"
+)
 TRANSPOSED = (
     HEADER
     + INPUT

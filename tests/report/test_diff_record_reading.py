@@ -115,7 +115,11 @@ def test_a_damaged_record_is_refused_in_one_line_or_rendered(tmp_path: Path, pat
             {"[~]": {"7": {"=": 1}}},
             r"captures\.B\.fusions: position '7' is not in a list of 1",
         ),
-        (("captures", "B", "~", "kind"), {"~": {}}, r"captures\.B\.kind: an object's delta where capture A holds no object"),
+        (
+            ("captures", "B", "~", "kind"),
+            {"~": {}},
+            r"captures\.B\.kind: an object's delta where capture A holds no object",
+        ),
         (
             ("diff", "changes"),
             [{"path": "x", "a": [[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]], "b": 1, "category": "protocol"}],
