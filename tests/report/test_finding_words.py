@@ -11,10 +11,10 @@ import pytest
 
 from fusiondiff.diff import diff
 from fusiondiff.diff.records import Finding
+from fusiondiff.records.codec import to_jsonable
 from fusiondiff.records.model import TimerName, TimingProtocol
 from fusiondiff.report import wording
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.records.codec import to_jsonable
 from fusiondiff.report.record import dumps_diff_record, report_from_record
 
 from diff.test_rules import CASES, b_kernel, base_fusion, live, replay_of, seed_case

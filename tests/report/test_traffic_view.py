@@ -25,9 +25,9 @@ from fusiondiff.records.traffic import capture_traffic, furthest_from_peak
 from fusiondiff.report import render
 from fusiondiff.report.html import capture_html
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.traffic_data import view_data
 from fusiondiff.report.record import build_diff_record, report_from_record
 from fusiondiff.report.text import render_capture_text
+from fusiondiff.report.traffic_data import view_data
 from fusiondiff.report.traffic_view import ABOVE_PEAK_NOTE, NOT_MEASURED, OLD_FILE, capture_view
 
 from .test_renderers import _Tags
