@@ -183,10 +183,10 @@ def _captures(captures: dict[str, Any], version: int, origin: str) -> tuple[Capt
             raise ReportError(
                 f"{origin}.captures: no capture {side!r}; write it again with `fusiondiff report A B -o diff.json`"
             )
+    a = capture_from_jsonable(captures["A"], f"{origin}.captures.A")
     b = captures["B"]
     if version >= DELTA_SINCE:
         b = apply(captures["A"], b, f"{origin}.captures.B")
-    a = capture_from_jsonable(captures["A"], f"{origin}.captures.A")
     return a, capture_from_jsonable(b, f"{origin}.captures.B")
 
 
