@@ -116,9 +116,14 @@ def build_diff_record(report: DiffReport) -> dict[str, Any]:
 
 def dumps_diff_record(report: DiffReport) -> str:
     """The diff record as JSON text, compact: a record of a whole session is read by programs."""
+    return encode_diff_record(report).decode()
+
+
+def encode_diff_record(report: DiffReport) -> bytes:
+    """The diff record as UTF-8 JSON bytes (:func:`dumps_diff_record`'s text, for a file)."""
     record = build_diff_record(report)
     with collector_paused():
-        return msgspec.json.encode(record).decode() + "\n"
+        return msgspec.json.encode(record) + b"\n"
 
 
 def is_diff_record(data: Any) -> bool:
