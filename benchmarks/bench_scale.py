@@ -61,6 +61,8 @@ def build(count: int, kind: str, slower: float = 1.0) -> str:
         f["graph_hash"] = tagged_structural_hash(definition)
         fusions.append(f)
     data.update(fusions=fusions, kind=kind, source=f"bench_scale: {count} fusions from {SOURCE.name}")
+    if count >= 100_000:  # indented, 100,000 of these records are 0.8 GB, over what a capture may be
+        return json.dumps(data, separators=(",", ":")) + "\n"  # (store.MAX_CAPTURE_BYTES, 512 MiB)
     return json.dumps(data, indent=1) + "\n"  # as store.dumps_capture writes
 
 
@@ -85,15 +87,19 @@ def _slower(value: object, factor: float) -> object:
 def run(root: Path, args: list[str]) -> tuple[float, int, str]:
     """``python ARGS`` importing fusiondiff from ``root``: (CPU seconds, peak RSS bytes, stdout)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
-    process = subprocess.Popen(
-        [sys.executable, *args], cwd=tempfile.gettempdir(), env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-    )
-    assert process.stdout is not None
-    out = process.stdout.read().decode()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.stdout.close()
-    if os.waitstatus_to_exitcode(status) not in (0, 1):
-        raise SystemExit(f"bench_scale: {args} from {root} exited {os.waitstatus_to_exitcode(status)}")
+    with tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(
+            [sys.executable, *args], cwd=tempfile.gettempdir(), env=env, stdout=subprocess.PIPE, stderr=err
+        )
+        assert process.stdout is not None
+        out = process.stdout.read().decode()
+        _, status, usage = os.wait4(process.pid, 0)
+        process.stdout.close()
+        err.seek(0)
+        said = err.read().decode(errors="replace")
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1) or (code == 1 and args[0] == "-c"):
+        raise SystemExit(f"bench_scale: {args[:3]} from {root} exited {code}: {said[-300:]}")
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, out
 
 

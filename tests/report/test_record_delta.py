@@ -60,3 +60,22 @@ def test_the_recorded_replay_is_a_small_delta_of_its_live_capture():
 def test_a_delta_that_does_not_fit_is_refused(a, change, message):
     with pytest.raises(ReportError, match=message):
         apply(a, change, "B")
+
+
+@pytest.mark.parametrize("extra", [0, 1, -1])
+def test_a_diff_record_gives_capture_b_back_whatever_its_fusions(extra):
+    """Capture B is made a delta fusion by fusion; built here: B with as many fusions as A, one more
+    (a new one written whole) or one fewer, and a warning A lacks."""
+    import dataclasses
+
+    from fusiondiff.diff.core import diff
+    from fusiondiff.report.interface import DiffReport
+    from fusiondiff.report.record import build_diff_record, report_from_record
+
+    report = open_report([DATA / "seed" / "live_forward.json", DATA / "seed" / "replay_forward.json"])
+    fusions = (
+        report.b.fusions + report.b.fusions[:1] if extra > 0 else report.b.fusions[: len(report.b.fusions) + extra]
+    )
+    b = dataclasses.replace(report.b, fusions=fusions, warnings=(*report.b.warnings, "built here"))
+    record = json.loads(json.dumps(build_diff_record(DiffReport(diff(report.a, b), report.a, b))))
+    assert report_from_record(record).b == b
