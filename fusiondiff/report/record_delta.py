@@ -66,7 +66,8 @@ def _apply_object(a: Any, change: dict[str, Any], where: str, depth: int) -> dic
         raise ReportError(f"{where}: an object's delta where capture A holds no object, or a malformed one")
     out = {k: v for k, v in a.items() if k not in removed}
     for key, inner in changed.items():
-        out[key] = apply(a.get(key), inner, f"{where}.{key}", depth + 1)
+        step = f".{key}" if key.isidentifier() else f"[{key!r}]"  # quoted: the refusal stays one line
+        out[key] = apply(a.get(key), inner, f"{where}{step}", depth + 1)
     return out
 
 
