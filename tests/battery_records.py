@@ -59,12 +59,15 @@ def record_text(old: str, new: str) -> Callable[[Any], bytes]:
 
 
 def strict_json(where: str | None = None) -> Callable[[Run], None]:
-    """The JSON on stdout (or in ``where``) holds no lone surrogate, and the replacement instead."""
+    """The JSON on stdout (or in ``where``) holds no lone surrogate, escaped or as a character, and
+    the replacement instead: escaped (``json.dumps``) or as the character itself (the diff record,
+    written by msgspec as UTF-8)."""
 
     def check(run: Run) -> None:
-        text = run.stdout if where is None else (run.tmp / where).read_text()
+        text = run.stdout if where is None else (run.tmp / where).read_text(encoding="utf-8")
         assert not re.search(r"\\u[dD][89a-fA-F]", text)
-        assert "\\ufffd" in text
+        assert not any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+        assert "\\ufffd" in text or "\ufffd" in text
         json.loads(text)
 
     return check
@@ -204,9 +207,17 @@ RECORDS = [
         "record",
         "an impossible value in a capture",
         REPORT_RECORD,
-        record(("captures.B.fusions.0.timing.samples_ns.0", -5.0)),
+        record(("captures.A.fusions.0.timing.samples_ns.0", -5.0)),
         2,
-        r"captures\.B\.fusions\[0\]\.timing\.samples_ns\[0\]: -5\.0 is not a duration",
+        r"captures\.A\.fusions\[0\]\.timing\.samples_ns\[0\]: -5\.0 is not a duration",
+    ),
+    Case(
+        "record",
+        "an impossible value in capture B, a delta against A",
+        REPORT_RECORD,
+        record(("captures.B.~.fusions", {"[~]": {"0": {"~": {"call_count": {"=": -3}}}}})),
+        2,
+        r"captures\.B\.fusions\[0\]\.call_count: -3",
     ),
     Case("record", "NaN", REPORT_RECORD, record_text('"index_a": 0', '"index_a": NaN'), 2, r"NaN is not a JSON number"),
     Case(
@@ -215,7 +226,7 @@ RECORDS = [
         REPORT_RECORD,
         record(("schema_version", "1")),
         2,
-        r"has diff record schema '1'; this fusiondiff reads 1 to 3",
+        r"has diff record schema '1'; this fusiondiff reads 1 to 4",
     ),
     Case(
         "record",
@@ -284,7 +295,7 @@ SURROGATES = [
         "surrogate",
         "in a diff record",
         REPORT_RECORD,
-        record(("captures.B.environment.gpu_name", SURROGATE), ("diff.label_b", SURROGATE)),
+        record(("captures.A.environment.gpu_name", SURROGATE), ("diff.label_b", SURROGATE)),
         0,
         None,
         check=shows("nv\ufffdx"),

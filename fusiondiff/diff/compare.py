@@ -1,8 +1,8 @@
 """Property comparison: every recorded property of two paired fusions (and of the two captures'
 environments and protocols), as :class:`PropertyChange` records.
 
-The comparison itself is DeepDiff over the ``to_jsonable`` form of what is compared. What is left
-out, and why:
+The comparison itself is a walk over the ``to_jsonable`` form of what is compared (a number equal
+to the same number of another numeric type). What is left out, and why:
 
 - timing samples and their summaries: :mod:`fusiondiff.diff.stats` compares those;
 - raw kernel names: their ``f/c/r`` parts count what the process compiled before (history), so they
@@ -22,8 +22,8 @@ out, and why:
   block-level timeline: measurements, not properties; ``rules_environment`` and ``rules_blocks``
   compare them.
 
-DeepDiff runs per record, only on records that differ, memoised per diff (:class:`RecordComparer`);
-fields that hold text or sequences of text are compared as values, without DeepDiff.
+The walk runs per record, only on records that differ, memoised per diff (:class:`RecordComparer`);
+fields that hold text or sequences of text are compared as values.
 """
 
 from __future__ import annotations
@@ -96,16 +96,33 @@ _FUSION_CATEGORIES: dict[str, Category] = {
 }
 
 
-def _deep_changes(view_a: dict[str, Any], view_b: dict[str, Any]) -> Iterable[list[Any]]:
-    """Paths (as key lists) of every difference DeepDiff finds between two JSON-able views."""
-    # imported here: deepdiff (and pandas, which it imports) cost about 0.3 s, and only records
-    # that differ get this far
-    from deepdiff import DeepDiff
+def _deep_changes(view_a: Any, view_b: Any, path: tuple[Any, ...] = ()) -> Iterable[list[Any]]:
+    """Paths (as key lists, two keys deep at most: what the callers keep) of every difference
+    between two JSON-able views, in A's key order, a key of one side only included (two objects
+    that share too few keys are one difference, :func:`_apart`). Equal as
+    Python compares: a number is equal to the same number of another numeric type (``1``, ``1.0``,
+    ``True``), as DeepDiff's ``ignore_numeric_type_changes`` had it."""
+    if view_a == view_b:
+        return
+    if isinstance(view_a, dict) and isinstance(view_b, dict) and len(path) < 2 and not _apart(view_a, view_b):
+        for key in [*view_a, *(k for k in view_b if k not in view_a)]:
+            if key in view_a and key in view_b:
+                yield from _deep_changes(view_a[key], view_b[key], (*path, key))
+            else:
+                yield [*path, key]
+        return
+    yield list(path)
 
-    tree = DeepDiff(view_a, view_b, view="tree", ignore_numeric_type_changes=True, verbose_level=2)
-    for levels in tree.values():
-        for level in levels:
-            yield level.path(output_format="list")
+
+_SHARED_KEYS = 0.33
+"""Below this share of their keys in common, two objects differ as a whole (DeepDiff's default
+``threshold_to_diff_deeper``, which the comparison followed)."""
+
+
+def _apart(a: dict[Any, Any], b: dict[Any, Any]) -> bool:
+    """Two objects with more than one key between them, under :data:`_SHARED_KEYS` of them shared."""
+    union = len(a.keys() | b.keys())
+    return union > 1 and len(a.keys() & b.keys()) / union < _SHARED_KEYS
 
 
 def _lookup(view: Any, path: Sequence[Any]) -> Any:
@@ -118,7 +135,7 @@ def _lookup(view: Any, path: Sequence[Any]) -> Any:
 
 
 Record = tuple[tuple[str, Any], ...]
-"""A flat record view: ``(field, value)`` pairs, hashable so DeepDiff answers can be memoised."""
+"""A flat record view: ``(field, value)`` pairs, hashable so the answers can be memoised."""
 
 
 def _known(a: Any, b: Any, fields: Sequence[str]) -> tuple[Record, Record]:
@@ -172,25 +189,23 @@ def _changed_fields(view_a: Record, view_b: Record) -> tuple[str, ...]:
 
 
 class RecordComparer:
-    """Compares paired fusions and kernels record by record with DeepDiff.
+    """Compares paired fusions and kernels record by record.
 
-    DeepDiff runs per record (the fusion's own properties, each input, each kernel's launch
+    The walk runs per record (the fusion's own properties, each input, each kernel's launch
     configuration), only where a cheap equality check says the records differ, and its answers
     are memoised for the life of the comparer (one diff): the same layouts and launch
-    configurations repeat across kernels and across the identical fusions of a model's layers,
-    and one DeepDiff call costs a fraction of a millisecond."""
+    configurations repeat across kernels and across the identical fusions of a model's layers."""
 
     def __init__(self) -> None:
         self._memo: dict[tuple[Record, Record], tuple[str, ...]] = {}
 
     def changed_fields(self, view_a: Record, view_b: Record) -> tuple[str, ...]:
-        """The fields DeepDiff finds different between two flat record views, in field order.
+        """The fields that differ between two flat record views, in field order.
 
         A field whose value is text or a sequence of texts on both sides (a segmentation's
-        schedulers, exact constants, options) differs exactly when the values are unequal, and
-        is decided so: DeepDiff would align such a sequence with difflib, whose cost grows with
-        the square of its length (a fusion of 20,000 segments took minutes). The other fields
-        go to DeepDiff together."""
+        schedulers, exact constants, options) differs exactly when the values are unequal (never
+        aligned item by item: a fusion of 20,000 segments took minutes so). The other fields are
+        walked together."""
         key = (view_a, view_b)
         if key not in self._memo:
             self._memo[key] = _changed_fields(view_a, view_b)

@@ -208,7 +208,7 @@ def _cmd_repro(args: argparse.Namespace) -> int:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from fusiondiff.io.files import check_not_input, write_text
+    from fusiondiff.io.files import check_not_input, write_bytes
     from fusiondiff.io.store import load_capture
 
     if args.json:
@@ -222,20 +222,20 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
     result = diff(a, b, source_a=source_label(args.a, a.source), source_b=source_label(args.b, b.source))
     unwritten = None
-    record = ""
+    record = b""
     if args.json or args.format == "json":
-        # the exported diff record: schema_version, both environments and protocols, the samples
+        # the exported diff record (report/record.py): the diff and both captures, B as a delta
         from fusiondiff.report.paths import display_paths
-        from fusiondiff.report.record import dumps_diff_record
+        from fusiondiff.report.record import encode_diff_record
 
         path_a, path_b = display_paths([args.a, args.b])
-        record = dumps_diff_record(DiffReport(result, a, b, path_a, path_b))
+        record = encode_diff_record(DiffReport(result, a, b, path_a, path_b))
     if args.json:
         try:
-            write_text(args.json, record)
+            write_bytes(args.json, record)
         except OutputError as exc:
             unwritten = exc  # the report is still printed, then the error
-    emit(record if args.format == "json" else render_diff_terminal(DiffReport(result, a, b), output_width()))
+    emit(record.decode() if args.format == "json" else render_diff_terminal(DiffReport(result, a, b), output_width()))
     if unwritten is not None:
         raise unwritten
     return result.exit_code(gates=gates(args))

@@ -89,14 +89,18 @@ def _special(path: Path) -> bool:
 def write_text(path: str | os.PathLike[str], text: str, *, devices: bool = True) -> None:
     """Write ``text`` (UTF-8) to ``path`` with :func:`atomic_write`; gzipped when the name ends in
     ``.gz`` (no time stamp in the header, so the same text gives the same bytes)."""
+    write_bytes(path, text.encode("utf-8"), devices=devices)
+
+
+def write_bytes(path: str | os.PathLike[str], data: bytes, *, devices: bool = True) -> None:
+    """Write ``data`` to ``path`` as :func:`write_text` writes text (for text already encoded: a
+    record of a whole session is not copied into a string and back)."""
     path = Path(path)
     if path.name.endswith(GZIP_SUFFIX):
         import gzip
 
-        data = gzip.compress(text.encode("utf-8"), mtime=0)
-        atomic_write(path, lambda tmp: Path(tmp).write_bytes(data), devices=devices)
-        return
-    atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), devices=devices)
+        data = gzip.compress(data, mtime=0)
+    atomic_write(path, lambda tmp: Path(tmp).write_bytes(data), devices=devices)
 
 
 def not_regular(path: Path) -> str | None:

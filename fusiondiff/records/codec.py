@@ -252,6 +252,15 @@ def _number_problem(declared: _Declaration, value: Any) -> str | None:
 # Records to plain data (what :func:`decode` reads back), by their fields so none is forgotten.
 
 
+def plain_data(value: Any) -> Any:
+    """A record as the data msgspec's JSON encoder writes (dicts, lists and tuples, strings and
+    numbers; a field left out where it holds its default; NaN and infinity, which the encoder
+    writes as null). Unlike :func:`to_jsonable`, timings get no derived statistics (they are their
+    samples again), and it runs at C speed (a capture of 10,000 fusions in a fraction of a
+    second): for records written with ``msgspec.json.encode`` for programs to read back."""
+    return msgspec.to_builtins(value)
+
+
 _PLAIN = frozenset({str, int, bool, type(None)})
 """Types written as they are (checked by exact type first: a diff of 100,000 kernels is millions of values)."""
 

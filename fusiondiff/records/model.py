@@ -322,8 +322,10 @@ class FusionRecord:
         if self.sm_timeline is not None:
             self.sm_timeline.check_grids({k.order: k.launch.grid for k in self.kernels})
 
-    @property
+    @functools.cached_property
     def input_signature(self) -> tuple[Any, ...]:
+        """Each input's :attr:`TensorMeta.signature`, in order: read by matching and by the
+        comparison of every pair, so kept once worked out (the record is frozen)."""
         return tuple(t.signature for t in self.inputs)
 
     @functools.cached_property

@@ -9,7 +9,8 @@ bandwidth. The bytes come from the record alone:
   ``take_along_axis``) counts only the rows the index can name: no more than the index holds, than
   its recorded value range spans, than the table has;
 - each output tensor is written once (outputs are recorded since issue #43; an older file counts
-  the inputs alone and says so).
+  the inputs alone and says so), except an output that is a view of another output or of an input,
+  which no kernel writes (:mod:`fusiondiff.records.aliases`; the row says so).
 
 That is exact for a fusion that launches one kernel. A fusion nvFuser split into several kernels
 moves more (each segment's intermediates go through DRAM): its kernels then get nvFuser's own
@@ -30,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from fusiondiff.records.aliases import aliased_outputs
 from fusiondiff.records.definition import definition_calls
 from fusiondiff.records.dtypes import itemsize_bytes
 from fusiondiff.records.environment import Environment
@@ -263,7 +265,11 @@ def fusion_bytes(record: FusionRecord) -> FusionBytes | None:
             return None
         read += size
     written = 0
+    aliased = aliased_outputs(record.definition, record.outputs, record.inputs) if record.outputs else {}
+    notes += aliased.values()
     for meta in record.outputs:
+        if meta.index in aliased:
+            continue
         size = reached_bytes(meta)
         if size is None:
             return None

@@ -2,10 +2,10 @@
 
 ``fusiondiff report A B --format json -o diff.json`` writes it; ``fusiondiff report diff.json
 --format html`` renders it later, on another machine, without the captures ("capture once,
-render many"). Layout (``DIFF_RECORD_VERSION`` 3)::
+render many"). Layout (``DIFF_RECORD_VERSION`` 4)::
 
     {
-      "schema_version": 3,               # of this layout; bumped when a field changes meaning
+      "schema_version": 4,               # of this layout; bumped when a field changes meaning
       "record": "fusiondiff diff",       # what the file is
       "fusiondiff_version": "0.1.0",     # that wrote it
       "verdict": "B is 1.40x faster: ...",  # the kernel question's verdict line (report.questions.kernel_line)
@@ -22,45 +22,39 @@ render many"). Layout (``DIFF_RECORD_VERSION`` 3)::
                    "findings": [1, 2]},  # ranks of its findings
         "host": {...}, "fidelity": {...}
       },
-      "sides": {                         # both captures, side by side
-        "A": {"label": "A (live)",       # how reports name the side
-              "path": "offset/live.json",# capture file, relative to the captures' folder
-              "kind": "live",            # live | replay
-              "source": "...",           # what ran (Capture.source)
-              "capture_schema_version": 1,
-              "environment": {...},      # fusiondiff.records.environment.Environment
-              "protocol": {...}},        # fusiondiff.records.model.TimingProtocol
+      "sides": {                         # how reports name each side
+        "A": {"label": "A (live)",
+              "path": "offset/live.json"},  # capture file, relative to the captures' folder
         "B": {...}
       },
       "diff": {...},                     # fusiondiff.diff.records.DiffResult: pairs, unmatched,
                                          # changes, findings, ledgers, host_times, warnings,
                                          # against_peaks (each kernel against the two GPUs'
-                                         # measured peaks; empty unless both measured one)
+                                         # measured peaks, its bytes; empty unless both measured one)
                                          # (times in ns; NaN as null)
-      "samples": [                       # raw per-sample device durations, ns
-        {"fusion": "nvFusion0 [forward]",# FusionPair.label
-         "kernel": null,                 # null: the fusion (sum of its kernels per sample);
-                                         # else the normalized kernel name
-         "a_ns": [...], "b_ns": [...]}   # empty on the side that lacks the kernel
-      ],
-      "traffic": {"A": {...}, "B": {...}},  # how far each kernel is from its GPU's limit (issue #43):
-                                         # the measured peak, the datasheet's, and each kernel's bytes,
-                                         # GB/s, share of the peak, nvFuser's own figures
-                                         # (report.traffic_data.view_data); derived, not read back
-      "captures": {"A": {...}, "B": {...}}  # both whole capture records (fusiondiff.records.model.Capture)
+      "captures": {
+        "A": {...},                      # capture A whole (fusiondiff.records.model.Capture)
+        "B": {"~": {...}}                # capture B as its differences from A (report.record_delta):
+      }                                  # what both share is written once, in A
     }
+
+Each figure is written once: a side's kind, source, environment, protocol and samples are in its
+capture; the medians, verdicts and findings in ``diff``; a kernel's bytes and share of the peak are
+derived from the captures (``fusiondiff show --format json``, the reports) and, for the kernels a
+diff sets against both peaks, in ``diff.against_peaks``. The record is written without indentation.
 
 Every time is in nanoseconds and every size in bytes, as in the capture records; words and units
 are the renderers' business: a finding holds its evidence as data (``Finding.data``), worded when
 it is rendered (:mod:`fusiondiff.report.wording`); its ``title`` and ``evidence`` are those words,
 written beside the data for readers of the JSON (rendering the record words the data again).
 A field added to the diff without changing another's meaning leaves the version as it is: an
-older fusiondiff reads the record and passes the field by (``against_peaks``, issue #43), and a
-record without it reads as empty. Schema 2 records (before the questions were apart) are read too: their findings are given the
-question the causal model gives their rule, and they have no ledgers. Schema 1 records (before
-findings were data) are read too: their findings' sentences are rendered
-as they are, and whether B is a round trip's merged replay is read from capture B. ``captures`` repeats what ``sides`` and ``samples`` hold in a form
-for readers of the JSON: it is what a later ``fusiondiff report diff.json`` renders from.
+older fusiondiff reads the record and passes the field by (``against_peaks``), and a record
+without it reads as empty. Older records are read too. Schema 3 held both captures whole, and
+beside them each side's environment and protocol, every sample again (``samples``) and each
+kernel's bytes (``traffic``); those copies are passed by. Schema 2 records (before the questions
+were apart): their findings are given the question the causal model gives their rule, and they
+have no ledgers. Schema 1 records (before findings were data): their findings' sentences are
+rendered as they are, and whether B is a round trip's merged replay is read from capture B.
 """
 
 from __future__ import annotations
@@ -68,101 +62,96 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import msgspec
+
 from fusiondiff.diff.causes import node
 from fusiondiff.diff.records import DiffResult
-from fusiondiff.records.codec import capture_from_jsonable, decode, to_jsonable
+from fusiondiff.records.codec import capture_from_jsonable, decode, plain_data
+from fusiondiff.records.collector import collector_paused
 from fusiondiff.records.errors import CaptureFormatError, ReportError
 from fusiondiff.records.model import Capture
 from fusiondiff.records.notes import from_roundtrip
-from fusiondiff.report.diff_text import indented_json, json_safe, questions_json, verdict_line
+from fusiondiff.report.diff_text import json_safe, questions_json, verdict_line
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.traffic_data import view_data
+from fusiondiff.report.record_delta import apply, delta
 from fusiondiff.report.wording import worded
 
-DIFF_RECORD_VERSION = 3
+DIFF_RECORD_VERSION = 4
 """Version of the diff record's layout (independent of the capture schema). 2: findings carry
-their evidence as data (``Finding.data``), and ``DiffResult.b_from_roundtrip``."""
+their evidence as data (``Finding.data``), and ``DiffResult.b_from_roundtrip``; 3: the questions
+apart; 4: capture B as its differences from A, no figure written twice."""
+DELTA_SINCE = 4
+"""The first layout whose capture B is a delta against capture A."""
 
 RECORD_NAME = "fusiondiff diff"
 
 
-def _samples(report: DiffReport) -> list[dict[str, Any]]:
-    rows = []
-    for pair in report.result.pairs:
-        fa, fb = report.fusion_a(pair), report.fusion_b(pair)
-        rows.append(
-            {
-                "fusion": pair.label,
-                "kernel": None,
-                "a_ns": list(fa.timing.samples_ns),
-                "b_ns": list(fb.timing.samples_ns),
-            }
-        )
-        for kernel in pair.kernels:
-            ka, kb = report.kernel_records(pair, kernel)
-            rows.append(
-                {
-                    "fusion": pair.label,
-                    "kernel": kernel.normalized_name,
-                    "a_ns": list(ka.timing.samples_ns),
-                    "b_ns": list(kb.timing.samples_ns),
-                }
-            )
-        for only in pair.unmatched_kernels:
-            record = next(k for k in (fa if only.side == "A" else fb).kernels if k.order == only.order)
-            samples = list(record.timing.samples_ns)
-            rows.append(
-                {
-                    "fusion": pair.label,
-                    "kernel": only.normalized_name,
-                    "a_ns": samples if only.side == "A" else [],
-                    "b_ns": samples if only.side == "B" else [],
-                }
-            )
-    return rows
-
-
 def build_diff_record(report: DiffReport) -> dict[str, Any]:
-    """The diff record of ``report`` as JSON-ready data (see the module docstring for the layout)."""
+    """The diff record of ``report`` as data for ``msgspec.json.encode`` (:func:`dumps_diff_record`; NaN is
+    written as null), its layout in the module docstring."""
     from fusiondiff.records.version import __version__
 
     result = report.result
-    sides = {}
-    for side, capture, label, path in (
-        ("A", report.a, result.label_a, report.path_a),
-        ("B", report.b, result.label_b, report.path_b),
-    ):
-        sides[side] = {
-            "label": label,
-            "path": path,
-            "kind": capture.kind,
-            "source": capture.source,
-            "capture_schema_version": capture.schema_version,
-            "environment": to_jsonable(capture.environment),
-            "protocol": to_jsonable(capture.protocol),
-        }
-    return json_safe(
-        {
-            "schema_version": DIFF_RECORD_VERSION,
-            "record": RECORD_NAME,
-            "fusiondiff_version": __version__,
-            "verdict": verdict_line(result),
-            "same_speed": result.same_speed,
-            "properties_identical": result.properties_identical,
-            "comparable": result.comparable,
-            "exit_code": result.exit_code(),
-            "questions": questions_json(result),
-            "sides": sides,
-            "diff": to_jsonable(worded(result)),
-            "samples": _samples(report),
-            "traffic": {"A": view_data(report.a), "B": view_data(report.b)},
-            "captures": {"A": to_jsonable(report.a), "B": to_jsonable(report.b)},
-        }
-    )
+    with collector_paused():  # the record of a whole session is millions of objects (records.collector)
+        capture_a = plain_data(report.a)
+        capture_b = _capture_delta(capture_a, report.b)
+        diff = plain_data(worded(result))
+    return {
+        "schema_version": DIFF_RECORD_VERSION,
+        "record": RECORD_NAME,
+        "fusiondiff_version": __version__,
+        "verdict": verdict_line(result),
+        "same_speed": result.same_speed,
+        "properties_identical": result.properties_identical,
+        "comparable": result.comparable,
+        "exit_code": result.exit_code(),
+        "questions": json_safe(questions_json(result)),
+        "sides": {
+            "A": {"label": result.label_a, "path": report.path_a},
+            "B": {"label": result.label_b, "path": report.path_b},
+        },
+        "diff": diff,
+        "captures": {"A": capture_a, "B": capture_b},
+    }
+
+
+def _capture_delta(a: dict[str, Any], b: Capture) -> dict[str, Any]:
+    """Capture B as its delta against capture A's data (``a``), what :func:`delta` of the two gives,
+    made fusion by fusion: B's data is never whole at once (at 10,000 fusions, a fifth of the
+    command's memory). Where a side has no fusion, the two are compared whole."""
+    if not b.fusions or not a.get("fusions"):
+        return delta(a, plain_data(b))
+    change = delta({k: v for k, v in a.items() if k != "fusions"}, plain_data(dataclasses.replace(b, fusions=())))
+    change["~"].pop("fusions", None)
+    if "-" in change:
+        change["-"] = [k for k in change["-"] if k != "fusions"]
+        if not change["-"]:
+            del change["-"]
+    fusions_a = a["fusions"]
+    items = {}
+    for i, fusion in enumerate(b.fusions):
+        fusion_b = plain_data(fusion)
+        if i >= len(fusions_a):
+            items[str(i)] = {"=": fusion_b}
+        elif fusions_a[i] != fusion_b:
+            items[str(i)] = delta(fusions_a[i], fusion_b)
+    if items or len(b.fusions) != len(fusions_a):
+        change["~"]["fusions"] = (
+            {"[~]": items, "len": len(b.fusions)} if len(b.fusions) != len(fusions_a) else {"[~]": items}
+        )
+    return change
 
 
 def dumps_diff_record(report: DiffReport) -> str:
-    return indented_json(build_diff_record(report))
+    """The diff record as JSON text, compact: a record of a whole session is read by programs."""
+    return encode_diff_record(report).decode()
+
+
+def encode_diff_record(report: DiffReport) -> bytes:
+    """The diff record as UTF-8 JSON bytes (:func:`dumps_diff_record`'s text, for a file)."""
+    record = build_diff_record(report)
+    with collector_paused():
+        return msgspec.json.encode(record) + b"\n"
 
 
 def is_diff_record(data: Any) -> bool:
@@ -191,7 +180,7 @@ def report_from_record(data: Any, origin: str = "diff record") -> DiffReport:
     sides = _object(data.get("sides", {}), f"{origin}.sides")
     try:
         result = decode(data["diff"], DiffResult, f"{origin}.diff")
-        a, b = (_capture(captures, side, origin) for side in ("A", "B"))
+        a, b = _captures(captures, version, origin)
     except CaptureFormatError as exc:
         raise ReportError(str(exc)) from None
     _check_references(result, a, b, f"{origin}.diff")
@@ -220,12 +209,18 @@ def _object(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
-def _capture(captures: dict[str, Any], side: str, origin: str) -> Capture:
-    if side not in captures:
-        raise ReportError(
-            f"{origin}.captures: no capture {side!r}; write it again with `fusiondiff report A B -o diff.json`"
-        )
-    return capture_from_jsonable(captures[side], f"{origin}.captures.{side}")
+def _captures(captures: dict[str, Any], version: int, origin: str) -> tuple[Capture, Capture]:
+    """Both captures of a record: each whole, or (from :data:`DELTA_SINCE`) B as its delta against A."""
+    for side in ("A", "B"):
+        if side not in captures:
+            raise ReportError(
+                f"{origin}.captures: no capture {side!r}; write it again with `fusiondiff report A B -o diff.json`"
+            )
+    a = capture_from_jsonable(captures["A"], f"{origin}.captures.A")
+    b = captures["B"]
+    if version >= DELTA_SINCE:
+        b = apply(captures["A"], b, f"{origin}.captures.B")
+    return a, capture_from_jsonable(b, f"{origin}.captures.B")
 
 
 def _check_references(result: DiffResult, a: Capture, b: Capture, where: str) -> None:

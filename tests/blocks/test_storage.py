@@ -7,11 +7,11 @@ import json
 import shutil
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from inprocess import fusiondiff
 
 from fusiondiff.io.store import load_capture, save_capture
 from fusiondiff.io.timelines import (
@@ -34,7 +34,8 @@ def _copy_seed(tmp_path: Path) -> Path:
 
 
 def _fusiondiff(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fusiondiff", *args], capture_output=True, text=True, timeout=120)
+    """``fusiondiff ARGS`` run in this process (``tests/inprocess.py``)."""
+    return fusiondiff(*args)
 
 
 def test_arrays_round_trip_exactly_and_read_as_safetensors():

@@ -7,10 +7,10 @@ import dataclasses
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from inprocess import fusiondiff
 
 from fusiondiff.front.api import open_report
 from fusiondiff.io.store import load_capture, save_capture
@@ -24,7 +24,8 @@ SEED = [str(BLOCKS / "seed" / "live.json"), str(BLOCKS / "seed" / "replay.json")
 
 
 def _fusiondiff(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fusiondiff", *args], capture_output=True, text=True, timeout=120)
+    """``fusiondiff ARGS`` run in this process (``tests/inprocess.py``)."""
+    return fusiondiff(*args)
 
 
 def _row(text: str, side: str) -> list[str]:

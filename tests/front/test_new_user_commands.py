@@ -1,6 +1,7 @@
 """What a new user met with the commands themselves (issue #23, section 2), each through the real
-command line in a fresh process: gzipped captures, the live side's packages, ``--fusion``, output
-formats and help texts."""
+command line: gzipped captures, the live side's packages, ``--fusion``, output formats and help
+texts. The command line runs in this process (``tests/inprocess.py``) except where the process is
+what is tested: a gzip bomb's bounded read, argparse's refusals, the live side's missing packages."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import sys
 import zlib
 from pathlib import Path
 
+from inprocess import fusiondiff
+
 DATA = Path(__file__).parent.parent / "data"
 GEMMA = DATA / "roundtrip_gemma"
 
 
-def fusiondiff(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def fusiondiff_process(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``python -m fusiondiff ARGS`` in a fresh process."""
     command = [sys.executable, "-m", "fusiondiff", *map(str, args)]
     return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=cwd)
@@ -64,14 +67,14 @@ def test_a_gzip_bomb_is_refused_in_one_line(tmp_path):
     bomb = tmp_path / "bomb.json.gz"
     _gzip_of_zeros(bomb, 513)
     assert bomb.stat().st_size < 2**20
-    line = one_line_error(fusiondiff("show", bomb), "show")
+    line = one_line_error(fusiondiff_process("show", bomb), "show")
     assert "decompresses to more than 512 MiB" in line
     _gzip_of_zeros(bomb, 513, forged_size=1000)
-    line = one_line_error(fusiondiff("show", bomb), "show")
+    line = one_line_error(fusiondiff_process("show", bomb), "show")
     assert "decompresses to more than 512 MiB" in line
     damaged = tmp_path / "damaged.json.gz"
     damaged.write_bytes(gzip.compress(b'{"kind": "live"')[:-12])
-    assert "not a fusiondiff capture" in one_line_error(fusiondiff("show", damaged), "show")
+    assert "not a fusiondiff capture" in one_line_error(fusiondiff_process("show", damaged), "show")
 
 
 OFFSET = (DATA / "offset" / "live.json", DATA / "offset" / "replay_nvfuser.json")
@@ -183,13 +186,13 @@ def test_help_offers_what_the_commands_take_and_argparse_refuses_the_rest(tmp_pa
     """Item 12: ``capture``'s usage showed ``[-o OUTPUT]`` while required; ``capture --timer``
     offered ``both`` and then refused it; ``report --format`` listed no choices; ``roundtrip
     --isolation`` offered one choice."""
-    capture = fusiondiff("capture", "--help").stdout
+    capture = fusiondiff_process("capture", "--help").stdout
     usage = capture.split("\n\n", 1)[0]
     assert "-o OUTPUT" in usage and "[-o OUTPUT]" not in usage, usage
     assert "{kineto,nvfuser}" in capture and "{kineto,nvfuser,both}" not in capture
-    assert "{kineto,nvfuser,both}" in fusiondiff("replay", "--help").stdout
-    assert "--format {text,json,md,html,perfetto}" in fusiondiff("report", "--help").stdout
-    roundtrip = fusiondiff("roundtrip", "--help").stdout
+    assert "{kineto,nvfuser,both}" in fusiondiff_process("replay", "--help").stdout
+    assert "--format {text,json,md,html,perfetto}" in fusiondiff_process("report", "--help").stdout
+    roundtrip = fusiondiff_process("roundtrip", "--help").stdout
     assert "--isolation" not in roundtrip and "default 1: a fresh process per fusion" in roundtrip
     script = tmp_path / "s.py"
     script.write_text("print('never run')\n")
@@ -200,7 +203,7 @@ def test_help_offers_what_the_commands_take_and_argparse_refuses_the_rest(tmp_pa
         ("roundtrip", DATA / "seed" / "live_forward.json", "-o", tmp_path / "rt", "--batch", "x"): "not an integer",
     }
     for args, says in refused.items():
-        result = fusiondiff(*args)
+        result = fusiondiff_process(*args)
         assert result.returncode == 2 and says in result.stderr, (args, result.stderr)
         # argparse refuses it, in one line as fusiondiff's other errors, with where the help is
         assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"fusiondiff {args[0]}: error: ")

@@ -1,23 +1,21 @@
 """What a new user met diffing the recorded captures (issue #23, section 2), each through the real
-command line in a fresh process: how a plain ``diff`` ranks, how same-definition fusions pair, what
+command line (run in this process, ``tests/inprocess.py``: what it prints and exits with is what is
+tested here, not the process): how a plain ``diff`` ranks, how same-definition fusions pair, what
 the text says about units, verdicts, long sources and idle clocks."""
 
 from __future__ import annotations
 
+import json
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+from inprocess import fusiondiff
+
+from fusiondiff.report.record import report_from_record
 
 DATA = Path(__file__).parent.parent / "data"
 PLANTED = DATA / "multigpu" / "planted"
 GEMMA = DATA / "roundtrip_gemma"
-
-
-def fusiondiff(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """``python -m fusiondiff ARGS`` in a fresh process."""
-    command = [sys.executable, "-m", "fusiondiff", *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300)
 
 
 def findings(text: str) -> list[str]:
@@ -58,11 +56,10 @@ def test_fusions_of_one_definition_pair_with_the_script_written_for_them():
     record = diff_record(LLAMA3 / "live.json", LLAMA3 / "replay.json")
     pairs = record["diff"]["pairs"]
     assert len(pairs) == 26
-    live = record["captures"]["A"]["fusions"]
-    replay = record["captures"]["B"]["fusions"]
+    again = report_from_record(record)  # capture B is a delta against A in the record
     for pair in pairs:
-        a, b = live[pair["index_a"]], replay[pair["index_b"]]
-        assert b["name"] == f"{a['trace']}_{a['name']}:fusion0", pair["label"]
+        a, b = again.a.fusions[pair["index_a"]], again.b.fusions[pair["index_b"]]
+        assert b.name == f"{a.trace}_{a.name}:fusion0", pair["label"]
     assert "same definition as" not in fusiondiff("diff", LLAMA3 / "live.json", LLAMA3 / "replay.json").stdout
 
 
@@ -158,9 +155,14 @@ def test_long_lists_and_paths_of_the_recording_machine_are_shortened_in_the_text
     table = llama.split("\nfusions\n", 1)[1].split("\n\n", 1)[0].splitlines()
     rows = [line for line in table if line.startswith("  nvFusion")]
     assert len(rows) == 20 and "  ... 6 more fusion(s) SAME, not listed (the JSON record has all: --json)" in table
-    offset = fusiondiff("diff", DATA / "offset" / "live.json", DATA / "offset" / "replay_nvfuser.json").stdout
-    assert "B (replay): " + str(DATA / "offset" / "replay_nvfuser.json") + " (…/offset_nvfuser_repro.py)" in offset
+    # B's label keeps the path as given and shortens the script's: checked on a path as short as the
+    # checkout's place cannot change (a long absolute path wraps at 100 columns), and on the record
+    offset = fusiondiff("diff", "live.json", "replay_nvfuser.json", cwd=DATA / "offset").stdout
+    assert "  B (replay): replay_nvfuser.json (…/offset_nvfuser_repro.py)" in offset.splitlines(), offset
     assert "/tmp/rec/scratch" not in offset
+    replay = DATA / "offset" / "replay_nvfuser.json"
+    record = json.loads(fusiondiff("diff", "--format", "json", DATA / "offset" / "live.json", replay).stdout)
+    assert record["diff"]["source_b"] == f"{replay} (…/offset_nvfuser_repro.py)"
 
 
 def test_show_keeps_its_columns_when_a_kernel_name_is_long():

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+from inprocess import fusiondiff
 
 from fusiondiff.records.units import Column, duration, durations, number
 
@@ -55,8 +55,7 @@ def test_the_round_trip_table_has_one_unit(tmp_path):
 
 
 def _fusiondiff(*args: object) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "fusiondiff", *map(str, args)], capture_output=True, text=True, timeout=120
-    )
+    """What ``fusiondiff ARGS`` prints, run in this process (``tests/inprocess.py``)."""
+    done = fusiondiff(*map(str, args))
     assert done.returncode in (0, 1), done.stderr
     return done.stdout

@@ -94,13 +94,15 @@ def test_a_cancelled_child_says_its_log_failure_once(tmp_path, thread_tracebacks
 def test_the_phases_file_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     path = tmp_path / "logs" / "0001_x.phases.json"
     path.parent.mkdir()
-    real = Path.write_text
+    real = Path.write_bytes
 
-    def half_then_full(self: Path, text: str, *args: object, **kwargs: object) -> int:
-        real(self, text[: len(text) // 2])
+    def half_then_full(self: Path, data: str | bytes, *args: object, **kwargs: object) -> int:
+        real(self, (data.encode() if isinstance(data, str) else data)[: len(data) // 2])
         raise OSError(errno.ENOSPC, "No space left on device")
 
+    # whichever the writer uses, text or bytes
     monkeypatch.setattr(Path, "write_text", half_then_full)
+    monkeypatch.setattr(Path, "write_bytes", half_then_full)
     with pytest.raises(OutputError, match=r"cannot write .*0001_x\.phases\.json: .*No space left on device"):
         PhaseLog().write(path)
     monkeypatch.undo()

@@ -23,8 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 RECORDINGS = sorted(
     p
     for p in [*ROOT.glob("tests/data/**/*.json"), *ROOT.glob("fusiondiff/data/**/*.json")]
-    if '"schema_version"' in p.read_text()
+    if '"schema_version"' in p.read_text() and "fusions" in json.loads(p.read_text())
 )
+"""Every capture recorded (a diff record, such as tests/data/records', holds its captures' fusions
+under its sides: they are recorded captures' too, read here from those captures)."""
 DEF = (
     "def nvfuser_fusion(fd : FusionDefinition) -> None :\n    T0 = fd.define_tensor(shape=[4], dtype=DataType.Float)\n"
 )

@@ -103,7 +103,23 @@ def test_a_damaged_record_is_refused_in_one_line_or_rendered(tmp_path: Path, pat
         ),
         (("sides", "A", "path"), 7, r"sides\.A\.path: expected a path or null, found 7"),
         (("diff", "pairs"), {}, r"diff\.pairs: expected a list, found dict"),
-        (("captures", "B", "fusions", 0, "call_count"), -3, r"captures\.B\.fusions\[0\]\.call_count: -3"),
+        # capture B is a delta against A: a wrong value inside it is named where B holds it
+        (
+            ("captures", "B", "~", "fusions", "[~]", "0", "~", "call_count"),
+            {"=": -3},
+            r"captures\.B\.fusions\[0\]\.call_count: -3",
+        ),
+        (("captures", "B"), [], r"captures\.B: expected a delta"),
+        (
+            ("captures", "B", "~", "fusions"),
+            {"[~]": {"7": {"=": 1}}},
+            r"captures\.B\.fusions: position '7' is not in a list of 1",
+        ),
+        (
+            ("captures", "B", "~", "kind"),
+            {"~": {}},
+            r"captures\.B\.kind: an object's delta where capture A holds no object",
+        ),
         (
             ("diff", "changes"),
             [{"path": "x", "a": [[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]], "b": 1, "category": "protocol"}],

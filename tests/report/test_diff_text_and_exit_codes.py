@@ -223,10 +223,10 @@ def test_cli_exit_1_on_a_finding_and_writes_json(tmp_path, capsys):
     assert code == 1
     assert "1. [storage_offset, cause]" in capsys.readouterr().out
     record = json.loads(out.read_text())
-    assert record["schema_version"] == 3 and record["record"] == "fusiondiff diff"
+    assert record["schema_version"] == 4 and record["record"] == "fusiondiff diff"
     assert record["diff"]["findings"][0]["rule"] == "storage_offset" and record["exit_code"] == 1
-    assert set(record["sides"]) == {"A", "B"} and record["sides"]["A"]["protocol"]["samples"] == 30
-    assert record["samples"] and len(record["samples"][0]["a_ns"]) == 30
+    assert set(record["sides"]) == {"A", "B"} and record["captures"]["A"]["protocol"]["samples"] == 30
+    assert len(record["captures"]["A"]["fusions"][0]["timing"]["samples_ns"]) == 30
 
 
 def test_cli_exit_1_when_nothing_matched_and_json_on_stdout(tmp_path, capsys):

@@ -11,6 +11,7 @@ import pytest
 
 from fusiondiff.diff import diff
 from fusiondiff.diff.records import Finding
+from fusiondiff.records.codec import to_jsonable
 from fusiondiff.records.model import TimerName, TimingProtocol
 from fusiondiff.report import wording
 from fusiondiff.report.interface import DiffReport
@@ -109,8 +110,10 @@ def test_a_schema_1_record_is_still_rendered_with_its_sentences():
     a, b = seed_case()
     result = diff(a, b)
     record = json.loads(dumps_diff_record(DiffReport(result, a, b)))
-    # a record as fusiondiff wrote it before findings were data: sentences, no data, no flag
+    # a record as fusiondiff wrote it before findings were data: sentences, no data, no flag, and
+    # (as until schema 4) capture B whole
     record["schema_version"] = 1
+    record["captures"]["B"] = json.loads(json.dumps(to_jsonable(b)))
     del record["diff"]["b_from_roundtrip"]
     for f in record["diff"]["findings"]:
         f["title"] = f"as written: {f['title']}"

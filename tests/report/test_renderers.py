@@ -57,6 +57,23 @@ def test_markdown_matches_golden(name: str, inputs: list[Path]) -> None:
     assert text == golden.read_text()
 
 
+def test_a_schema_3_record_written_before_is_still_read(offset_report) -> None:
+    """``records/offset_schema3.json`` is what ``fusiondiff diff --format json offset/live.json
+    offset/replay_nvfuser.json`` wrote (run in tests/data) before capture B became a delta: both
+    captures whole, the samples and the bytes again beside them. It holds the diff as it was judged
+    then (a Mann-Whitney verdict, before verdicts were judged between processes), and it is read and
+    rendered as that diff: the captures are today's, the verdicts and findings the record's."""
+    record = json.loads((DATA / "records" / "offset_schema3.json").read_text())
+    assert record["schema_version"] == 3 and "samples" in record and "environment" in record["sides"]["A"]
+    again = report_from_record(record)
+    assert again.a == offset_report.a and again.b == offset_report.b
+    assert [p.timing.verdict for p in again.result.pairs] == [p["timing"]["verdict"] for p in record["diff"]["pairs"]]
+    assert [f.rule for f in again.result.findings] == [f["rule"] for f in record["diff"]["findings"]]
+    for name in ("md", "html", "text"):
+        shown = render(name, again)
+        assert "Mann-Whitney p=3.0e-11" in shown and all(f.rule in shown for f in again.result.findings)
+
+
 def test_markdown_has_no_absolute_path_of_the_recording_machine(offset_report) -> None:
     # replay_nvfuser.json says it ran /tmp/rec/scratch/offset_nvfuser_repro.py
     assert "offset_nvfuser_repro.py" in json.dumps(offset_report.b.source)
@@ -197,16 +214,24 @@ def test_occupancy_of_the_offset_kernels() -> None:
 def test_diff_record_has_its_schema_and_renders_the_same_again(tmp_path: Path, offset_report) -> None:
     record = build_diff_record(offset_report)
     assert record["schema_version"] == DIFF_RECORD_VERSION
-    assert record["sides"]["A"]["environment"]["gpu_name"] == "NVIDIA H200"
-    assert record["sides"]["B"]["protocol"]["samples"] == 30
-    assert record["sides"]["A"]["path"] == "offset/live.json"
-    samples = {(s["fusion"], s["kernel"]): s for s in record["samples"]}
-    kernel = samples[("fusion0", "nvfuser_inner_persistent_g0")]
-    assert len(kernel["a_ns"]) == len(kernel["b_ns"]) == 30
+    assert record["sides"] == {
+        "A": {"label": "A (live)", "path": "offset/live.json"},
+        "B": {"label": "B (replay)", "path": "offset/replay_nvfuser.json"},
+    }
+    a, b = record["captures"]["A"], record["captures"]["B"]
+    assert a["environment"]["gpu_name"] == "NVIDIA H200" and len(a["fusions"][0]["timing"]["samples_ns"]) == 30
+    # B is written as what differs from A: its samples and the time it was recorded, not the
+    # fusion's name, its outputs or the GPU both share
+    fusion_b = b["~"]["fusions"]["[~]"]["0"]["~"]
+    assert len(fusion_b["timing"]["~"]["samples_ns"]["="]) == 30  # a list of numbers that differs: whole
+    assert "name" not in fusion_b and "outputs" not in fusion_b
+    assert "recorded_at" in b["~"]["environment"]["~"] and "gpu_name" not in b["~"]["environment"]["~"]
+    assert "samples" not in record and "traffic" not in record
     assert record["diff"]["findings"][0]["rule"] == "storage_offset"
     path = tmp_path / "diff.json"
     path.write_text(json.dumps(record))
     again = open_report([path])
+    assert again.b == offset_report.b and again.a == offset_report.a
     for name in ("md", "html", "text"):
         assert render(name, again) == render(name, offset_report)
     with pytest.raises(ReportError, match="schema"):
