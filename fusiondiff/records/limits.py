@@ -25,6 +25,14 @@ TIMELINE_BYTES = 1 << 30
 LINE_CHARS = 4_000
 """Characters of one line of the terminal text before it is wrapped (a name someone made a megabyte
 long is cut there, and the line says how many characters it left out)."""
+REPRO_INPUTS = 4_096
+"""Inputs of one fusion a repro script is written for: past it ``repro`` refuses the fusion in one
+line (a script of 20,000 inputs is 4 MB, and reading it back as Python does, to prove it is the
+code meant, took 500 MB)."""
+TRACE_NAME_CHARS = 200
+"""Characters of a kernel's name on each of its SM slices in the Perfetto trace (a kernel has one
+slice per SM and wave, or per CTA: a name made a megabyte long was written hundreds of times); the
+kernel's own slice keeps the name whole."""
 FUSIONS_SHOWN = 1_000
 """Fusions listed by ``show``."""
 KERNELS_SHOWN = 100

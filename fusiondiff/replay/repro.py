@@ -26,6 +26,8 @@ from fusiondiff.recording import synthesis
 from fusiondiff.recording.synthesis import INT_RANGES, int_range, synthesized_numel
 from fusiondiff.records.environment import Environment
 from fusiondiff.records.errors import FusionDiffError, ReplayError
+from fusiondiff.records.escape import printable
+from fusiondiff.records.limits import REPRO_INPUTS
 from fusiondiff.records.model import Capture, FusionRecord, TensorMeta
 from fusiondiff.replay.legacy import translate_legacy
 from fusiondiff.replay.rebuild import Rebuilt, faithful_definition
@@ -65,6 +67,11 @@ def render_repro(
     :class:`ReplayError` when the record cannot make a runnable script (a definition that does not
     parse, a scalar without a value).
     """
+    if len(fusion.inputs) > REPRO_INPUTS:
+        raise ReplayError(
+            f"{printable(fusion.key)}: {len(fusion.inputs)} inputs, more than the {REPRO_INPUTS} a repro script is "
+            "written for"
+        )
     printed, function = _definition(fusion)
     rebuilt = faithful_definition(printed, fusion.exact_constants)
     inputs = sorted(fusion.inputs, key=lambda m: m.index)

@@ -26,12 +26,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from fusiondiff.diff.records import FusionPair, KernelPair, TimingVerdict
-from fusiondiff.records.limits import CTAS_SHOWN, DERIVED_EVENTS
+from fusiondiff.records.limits import CTAS_SHOWN, DERIVED_EVENTS, TRACE_NAME_CHARS
 from fusiondiff.records.model import Capture, FusionRecord, KernelRecord, traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report.block_perfetto import NOTE as MEASURED_NOTE
 from fusiondiff.report.block_perfetto import MeasuredSMs, block_args
 from fusiondiff.report.interface import DiffReport, Renderer
+from fusiondiff.report.layout import cut
 from fusiondiff.report.occupancy import occupancy
 
 GAP_NS = 2000
@@ -121,7 +122,7 @@ def _sm_events(
         return
     waves = occ.full_waves + (1 if occ.tail_blocks else 0)
     full_ns = round(dur_ns * occ.full_waves / waves)
-    name = kernel.normalized_name
+    name = cut(kernel.normalized_name, TRACE_NAME_CHARS)
     # the long explanation is on the process (and in otherData); each event says it is derived
     common = {"derived": True, "blocks": occ.blocks, "blocks_per_sm": occ.blocks_per_sm, "limited_by": occ.limited_by}
     for sm in range(occ.sm_count):
@@ -191,7 +192,9 @@ def _fusion_events(
         # without SM tracks (``measured`` None) the kernel's args alone carry its block-level figures
         if measured is not None and measured[0].has(measured[1], kernel.order):
             sms, index = measured  # measured: the derived view only where nothing was
-            events.extend(sms.kernel_events(index, kernel.order, kernel.normalized_name, timeline, cursor))
+            events.extend(
+                sms.kernel_events(index, kernel.order, cut(kernel.normalized_name, TRACE_NAME_CHARS), timeline, cursor)
+            )
         elif measured is not None:
             rows = list(_sm_events(side, kernel, capture, cursor, dur)) if derived["left"] > 0 else []
             if rows and len(rows) <= derived["left"]:

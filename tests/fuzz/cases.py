@@ -107,10 +107,16 @@ def paths(data: Any, prefix: str = "", depth: int = 0) -> Iterator[str]:
 
 
 def _walk(data: Any, path: str) -> tuple[Any, Any]:
-    keys: list[Any] = [int(k) if k.isdigit() else k for k in path.split(".")]
+    """The container holding ``path``'s value, and its key there: a list's index, or a dict's
+    key as written (a dict may have digit keys, as a diff record's list deltas do)."""
+    keys = path.split(".")
     for key in keys[:-1]:
-        data = data[key]
-    return data, keys[-1]
+        data = data[_key(data, key)]
+    return data, _key(data, keys[-1])
+
+
+def _key(container: Any, key: str) -> Any:
+    return int(key) if isinstance(container, list) else key
 
 
 def _get(data: Any, path: str) -> Any:

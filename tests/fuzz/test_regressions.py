@@ -9,10 +9,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from .cases import Case
 from .test_fuzz import check_case
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 KEPT = [
     Case(
@@ -43,3 +47,30 @@ KEPT = [
 @pytest.mark.parametrize("case", KEPT, ids=[f"{c.kind}-{c.seed}-{c.commands[0]}" for c in KEPT])
 def test_kept_case_breaks_no_rule(case, tmp_path):
     assert check_case(case, tmp_path) == []
+
+
+def test_a_fusion_past_the_repro_input_limit_is_refused_in_one_line(tmp_path):
+    """Found by the harness: a capture whose fusion lists 20,000 inputs (a recorded one widened in
+    this test) made `repro` read a 4 MB script back as Python (500 MB, past 10 s of CPU), and the
+    process killed at its limit left its temporary file behind."""
+    import copy
+    import json
+    import subprocess
+    import sys
+
+    from fusiondiff.records.limits import REPRO_INPUTS
+
+    data = json.loads((DATA / "offset" / "live.json").read_text())
+    fusion = data["fusions"][0]
+    fusion["inputs"] = [copy.deepcopy(fusion["inputs"][i % len(fusion["inputs"])]) for i in range(REPRO_INPUTS + 1)]
+    (tmp_path / "cap.json").write_text(json.dumps(data))
+    done = subprocess.run(
+        [sys.executable, "-m", "fusiondiff", "repro", "cap.json", "-o", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{REPRO_INPUTS + 1} inputs, more than the {REPRO_INPUTS}" in done.stderr.splitlines()[-1]
+    assert not (tmp_path / "out").exists()

@@ -109,10 +109,14 @@ def test_the_proof_refuses_bytes_that_python_reads_otherwise() -> None:
         prove_script(declared.encode(), declared, "a.py")
     with pytest.raises(ReplayError, match=r"first two lines are not the pinned ones"):
         prove_script(b"x = 1\n", "x = 1\n", "b.py")
-    with pytest.raises(ReplayError, match=r"syntax tree differs"):
+    with pytest.raises(ReplayError, match=r"its text differs from the one meant"):
         prove_script(meant.replace("'\\x41'", "1").encode(), meant, "c.py")
-    with pytest.raises(ReplayError, match=r"does not compile"):
+    with pytest.raises(ReplayError, match=r"its text differs from the one meant"):
         prove_script(meant.encode() + b"\x00", meant, "d.py")
+    with pytest.raises(ReplayError, match=r"does not compile"):
+        prove_script(meant.encode() + b"\x00", meant + "\x00", "d.py")
+    with pytest.raises(ReplayError, match=r"its bytes are not utf-8"):
+        prove_script(meant.encode() + b"\xff", meant, "f.py")
     with pytest.raises(ReplayError, match=r"its encoding"):
         prove_script(b"# coding: no-such-codec\nx = 1\n", "x = 1\n", "e.py")
 
