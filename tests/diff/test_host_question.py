@@ -9,6 +9,7 @@ samples it diffs copies with the recorded host times repeated (tests/host_copies
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import sys
 from pathlib import Path
 
@@ -64,11 +65,27 @@ def test_a_gap_beyond_the_floor_and_confirmed_by_the_samples_differs():
     assert few.verdict == "NOT MEASURED" and few.p_value is None
 
 
-def _aa_pairs():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from aa_pairs import ordered_pairs, replay_groups
+def _same_program(prefix: str) -> list[list[Path]]:
+    """The same-program groups of ``benchmarks/check_same_program.py`` under ``prefix`` of tests/data."""
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.check_same_program import same_program_groups
 
-    return ordered_pairs(replay_groups())
+    return [paths for name, paths in same_program_groups().items() if name.startswith(prefix)]
+
+
+def _aa_pairs() -> list[tuple[Path, Path]]:
+    """Every ordered pair of two replays of one record in tests/data/roundtrip_modes."""
+    return [pair for paths in _same_program("roundtrip_modes/") for pair in itertools.permutations(paths, 2)]
+
+
+def _noise_pairs() -> list[tuple[Path, Path]]:
+    """Every ordered pair of tests/data/h100/noise's live captures, and of its replays."""
+    (paths,) = _same_program("h100/noise")
+    return [
+        pair
+        for kind in ("live_", "replay_")
+        for pair in itertools.permutations([p for p in paths if p.name.startswith(kind)], 2)
+    ]
 
 
 def test_the_same_script_replayed_twice_never_fails_the_host_gate_on_host_time():
@@ -94,10 +111,7 @@ def test_one_program_in_separate_processes_never_fails_the_host_gate():
     times on the H100, 44 host samples a record. Every ordered pair of the live captures and of the
     replays is judged on the host question and passes it (all 40 failed --gate host before: the
     processes fall in two groups, one about 1.7x slower on the host, up to 1.98x)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from aa_pairs import noise_pairs
-
-    pairs = noise_pairs()
+    pairs = _noise_pairs()
     assert len(pairs) == 40
     captures = {path: load_capture(path) for pair in pairs for path in pair}
     widest = 1.0
