@@ -34,6 +34,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from fusiondiff.diff.rank_test import mann_whitney_p
 from fusiondiff.diff.records import TimingVerdict, Verdict
 from fusiondiff.records.model import Timing
 from fusiondiff.records.units import duration, durations
@@ -137,23 +138,16 @@ class SampleArrays:
 
 
 def _mann_whitney(a: SampleArrays, b: SampleArrays, indices: np.ndarray) -> dict[int, float]:
-    """Two-sided U-test p-values for the pairs at ``indices``, one scipy call per (count A, count B)."""
-    if not len(indices):
-        return {}
-    # imported here: scipy.stats costs about half a second to import, and a diff whose medians all
-    # agree within noise asks for no test
-    from scipy.stats import mannwhitneyu
-
-    # The groups are the pairs of each (count A, count B), whole: scipy chooses its method (exact or
-    # asymptotic) for a call from whether any row of it has ties.
+    """Two-sided U-test p-values for the pairs at ``indices``, one call per (count A, count B)."""
+    # The groups are the pairs of each (count A, count B), whole: the method (exact or normal) is
+    # chosen for a call from whether any row of it has ties, as scipy's mannwhitneyu chooses it.
     by_counts: dict[tuple[int, int], list[int]] = defaultdict(list)
     for i, count_a, count_b in zip(indices.tolist(), a.counts[indices].tolist(), b.counts[indices].tolist()):
         by_counts[(count_a, count_b)].append(i)
     p_values: dict[int, float] = {}
     for (count_a, count_b), group in by_counts.items():
         rows = np.asarray(group)
-        result = mannwhitneyu(a.samples(count_a, rows), b.samples(count_b, rows), alternative="two-sided", axis=1)
-        for i, p in zip(group, np.atleast_1d(result.pvalue).tolist()):
+        for i, p in zip(group, mann_whitney_p(a.samples(count_a, rows), b.samples(count_b, rows))):
             # Every sample tied (identical constant samples): no evidence of a difference.
             p_values[i] = 1.0 if math.isnan(p) else p
     return p_values

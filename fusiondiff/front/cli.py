@@ -213,7 +213,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
     if args.json:
         check_not_input(args.json, [args.a, args.b])
-    # Read both before importing the differ (scipy takes a second or two): a bad file fails at once.
+    # Read both before importing the differ (numpy and the rules): a bad file fails at once.
     a, b = load_capture(args.a), load_capture(args.b)
     from fusiondiff.diff.core import diff
     from fusiondiff.report.interface import DiffReport
