@@ -12,7 +12,7 @@ from fusiondiff.diff.devices import on_own_device_of
 from fusiondiff.diff.findings import find_findings
 from fusiondiff.diff.host_stats import compare_hosts
 from fusiondiff.diff.match import FusionLeftOver, FusionMatch, KernelMatch, match_fusions, match_kernels
-from fusiondiff.diff.noise import compare_timings, measured
+from fusiondiff.diff.noise import compare_timings
 from fusiondiff.diff.records import (
     DiffResult,
     Evidence,
@@ -191,10 +191,11 @@ def _timing_verdicts(
                 timings.append((ta, tb))
         places.append(kernel_places)
     gpus = (captures[0].environment.gpu_name, captures[1].environment.gpu_name)
-    judged = sum(
-        1 for fa, fb in records if not fa.failure and not fb.failure and measured(fa.timing) and measured(fb.timing)
-    )
-    verdicts = compare_timings(timings, gpus, judged)
+    # the family: the fusions that did not fail, where both sides are measured (compare_timings reads
+    # that from its arrays); their kernels are not in it
+    family = [not fa.failure and not fb.failure for fa, fb in records]
+    family += [False] * (len(timings) - len(records))
+    verdicts = compare_timings(timings, gpus, family=family)
     return verdicts[: len(records)], [[verdicts[k] for k in kernel_places] for kernel_places in places]
 
 
