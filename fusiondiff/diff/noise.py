@@ -152,7 +152,7 @@ class _Side(NamedTuple):
     """One side of one pair, reduced to what the verdict reads (a named tuple: a diff of thousands
     of fusions makes two per verdict, and a tuple is made in C)."""
 
-    count: int
+    samples: int
     """Samples, over all its processes."""
     median: float
     """The median of its processes' medians (NaN without samples)."""
@@ -322,8 +322,8 @@ def _judged(a: _Side, b: _Side, floor: float, spread: Spread, spread_of: str) ->
         median_b_ns=b.median,
         iqr_a_ns=a.iqr,
         iqr_b_ns=b.iqr,
-        count_a=a.count,
-        count_b=b.count,
+        count_a=a.samples,
+        count_b=b.samples,
         ratio=ratio,
         p_value=None,
         verdict=verdict,
@@ -346,13 +346,13 @@ def _log_ratio(high: float, low: float) -> float:
 
 def _not_measured(side: str, s: _Side) -> str:
     """Why a side that was not measured cannot be judged, in one line."""
-    if s.count == 0:
+    if s.samples == 0:
         return f"no samples on side {side}"
     if math.isnan(s.median):
         return f"side {side}'s samples are not numbers (NaN): nothing was timed"
     if s.median <= 0:
         return f"side {side}'s median sample is 0 ns: its kernels were not timed"
-    return f"only {s.count} sample(s) on side {side}: too few to know its median (at least {FEW_SAMPLES})"
+    return f"only {s.samples} sample(s) on side {side}: too few to know its median (at least {FEW_SAMPLES})"
 
 
 def _noisy(side: _Side) -> bool:

@@ -222,7 +222,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
     result = diff(a, b, source_a=source_label(args.a, a.source), source_b=source_label(args.b, b.source))
     unwritten = None
-    record = b""
+    record = bytearray()
     if args.json or args.format == "json":
         # the exported diff record (report/record.py): the diff and both captures, B as a delta
         from fusiondiff.report.paths import display_paths
