@@ -4,7 +4,7 @@ mutations of the recorded capture, the set-ups of a case's directory, the checks
 the case asks nothing of a fresh one (:func:`in_process`: most cases; a fresh interpreter costs a
 second of imports under load), else in a fresh process, as a user starts it (the cases of the
 process's own streams, its environment and limits, the console script, and the commands that start
-processes: about a quarter).
+processes, and those that could hang: about a third).
 
 A case is one :class:`Case`: a name, the command (``{cap}`` is the mutated capture, ``{other}``
 an untouched copy of the recording, ``{tmp}`` the case's directory), the mutation of the recorded
@@ -369,9 +369,10 @@ def _preexec(case: Case) -> Callable[[], None] | None:
     return closed_streams
 
 
-PROCESS_GROUPS = frozenset({"streams", "ambiguous", "surrogate"})
+PROCESS_GROUPS = frozenset({"streams", "ambiguous", "surrogate", "hangs"})
 """Classes whose cases are about the process itself (its standard streams, Ctrl-C as it starts,
-what its stdout's encoder takes): each runs in a fresh one."""
+what its stdout's encoder takes), or would stop the suite if they failed (a command that hangs:
+the fresh process has a timeout): each runs in a fresh one."""
 PROCESS_COMMANDS = frozenset({"roundtrip", "replay", "capture"})
 """Commands that start processes of their own, or need the live side's stand-ins on the path."""
 
