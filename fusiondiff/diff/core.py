@@ -12,7 +12,7 @@ from fusiondiff.diff.devices import on_own_device_of
 from fusiondiff.diff.findings import find_findings
 from fusiondiff.diff.host_stats import compare_hosts
 from fusiondiff.diff.match import FusionLeftOver, FusionMatch, KernelMatch, match_fusions, match_kernels
-from fusiondiff.diff.noise import compare_timings
+from fusiondiff.diff.noise import compare_processes, compare_timings, measured
 from fusiondiff.diff.records import (
     DiffResult,
     Evidence,
@@ -31,6 +31,7 @@ from fusiondiff.records.definition import canonical_definition
 from fusiondiff.records.errors import DiffError
 from fusiondiff.records.model import Capture, FusionRecord, Timing, traced_name
 from fusiondiff.records.notes import from_roundtrip
+from fusiondiff.records.processes import processes_of
 
 
 def diff(
@@ -196,6 +197,16 @@ def _timing_verdicts(
     family = [not fa.failure and not fb.failure for fa, fb in records]
     family += [False] * (len(timings) - len(records))
     verdicts = compare_timings(timings, gpus, family=family)
+    several = [i for i, (fa, fb) in enumerate(records) if fa.other_process_timings or fb.other_process_timings]
+    if several:  # a side timed in several processes: its fusion judged against their measured spread
+        judged = sum(
+            1 for fa, fb in records if not fa.failure and not fb.failure and measured(fa.timing) and measured(fb.timing)
+        )
+        pooled = compare_processes(
+            [(processes_of(records[i][0]), processes_of(records[i][1])) for i in several], gpus, judged
+        )
+        for i, verdict in zip(several, pooled):
+            verdicts[i] = verdict
     return verdicts[: len(records)], [[verdicts[k] for k in kernel_places] for kernel_places in places]
 
 

@@ -8,15 +8,17 @@ process weigh about as much as one process, so the process is the unit: each sid
 its median (the median of its processes' medians where it has several), and the gap
 ``g = ln(median B / median A)`` is judged against
 
-    floor = z * sqrt(s_A^2 + s_B^2 + e_A^2 + e_B^2),  at least ABSOLUTE_FLOOR_NS
+    floor = sqrt(q_A^2 * (s_A^2 + e_A^2) / n_A + q_B^2 * (s_B^2 + e_B^2) / n_B),  at least ABSOLUTE_FLOOR_NS
 
-where ``s`` is a side's between-process spread (standard deviation of the log median), ``e`` the
-standard error of its median inside the process (from the IQR), and ``z`` the normal quantile of
-``1 - ALPHA / (2 m)`` for ``m`` fusions judged at once (Bonferroni: the family of fusions of one
-diff keeps a false alarm at ``ALPHA``). ``s`` is measured where a side has several processes of
-the fusion (their log medians, with Student's ``t`` for their few degrees of freedom), and else
-read from the calibration of the GPU and the fusion's size (``fusiondiff/data/process_spread.json``,
-written by ``benchmarks/calibrate_spread.py``); the verdict says which.
+where ``n`` is a side's processes of the fusion, ``s`` its between-process spread (standard
+deviation of the log median), ``e`` the standard error of its median inside the process (from the
+IQR) and ``q`` a quantile at ``1 - ALPHA / (2 m)`` for ``m`` fusions judged at once (Bonferroni:
+the family of fusions of one diff keeps a false alarm at ``ALPHA``). A side timed in at least
+:data:`MEASURED_PROCESSES` processes (``replay --processes``, ``diff --also-a/--also-b``) has
+its ``s`` measured from their log medians (``e`` is then inside it) and Student's ``t`` for its
+``n - 1`` degrees of freedom as ``q``; any other side reads ``s`` from the calibration of its GPU
+and the fusion's size (``fusiondiff/data/process_spread.json``, written by
+``benchmarks/calibrate_spread.py``) with the normal quantile. The verdict says which.
 
 - ``FASTER`` / ``SLOWER``: ``|g|`` beyond the floor;
 - ``SAME``: within it, "SAME within +-floor": the floor is the smallest gap these data could show;
@@ -55,6 +57,10 @@ MEDIAN_ERROR_PER_IQR = math.sqrt(math.pi / 2) / 1.349
 FEW_SAMPLES = 3
 """Below this many samples a process's median is not known: one sample may be an outlier (a first
 sample 18 % above its process's median is recorded on the H200), and two disagree with no third."""
+MEASURED_PROCESSES = 3
+"""A side's between-process spread is measured from at least this many processes of the fusion;
+with fewer its calibrated spread stands in (two processes give one degree of freedom, whose
+Student quantile at the family's error rate is in the hundreds)."""
 TABLE = "data/process_spread.json"
 """The calibration, in the package."""
 
@@ -286,20 +292,32 @@ def _measured(side: _Side) -> bool:
 
 
 def _floor(a: _Side, b: _Side, gpus: tuple[str | None, str | None], z: float, judged: int) -> tuple[float, Spread, str]:
-    """The floor of ``|ln(B / A)|``, where its spread came from, and which."""
-    df = sum(len(s.logs) - 1 for s in (a, b))
-    if df >= 2:
-        squares = sum(sum((x - sum(s.logs) / len(s.logs)) ** 2 for x in s.logs) for s in (a, b))
-        spread = math.sqrt(squares / df)
-        t = student_quantile(1 - ALPHA / (2 * max(judged, 1)), df)
-        floor = t * spread * math.sqrt(1 / len(a.logs) + 1 / len(b.logs))
-        return floor, "measured", f"{len(a.logs)} + {len(b.logs)} processes"
-    terms, names = [], []
-    for side, gpu in zip((a, b), gpus):
-        spread, name = calibrated_spread(gpu, side.median)
-        terms.append((spread**2 + side.error**2) / len(side.logs))
-        names.append(name)
-    return z * math.sqrt(sum(terms)), "calibration", " and ".join(dict.fromkeys(names))
+    """The floor of ``|ln(B / A)|``, where its spread came from, and which. Each side brings its
+    own term, as Welch's test does: a side of at least :data:`MEASURED_PROCESSES` processes its
+    measured spread with Student's quantile for its degrees of freedom, any other side the
+    calibrated spread (with its medians' error inside the process) and the normal quantile; each
+    over its count of processes. One side's processes say nothing of the other side's: a live
+    process is not assumed to move as its replays do."""
+    terms, names, any_measured = [], [], False
+    for label, side, gpu in zip("AB", (a, b), gpus):
+        n = len(side.logs)
+        if n >= MEASURED_PROCESSES:
+            mean = sum(side.logs) / n
+            spread = math.sqrt(sum((x - mean) ** 2 for x in side.logs) / (n - 1))
+            q = student_quantile(1 - ALPHA / (2 * max(judged, 1)), n - 1)
+            terms.append((q * spread) ** 2 / n)
+            names.append(f"measured in {n} processes of {label}")
+            any_measured = True
+        else:
+            spread, name = calibrated_spread(gpu, side.median)
+            terms.append(z**2 * (spread**2 + side.error**2) / n)
+            names.append(name)
+    if not any_measured:
+        return math.sqrt(sum(terms)), "calibration", " and ".join(dict.fromkeys(names))
+    named = [
+        name if name.startswith("measured") else f"calibrated for {label}: {name}" for label, name in zip("AB", names)
+    ]
+    return math.sqrt(sum(terms)), "measured", "; ".join(named)
 
 
 def _judged(a: _Side, b: _Side, floor: float, spread: Spread, spread_of: str) -> TimingVerdict:
@@ -314,7 +332,7 @@ def _judged(a: _Side, b: _Side, floor: float, spread: Spread, spread_of: str) ->
         gap = _log_ratio(b.median, a.median)
         verdict = "SAME" if abs(gap) <= floor else ("SLOWER" if gap > 0 else "FASTER")
         shown = f"median gap {duration(b.median - a.median, signed=True)} ({100 * gap:+.1f} %)"
-        where = f"between-process spread: {spread_of}" if spread == "measured" else f"calibrated spread: {spread_of}"
+        where = f"between-process spread {spread_of}" if spread == "measured" else f"calibrated spread: {spread_of}"
         word = "within" if verdict == "SAME" else "beyond"
         reason = f"{shown} is {word} +-{100 * floor:.1f} %, the smallest gap these data can show ({where})"
     return TimingVerdict(

@@ -127,13 +127,16 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from fusiondiff.io.files import check_not_input
 
     check_not_input(args.output, [*args.scripts, args.inputs, args.thunder_stream])
-    from fusiondiff.records.options import NVFUSER, TIMERS
-    from fusiondiff.replay.runner import replay_scripts
+    from fusiondiff.records.options import NVFUSER, TIMERS, timer_outputs
+    from fusiondiff.replay.runner import replay_in_processes, replay_scripts
 
     options = _recording_options(args)
+    if args.processes > 1 and (args.in_process or args.timer == "both"):
+        raise FusionDiffError("--processes runs fresh processes of one timer: not with --in-process or --timer both")
     if args.timer != "both":
-        path = replay_scripts(
+        path = replay_in_processes(
             args.scripts,
+            processes=args.processes,
             output=args.output,
             options=options,
             inputs_capture=args.inputs,
@@ -166,16 +169,6 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         )
         print(f"wrote {printable(str(paths[-1]))}", file=sys.stderr)
     return _print_timers(str(paths[0]), str(paths[1]), 5.0)
-
-
-def timer_outputs(output: str) -> dict[str, str]:
-    """Where ``replay --timer both`` writes each timer's capture: OUTPUT for kineto, OUTPUT with
-    ``.nvfuser.json`` for nvfuser."""
-    from fusiondiff.records.model import KINETO, NVFUSER
-
-    stem, gz = (output[: -len(".gz")], ".gz") if output.endswith(".gz") else (output, "")
-    stem = stem.removesuffix(".json")
-    return {KINETO: output, NVFUSER: f"{stem}.nvfuser.json{gz}"}
 
 
 def _cmd_timers(args: argparse.Namespace) -> int:
@@ -212,9 +205,13 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     from fusiondiff.io.store import load_capture
 
     if args.json:
-        check_not_input(args.json, [args.a, args.b])
+        check_not_input(args.json, [args.a, args.b, *args.also_a, *args.also_b])
     # Read both before importing the differ (numpy and the rules): a bad file fails at once.
     a, b = load_capture(args.a), load_capture(args.b)
+    if args.also_a or args.also_b:
+        from fusiondiff.io.captures import pooled
+
+        a, b = pooled("A", a, args.also_a, _progress), pooled("B", b, args.also_b, _progress)
     from fusiondiff.diff.core import diff
     from fusiondiff.report.interface import DiffReport
     from fusiondiff.report.paths import source_label

@@ -117,6 +117,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--in-process", action="store_true", help="run in this process (a control for process effects)")
     p.add_argument(
+        "--processes",
+        type=number(int, 1, 101),
+        default=1,
+        metavar="K",
+        help="replay in K fresh processes one after the other, each placing its inputs afresh, pooled into one "
+        "capture: `fusiondiff diff` then judges each fusion against the spread measured between them (at least "
+        "3) instead of the recorded calibration (default 1; K times the replay's time)",
+    )
+    p.add_argument(
         "--device",
         type=number(int, 0),
         metavar="N",
@@ -192,6 +201,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("a", help="first capture (usually the live one)")
     p.add_argument("b", help="second capture (usually the replay)")
+    for side in ("a", "b"):
+        p.add_argument(
+            f"--also-{side}",
+            action="append",
+            default=[],
+            metavar="CAPTURE",
+            help=f"another capture of {side.upper()}'s program, run in another process (repeat it for each): its "
+            f"fusions' timings join {side.upper()}'s, and a fusion's verdict is judged against the spread measured "
+            "between these processes instead of the recorded calibration",
+        )
     p.add_argument("--json", metavar="FILE", help="also write the diff record as JSON")
     p.add_argument("--format", choices=("text", "json"), default="text", help="what to print on stdout")
     add_gate_options(p)

@@ -86,3 +86,18 @@ def read_rank_captures(
         names = ", ".join(str(path) for rank, path, _ in read if rank == twice[0])
         raise DiffError(f"rank {twice[0]} is given twice ({names}): name each rank's capture once")
     return sorted(read, key=lambda item: item[0] if item[0] is not None else -1)
+
+
+def pooled(side: str, capture: Capture, others: Sequence[str], progress: Callable[[str], None]) -> Capture:
+    """``capture`` with the timings of the same fusions in ``others`` (captures of its program in
+    other processes, read here) pooled into it (:mod:`fusiondiff.records.processes`), said in one
+    progress line naming ``side``."""
+    if not others:
+        return capture
+    from fusiondiff.io.store import load_capture
+    from fusiondiff.records.processes import pool
+
+    joined = pool(capture, [load_capture(path) for path in others])
+    left = f"; {joined.unmatched} record(s) of the others match none of its fusions" if joined.unmatched else ""
+    progress(f"fusiondiff: {side} pooled from {joined.processes} processes{left}")
+    return joined.capture

@@ -317,6 +317,11 @@ class FusionRecord:
     """The tensors the execution returned (layout only, no values): with the inputs, the bytes the
     fusion must move (:mod:`fusiondiff.records.traffic`). Empty in files written before issue #43
     and for a fusion that was not timed."""
+    other_process_timings: tuple[Timing, ...] = ()
+    """The same fusion's timing (as :attr:`timing`) in other fresh processes of the same program:
+    ``fusiondiff replay --processes K`` and ``fusiondiff diff --also-a/--also-b`` put them here
+    (:mod:`fusiondiff.records.processes`). With them the kernel verdict is judged against the spread
+    measured between these processes, not the calibration. Empty for one process."""
 
     def __post_init__(self) -> None:
         if self.sm_timeline is not None:

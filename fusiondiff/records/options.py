@@ -67,3 +67,11 @@ class RecordingOptions:
     def from_jsonable(cls, data: Any, where: str = "options") -> RecordingOptions:
         """The options back from :meth:`to_jsonable`'s data, decoded and checked like a capture's records."""
         return decode(data, cls, where)
+
+
+def timer_outputs(output: str) -> dict[str, str]:
+    """Where ``replay --timer both`` writes each timer's capture: OUTPUT for kineto, OUTPUT with
+    ``.nvfuser.json`` for nvfuser."""
+    stem, gz = (output[: -len(".gz")], ".gz") if output.endswith(".gz") else (output, "")
+    stem = stem.removesuffix(".json")
+    return {KINETO: output, NVFUSER: f"{stem}.nvfuser.json{gz}"}

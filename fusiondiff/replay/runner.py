@@ -255,3 +255,52 @@ def _thunder_scripts(
 def replay_script(script: str, **kwargs: Any) -> Path:
     """:func:`replay_scripts` of one script."""
     return replay_scripts([script], **kwargs)
+
+
+def replay_in_processes(scripts: Sequence[str], *, output: str, processes: int, **kwargs: Any) -> Path:
+    """:func:`replay_scripts` ``processes`` times, each run a fresh process with its inputs placed
+    afresh, pooled into one capture at ``output``: the first process's records, each fusion with the
+    others' timings of it (:mod:`fusiondiff.records.processes`), so that ``fusiondiff diff`` judges
+    it against the spread measured between them. The other processes write into a temporary folder
+    beside ``output`` (their logs are appended to the first's log, each under a heading). Should a
+    later process fail, the processes that ran are pooled and written before its error is raised."""
+    import tempfile
+
+    from fusiondiff.io.store import load_capture, save_capture
+    from fusiondiff.records.processes import pool
+
+    if processes < 1:
+        raise ReplayError(f"--processes takes a count of 1 or more, not {processes}")
+    progress = kwargs.get("progress") or silent
+    first = replay_scripts(scripts, output=output, **kwargs)
+    if processes == 1:
+        return first
+    others: list[str] = []
+    failure: ReplayError | None = None
+    with tempfile.TemporaryDirectory(prefix=".processes-", dir=Path(output).parent) as folder:
+        for k in range(2, processes + 1):
+            progress(f"fusiondiff: process {k} of {processes}")
+            path = str(Path(folder) / f"process{k}.json")
+            try:
+                others.append(str(replay_scripts(scripts, output=path, **kwargs)))
+            except ReplayError as exc:
+                failure = exc
+                break
+            finally:
+                _append_log(log_path_for(first), log_path_for(path), k)
+        pooled = pool(load_capture(first), [load_capture(path) for path in others])
+        save_capture(pooled.capture, first)
+    progress(f"fusiondiff: {pooled.processes} processes pooled into {first}")
+    if failure is not None:
+        raise ReplayError(
+            f"process {len(others) + 2} of {processes} failed ({failure}); the {pooled.processes} before it are pooled in {first}"
+        )
+    return first
+
+
+def _append_log(log: Path, other: Path, k: int) -> None:
+    """The log of process ``k`` appended to the first process's log, under a heading."""
+    if other.exists():
+        with log.open("a", encoding="utf-8", errors="replace") as out:
+            out.write(f"\n===== process {k} =====\n")
+            out.write(other.read_text(encoding="utf-8", errors="replace"))

@@ -147,7 +147,7 @@ def _beyond(t: TimingVerdict) -> str:
     """Why a gap counts: beyond the floor, and where the spread came from."""
     if t.floor != t.floor:  # a diff record written before the floor: its test
         return f"Mann-Whitney p={p_value(t.p_value)}"
-    source = f"measured in {t.spread_of}" if t.spread == "measured" else f"calibrated: {t.spread_of}"
+    source = t.spread_of if t.spread == "measured" else f"calibrated: {t.spread_of}"
     return f"beyond the {percent_floor(t.floor)} two processes can differ by; spread {source}"
 
 

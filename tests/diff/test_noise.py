@@ -97,20 +97,33 @@ def test_nothing_measured_is_not_measured_never_same(samples, why):
 
 
 def test_several_processes_a_side_measure_their_own_spread():
-    a = [timing(200_000 * f) for f in (1.000, 1.004, 0.996, 1.002, 0.998)]
-    b = [timing(200_000 * 1.03 * f) for f in (1.000, 1.004, 0.996, 1.002, 0.998)]
+    factors = (1.000, 1.004, 0.996, 1.002, 0.998)
+    a = [timing(200_000 * f) for f in factors]
+    b = [timing(200_000 * 1.03 * f) for f in factors]
     (v,) = compare_processes([(a, b)], (H200, H200))
-    logs = [math.log(f) for f in (1.000, 1.004, 0.996, 1.002, 0.998)]
+    logs = [math.log(f) for f in factors]
     mean = sum(logs) / 5
-    spread = math.sqrt(2 * sum((x - mean) ** 2 for x in logs) / 8)
-    assert v.spread == "measured" and v.spread_of == "5 + 5 processes" and v.processes_a == 5
-    assert v.floor == pytest.approx(student.ppf(0.995, 8) * spread * math.sqrt(2 / 5), rel=1e-6)
+    spread = math.sqrt(sum((x - mean) ** 2 for x in logs) / 4)  # each side's own, 4 degrees of freedom
+    assert v.spread == "measured" and v.processes_a == 5 and v.processes_b == 5
+    assert v.spread_of == "measured in 5 processes of A; measured in 5 processes of B"
+    t = student.ppf(1 - 0.01 / 2, 4)
+    assert v.floor == pytest.approx(math.sqrt(2 * (t * spread) ** 2 / 5), rel=1e-6)
     assert v.verdict == "SLOWER" and v.median_b_ns / v.median_a_ns == pytest.approx(1.03)
 
 
-def test_one_process_against_one_with_several_measured_on_one_side_uses_both():
-    (v,) = compare_processes([([timing(20_000)], [timing(20_000), timing(20_100), timing(19_900)])], (H200, H200))
-    assert v.spread == "measured" and v.spread_of == "1 + 3 processes" and v.verdict == "SAME"
+def test_one_process_against_several_keeps_the_calibration_for_the_one():
+    """B's three processes measure B's spread; A's one process is not assumed to move as they do."""
+    one, three = [timing(20_000)], [timing(20_000), timing(20_100), timing(19_900)]
+    (v,) = compare_processes([(one, three)], (H200, H200))
+    assert v.spread == "measured" and v.verdict == "SAME"
+    assert v.spread_of == "calibrated for A: H200 10-50 us; measured in 3 processes of B"
+    (alone,) = compare_processes([(one, [timing(20_000)])], (H200, H200))
+    assert v.floor > math.sqrt(0.5) * alone.floor  # A's calibrated half of the floor stays
+
+
+def test_two_processes_are_too_few_to_measure_a_spread():
+    (v,) = compare_processes([([timing(20_000)], [timing(20_000), timing(20_100)])], (H200, H200))
+    assert v.spread == "calibration" and "measured" not in v.spread_of
 
 
 @pytest.mark.parametrize("df", [1, 2, 3, 4, 7, 30, 199, 201, 1000])

@@ -92,6 +92,33 @@ def test_storage_offset_survives_fusiondiff_repro_but_not_nvfusers(tmp_path):
     assert _kernels(ours) == _kernels(live)
 
 
+def test_replay_in_three_processes_pools_them_and_the_diff_measures_their_spread(tmp_path):
+    """``replay --processes 3``: three fresh processes, one capture whose fusion holds the other two
+    processes' timings; against a replay of the same fusion at storage offset 1 the offset is still
+    the first cause, judged against B's measured spread (A's one process keeps its calibration)."""
+    from tests.inprocess import fusiondiff
+
+    aligned, offset = tmp_path / "aligned.py", tmp_path / "offset.py"
+    aligned.write_text(_script(0))
+    offset.write_text(_script(1))
+    quick = ("--warmup", "3", "--samples", "10")
+    run = fusiondiff("replay", aligned, "-o", tmp_path / "b.json", "--processes", "3", *quick)
+    assert run.returncode == 0, run.stderr
+    assert "process 3 of 3" in run.stderr and "3 processes pooled" in run.stderr
+    assert not list(tmp_path.glob(".processes-*")), "the other processes' folder is left behind"
+    assert "===== process 3 =====" in (tmp_path / "b.log").read_text()
+    from fusiondiff.io.store import load_capture
+
+    (record,) = load_capture(tmp_path / "b.json").fusions
+    assert len(record.other_process_timings) == 2 and all(t.count == 10 for t in record.other_process_timings)
+    assert fusiondiff("replay", offset, "-o", tmp_path / "a.json", *quick).returncode == 0
+    run = fusiondiff("diff", tmp_path / "a.json", tmp_path / "b.json")
+    print(run.stdout)
+    text = " ".join(run.stdout.split())
+    assert run.returncode == 1 and "measured in 3 processes of B" in text and "calibrated for A" in text
+    assert "1. [storage_offset, cause]" in text
+
+
 def test_inputs_from_capture_replace_the_scripts(tmp_path):
     from fusiondiff.io.store import load_capture
     from fusiondiff.replay.runner import replay_script

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from fusiondiff.diff.timers import Disagreement, LaunchDifference, reconcile
-from fusiondiff.front.cli import main, timer_outputs
+from fusiondiff.front.cli import main
 from fusiondiff.io.store import dumps_capture, load_capture, save_capture
 from fusiondiff.recording import cupti_owner
 from fusiondiff.recording.bandwidth import flag_bandwidth
@@ -28,7 +28,7 @@ from fusiondiff.recording.timing import kernel_records, measure
 from fusiondiff.records.codec import capture_from_jsonable, decode
 from fusiondiff.records.errors import ProfilerError
 from fusiondiff.records.model import Capture, LaunchConfig, ReportedBandwidth, Timing, TimingProtocol
-from fusiondiff.records.options import RecordingOptions
+from fusiondiff.records.options import RecordingOptions, timer_outputs
 from fusiondiff.records.traffic import gathers
 from fusiondiff.report.timers_text import render_reconciliation
 
