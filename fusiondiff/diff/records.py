@@ -34,6 +34,18 @@ how a cause acted (clocks, nvFuser's segments, launch config, source, the block 
 live step whose host keeps its GPU waiting); ``unexplained``, the times differ and nothing
 recorded does."""
 
+Status = Literal[
+    "cause", "joint", "evidence", "unexplained", "not_measured", "failure", "reported", "not_seen", "no_time"
+]
+"""What a finding is to its question's ledger, decided where the ledger is kept
+(:func:`fusiondiff.diff.ledger.credit`) and read by every renderer: ``cause``, it alone takes a
+share of the gap; ``joint``, it takes a share jointly with other causes (and maybe one alone:
+``Finding.alone_ns``); ``evidence``, it follows from another finding that takes the share;
+``unexplained``, the ledger's residual; ``not_measured``, it could take a share but its fusions'
+times could not be judged; ``failure``, a side has no timing; ``reported``, a circumstance, never
+counted; ``not_seen``, present without a sign that it acted; ``no_time``, a property that differs
+and costs no measurable time."""
+
 Category = Literal[
     "definition",
     "constants",
@@ -223,6 +235,12 @@ class Finding:
     joint_with: tuple[str, ...] = ()
     """The other root causes its ``explained_ns`` is shared with, jointly: present for the same
     fusions, none following from another, so the data cannot tell their shares apart."""
+    alone_ns: NaNFloat = 0.0
+    """The part of ``explained_ns`` it takes alone (fusions where it is the one root present); the
+    rest is shared with ``joint_with``."""
+    status: Status | None = None
+    """What it is to its question's ledger (:data:`Status`), set by the ledger; ``None`` in a diff
+    record written before it (:func:`fusiondiff.diff.ledger.status_of` decides it then)."""
     data: tuple[Evidence, ...] = ()
     """The evidence as data: numbers with their units, values and names from the records. The
     words (a title, a line per piece of evidence) are the renderers', all from
@@ -309,7 +327,8 @@ class DiffResult:
     in the protocol's warm-ups, alike on both sides), ``session_execute_ns`` (the session's own
     ``fd.execute``), ``session_call_ns`` (Thunder's region call: wrapper, cache lookup, input
     descriptors, ``fd.execute``: what #1852 timed), ``kernel_per_call_ns``; and ``gpu_wait_step_ns``,
-    the GPU's wait for the host over one call of each fusion times A's calls of it. Only the
+    the GPU's wait for the host over one call of each fusion times A's calls of it, over the steps
+    A's records span (``rules_host.steps_recorded``). Only the
     fields some side measured."""
     against_peaks: tuple[KernelAgainstPeaks, ...] = ()
     """Each matched kernel against the two GPUs' measured peaks, where both captures measured one
@@ -375,6 +394,15 @@ class DiffResult:
         return not self.findings_of("kernel") and not any(p.unmatched_kernels for p in self.pairs)
 
     @property
+    def runs_alike(self) -> bool:
+        """B runs what A ran, as far as was recorded: no kernel finding names a property that
+        differs (a gap nothing recorded explains is a timing, not a property) and every kernel
+        launched on one side was launched on the other."""
+        return not any(f.role != "unexplained" for f in self.findings_of("kernel")) and not any(
+            p.unmatched_kernels for p in self.pairs
+        )
+
+    @property
     def comparable(self) -> bool:
         """Same speed and identical recorded properties: the two runs may be treated as the same."""
         return self.same_speed and self.properties_identical
@@ -412,12 +440,11 @@ class DiffResult:
         """The question's gate: ``kernel`` fails on a pair that differs (:attr:`differing`), a
         missing fusion or nothing matched, and is not measured where a pair could not be judged;
         ``host`` fails unless :attr:`host_same`, and is not measured where it could not be judged
-        (:attr:`host_judged`); ``fidelity`` fails unless every recorded property is the same
-        (:attr:`properties_identical`)."""
+        (:attr:`host_judged`); ``fidelity`` fails unless B runs what A ran (:attr:`runs_alike`)."""
         if question == "host":
             return "fails" if not self.host_same else "passes" if self.host_judged else "not measured"
         if question == "fidelity":
-            return "passes" if self.properties_identical and not self.different_programs else "fails"
+            return "passes" if self.runs_alike and not self.different_programs else "fails"
         if not self.pairs or self.missing or self.differing:
             return "fails"
         return "not measured" if self.not_measured else "passes"

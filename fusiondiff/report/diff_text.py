@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from fusiondiff.diff.ledger import fidelity_findings
-from fusiondiff.diff.records import DiffResult, Finding, FusionPair, TimingVerdict
+from fusiondiff.diff.ledger import fidelity_findings, status_of
+from fusiondiff.diff.records import DiffResult, Finding, FusionPair, Status, TimingVerdict
 from fusiondiff.records.codec import to_jsonable
 from fusiondiff.records.escape import printable
 from fusiondiff.records.model import traced_name
@@ -136,26 +136,41 @@ def _fusion_section(result: DiffResult, line_width: int | None = None) -> list[s
 
 
 def explains_text(f: Finding) -> str:
-    """What a finding explains, in words: its share of the gap (joint with whom), the cause it is
-    evidence for, or nothing."""
-    if f.role == "unexplained":
+    """What a finding explains, in words, as its status (:func:`~fusiondiff.diff.ledger.status_of`)
+    says: its share of the gap (the part alone and the part joint, with whom), the finding it is
+    evidence for, the gap nothing took, or nothing."""
+    status = status_of(f)
+    if status == "unexplained":
         if f.explained_ns > 0:
             return f"{duration(f.explained_ns)} unexplained"
         kernels = [e for e in f.data if e.field == "kernel_median_ns"]
         gap = sum(abs((e.on("B") or 0.0) - (e.on("A") or 0.0)) for e in kernels)
         return f"kernels {duration(gap)} apart inside a fusion of the same speed, counted in no gap"
-    if f.explained_ns > 0:
-        joint = f" jointly with {', '.join(f.joint_with)}" if f.joint_with else ""
-        return f"explains {duration(f.explained_ns)}{joint}"
-    if f.caused_by:
-        return "evidence for " + ", ".join(f"#{r}" for r in f.caused_by)
-    if f.role == "failure":
-        return "no timing on the failed side"
-    if f.role == "circumstance":
-        return "reported, not counted in a gap"
-    if not f.evidenced:
-        return "not seen acting: counted in no gap"
-    return "explains no measurable time"
+    return _STATUS_WORDS[status](f)
+
+
+def _joint_text(f: Finding) -> str:
+    """``explains 194.6 us alone and 5.50 us jointly with index_value_range``: its own part and
+    the part it shares, each said once."""
+    shared = f.explained_ns - f.alone_ns
+    with_whom = f"jointly with {', '.join(f.joint_with)}"
+    if f.alone_ns > 0 and shared > 0:
+        return f"explains {duration(f.alone_ns)} alone and {duration(shared)} {with_whom}"
+    return f"explains {duration(f.explained_ns)} {with_whom}"
+
+
+_STATUS_WORDS: dict[Status, Callable[[Finding], str]] = {
+    "cause": lambda f: f"explains {duration(f.explained_ns)}",
+    "joint": _joint_text,
+    "evidence": lambda f: "evidence for " + ", ".join(f"#{r}" for r in f.caused_by),
+    "failure": lambda f: "no timing on the failed side",
+    "reported": lambda f: "reported, not counted in a gap",
+    "not_seen": lambda f: "not seen acting: counted in no gap",
+    "not_measured": lambda f: "its fusions' times not measured: counted in no gap",
+    "no_time": lambda f: "explains no measurable time",
+    "unexplained": lambda f: f"{duration(f.explained_ns)} unexplained",
+}
+"""Each status in words (the unexplained one is worded above, with its kernels' gap)."""
 
 
 def _finding_lines(f: Finding, rules_by_rank: dict[int, str]) -> list[str]:
