@@ -266,6 +266,21 @@ def _follows(findings: Sequence[Finding]) -> dict[int, list[int]]:
     return out
 
 
+def recount(result: DiffResult, pairs: Sequence[FusionPair]) -> DiffResult:
+    """``result`` narrowed to ``pairs`` (some of its pairs): the findings that name one of them,
+    and every question's ledger apportioned again over them alone, each finding credited, ranked
+    and given its status again, so that what a narrowed report says is the ledger of what it shows."""
+    labels = {p.label for p in pairs}
+    found = [
+        dataclasses.replace(f, explained_ns=0.0, alone_ns=0.0, joint_with=(), status=None)
+        for f in result.findings
+        if labels & set(f.fusions)
+    ]
+    counted, allocation = ledgers(pairs, found)
+    findings = settle(rank(credit(found, pairs, allocation)), pairs)
+    return dataclasses.replace(result, pairs=tuple(pairs), findings=findings, ledgers=counted)
+
+
 def fidelity_findings(result: DiffResult) -> tuple[Finding, ...]:
     """The findings of what B runs differently from A (the fidelity question), in rank order."""
     return tuple(f for f in result.findings if node(f.rule).fidelity)

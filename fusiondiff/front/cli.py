@@ -28,6 +28,7 @@ from fusiondiff.records.escape import printable, printable_lines
 
 if TYPE_CHECKING:
     from fusiondiff.records.options import RecordingOptions
+    from fusiondiff.report.filters import Selection
     from fusiondiff.roundtrip.slurm import SlurmExecutor
 
 EXIT_OK = 0
@@ -210,35 +211,49 @@ def _cmd_repro(args: argparse.Namespace) -> int:
 def _cmd_diff(args: argparse.Namespace) -> int:
     from fusiondiff.io.files import check_not_input, write_bytes
     from fusiondiff.io.store import load_capture
+    from fusiondiff.records.errors import ReportError
 
     if args.json:
         check_not_input(args.json, [args.a, args.b])
     # Read both before importing the differ (scipy takes a second or two): a bad file fails at once.
     a, b = load_capture(args.a), load_capture(args.b)
     from fusiondiff.diff.core import diff
+    from fusiondiff.report.filters import select
     from fusiondiff.report.interface import DiffReport
-    from fusiondiff.report.paths import source_label
+    from fusiondiff.report.paths import display_paths, source_label
     from fusiondiff.report.terminal import render_diff_terminal
 
     result = diff(a, b, source_a=source_label(args.a, a.source), source_b=source_label(args.b, b.source))
+    path_a, path_b = display_paths([args.a, args.b])
+    whole = DiffReport(result, a, b, path_a, path_b)
+    selection = _selection(args)
+    if selection and args.format == "json":
+        raise ReportError("the diff record is always whole: leave out --top, --fusion and --min-gap with --format json")
+    report = select(whole, selection)
     unwritten = None
     record = b""
     if args.json or args.format == "json":
-        # the exported diff record (report/record.py): the diff and both captures, B as a delta
-        from fusiondiff.report.paths import display_paths
+        # the exported diff record (report/record.py): the whole diff and both captures, B as a delta
         from fusiondiff.report.record import encode_diff_record
 
-        path_a, path_b = display_paths([args.a, args.b])
-        record = encode_diff_record(DiffReport(result, a, b, path_a, path_b))
+        record = encode_diff_record(whole)
     if args.json:
         try:
             write_bytes(args.json, record)
         except OutputError as exc:
             unwritten = exc  # the report is still printed, then the error
-    emit(record.decode() if args.format == "json" else render_diff_terminal(DiffReport(result, a, b), output_width()))
+    emit(record.decode() if args.format == "json" else render_diff_terminal(report, output_width()))
     if unwritten is not None:
         raise unwritten
-    return result.exit_code(gates=gates(args))
+    return report.result.exit_code(gates=gates(args))
+
+
+def _selection(args: argparse.Namespace) -> Selection:
+    """The fusions ``--top``, ``--fusion`` and ``--min-gap`` narrow a diff to."""
+    from fusiondiff.report.filters import Selection
+
+    min_gap_ns = None if args.min_gap is None else args.min_gap * 1000
+    return Selection(top=args.top, fusion=args.fusion, min_gap_ns=min_gap_ns)
 
 
 def _cmd_ranks(args: argparse.Namespace) -> int:
@@ -257,15 +272,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from fusiondiff.report import format_for_path, get_renderer
 
     name = args.format or (format_for_path(args.output) if args.output else "text")
-    from fusiondiff.report.filters import Selection, select
+    from fusiondiff.report.filters import select
 
     renderer = get_renderer(name, sm_tracks=args.sm_tracks)
     if args.output:
         check_not_input(args.output, list(args.inputs))
         check_place(args.output)
-    report = open_report(args.inputs)
-    min_gap_ns = None if args.min_gap is None else args.min_gap * 1000
-    text = renderer.render(select(report, Selection(top=args.top, fusion=args.fusion, min_gap_ns=min_gap_ns)))
+    report = select(open_report(args.inputs), _selection(args))
+    text = renderer.render(report)
     if args.output:
         write_text(args.output, text)
         print(f"wrote {printable(args.output)} ({name})", file=sys.stderr)
@@ -275,7 +289,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     # verdict ask for it, as `git diff --exit-code` does
     if not args.exit_code:
         return EXIT_OK
-    return report.result.exit_code(strict=getattr(args, "strict", False))
+    return report.result.exit_code(gates=gates(args))
 
 
 def _cmd_show(args: argparse.Namespace) -> int:

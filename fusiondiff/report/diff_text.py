@@ -205,12 +205,14 @@ def _more_line(count: int, hint: str = "") -> list[str]:
     return [f"  ... {count - MAX_UNMATCHED} more in the JSON record (--json FILE){hint}"]
 
 
-def render_diff_text(result: DiffResult, width: int | None = None) -> str:
+def render_diff_text(result: DiffResult, width: int | None = None, selection: str = "") -> str:
     """A short terminal summary: per fusion the medians (us), ratio and verdict of B relative to
     A; unmatched fusions; ranked findings with their evidence; warnings. Plain text, every line
     escaped (:func:`~fusiondiff.records.escape.printable`), since names and sources come from captures; no
-    line wider than ``width`` (:mod:`fusiondiff.report.layout`; None: as long as they are)."""
+    line wider than ``width`` (:mod:`fusiondiff.report.layout`; None: as long as they are).
+    ``selection``: how the diff was narrowed (:mod:`fusiondiff.report.filters`), said first."""
     lines = [
+        *([f"({selection})"] if selection else []),
         "fusiondiff diff",
         f"  {result.label_a}: {short_list(result.source_a or '?')}",
         f"  {result.label_b}: {short_list(result.source_b or '?')}",

@@ -16,8 +16,8 @@ class TextRenderer(Renderer):
         from fusiondiff.report.environment_view import conditions_text
         from fusiondiff.report.thunder_view import thunder_text
 
-        text = render_diff_text(report.result) + block_section(report) + conditions_text(report) + thunder_text(report)
-        return f"({report.selection})\n{text}" if report.selection else text
+        text = render_diff_text(report.result, None, report.selection)
+        return text + block_section(report) + conditions_text(report) + thunder_text(report)
 
 
 class JsonRenderer(Renderer):
