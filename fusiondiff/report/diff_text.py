@@ -16,7 +16,7 @@ from fusiondiff.records.units import Column, duration, floor_cell, ratio
 from fusiondiff.report import wording
 from fusiondiff.report.layout import fit_all
 from fusiondiff.report.paths import short_list
-from fusiondiff.report.questions import fidelity_line, host_line, kernel_line, question_views
+from fusiondiff.report.questions import answer_lines, kernel_line, question_views
 from fusiondiff.report.speed_of_light_view import peaks_text
 from fusiondiff.report.text import NAME_WIDTH
 
@@ -206,19 +206,18 @@ def _more_line(count: int, hint: str = "") -> list[str]:
 
 
 def render_diff_text(result: DiffResult, width: int | None = None, selection: str = "") -> str:
-    """A short terminal summary: per fusion the medians (us), ratio and verdict of B relative to
-    A; unmatched fusions; ranked findings with their evidence; warnings. Plain text, every line
-    escaped (:func:`~fusiondiff.records.escape.printable`), since names and sources come from captures; no
-    line wider than ``width`` (:mod:`fusiondiff.report.layout`; None: as long as they are).
-    ``selection``: how the diff was narrowed (:mod:`fusiondiff.report.filters`), said first."""
+    """A short terminal summary: first the answer (each question's line, labelled ``kernel:``,
+    ``host:``, ``fidelity:``), then how it was narrowed (``selection``, :mod:`fusiondiff.report.filters`)
+    and where it came from (each side's path); per fusion the medians (us), ratio and verdict of B
+    relative to A; unmatched fusions; each question's ledger and ranked findings with their
+    evidence; warnings. Plain text, every line escaped (:func:`~fusiondiff.records.escape.printable`),
+    since names and sources come from captures; no line wider than ``width``
+    (:mod:`fusiondiff.report.layout`; None: as long as they are)."""
     lines = [
+        *(f"{question}: {line}" for question, line, _ in answer_lines(result)),
         *([f"({selection})"] if selection else []),
-        "fusiondiff diff",
-        f"  {result.label_a}: {short_list(result.source_a or '?')}",
-        f"  {result.label_b}: {short_list(result.source_b or '?')}",
-        f"verdict: {verdict_line(result)}",
-        f"host: {host_line(result)}",
-        f"fidelity: {fidelity_line(result)}",
+        f"{result.label_a}: {short_list(result.source_a or '?')}",
+        f"{result.label_b}: {short_list(result.source_b or '?')}",
         "",
     ]
     section = _fusion_section(result, width)
@@ -275,8 +274,6 @@ def _question_sections(result: DiffResult, width: int | None = None) -> list[str
         if quiet and not result.ledger(view.question).gap_ns > 0:
             continue
         lines.append(f"{view.title} ({view.gate}): {view.ledger}")
-        if view.question == "fidelity":
-            lines.append(f"  {view.verdict}")
         for f in view.findings[:budget]:
             lines += _finding_lines(f, rules_by_rank)
             if f.rule == "gpu":

@@ -16,6 +16,7 @@ from fusiondiff.diff.causes import QUESTIONS
 from fusiondiff.diff.host_stats import HOST_FLOOR_RATIO, HOST_MIN_SAMPLES
 from fusiondiff.diff.ledger import fidelity_findings
 from fusiondiff.diff.records import DiffResult, Evidence, Finding, FusionPair, Ledger, LedgerEntry, TimingVerdict
+from fusiondiff.records.gates import Outcome
 from fusiondiff.records.units import duration, durations, p_value, ratio
 from fusiondiff.report.environment_words import host_side
 
@@ -311,3 +312,10 @@ def question_views(result: DiffResult) -> list[QuestionView]:
         )
         for q in QUESTIONS
     ]
+
+
+def answer_lines(result: DiffResult) -> list[tuple[str, str, Outcome]]:
+    """The answer every format gives first: each question's label (``kernel``, ``host``,
+    ``fidelity``), its line and its outcome (``passes``, ``fails``, ``not measured``)."""
+    lines = {"kernel": kernel_line(result), "host": host_line(result), "fidelity": fidelity_line(result)}
+    return [(q, lines[q], result.outcome(q)) for q in QUESTIONS]
