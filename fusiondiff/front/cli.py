@@ -190,7 +190,7 @@ def _print_timers(a: str, b: str, tolerance_pct: float) -> int:
 
     result = reconcile(load_capture(a), load_capture(b), tolerance_pct / 100)
     # fusion and kernel names come from the captures: each line escaped
-    emit("".join(printable(line) + "\n" for line in render_reconciliation(result).splitlines()))
+    emit(_fitted(render_reconciliation(result)))
     return EXIT_OK if result.agree else EXIT_DISCREPANCY
 
 
@@ -206,6 +206,13 @@ def _cmd_repro(args: argparse.Namespace) -> int:
     for path in written:
         print(f"wrote {printable(str(path))}", file=sys.stderr)
     return EXIT_OK
+
+
+def _fitted(text: str) -> str:
+    """``text`` with every line escaped (names come from captures) and wrapped to the output's width."""
+    from fusiondiff.report.layout import fit_all
+
+    return "".join(line + "\n" for line in fit_all((printable(line) for line in text.splitlines()), output_width()))
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
@@ -262,7 +269,7 @@ def _cmd_ranks(args: argparse.Namespace) -> int:
     from fusiondiff.report.ranks_text import render_ranks_text
 
     result = diff_ranks(load_rank_captures(args.captures))
-    emit(render_ranks_text(result))
+    emit(_fitted(render_ranks_text(result)))
     return result.exit_code(gates=gates(args))
 
 
@@ -279,7 +286,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
         check_not_input(args.output, list(args.inputs))
         check_place(args.output)
     report = select(open_report(args.inputs), _selection(args))
-    text = renderer.render(report)
+    if name == "text" and not args.output:  # on stdout: laid out for the terminal, as `diff` is
+        from fusiondiff.report.terminal import render_diff_terminal
+
+        text = render_diff_terminal(report, output_width())
+    else:
+        text = renderer.render(report)
     if args.output:
         write_text(args.output, text)
         print(f"wrote {printable(args.output)} ({name})", file=sys.stderr)

@@ -92,10 +92,13 @@ def guard_closed_streams() -> None:
 
 
 def output_width() -> int:
-    """The columns a report on stdout is laid out for: the terminal's (at least 40), 100 when
-    stdout is not a terminal (a pipe, a file), as issue #41 asks."""
+    """The columns a report on stdout is laid out for: ``COLUMNS`` where it is set to a number,
+    else the terminal's, 100 when stdout is not a terminal (a pipe, a file); at least 40."""
     from fusiondiff.report.layout import DEFAULT_WIDTH, MIN_WIDTH
 
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return max(MIN_WIDTH, int(columns))
     try:
         if not sys.stdout.isatty():
             return DEFAULT_WIDTH
