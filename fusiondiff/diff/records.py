@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from fusiondiff.diff.peak_records import KernelAgainstPeaks as KernelAgainstPeaks
+from fusiondiff.diff.status import Status as Status
 from fusiondiff.diff.verdicts import Spread as Spread
 from fusiondiff.diff.verdicts import TimingVerdict
 from fusiondiff.diff.verdicts import Verdict as Verdict
@@ -33,18 +34,6 @@ how a cause acted (clocks, nvFuser's segments, launch config, source, the block 
 ``circumstance``, what one side's run was like, reported beside a gap but never counted in it (a
 live step whose host keeps its GPU waiting); ``unexplained``, the times differ and nothing
 recorded does."""
-
-Status = Literal[
-    "cause", "joint", "evidence", "unexplained", "not_measured", "failure", "reported", "not_seen", "no_time"
-]
-"""What a finding is to its question's ledger, decided where the ledger is kept
-(:func:`fusiondiff.diff.ledger.credit`) and read by every renderer: ``cause``, it alone takes a
-share of the gap; ``joint``, it takes a share jointly with other causes (and maybe one alone:
-``Finding.alone_ns``); ``evidence``, it follows from another finding that takes the share;
-``unexplained``, the ledger's residual; ``not_measured``, it could take a share but its fusions'
-times could not be judged; ``failure``, a side has no timing; ``reported``, a circumstance, never
-counted; ``not_seen``, present without a sign that it acted; ``no_time``, a property that differs
-and costs no measurable time."""
 
 Category = Literal[
     "definition",

@@ -19,16 +19,15 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from fusiondiff.front.cli_options import add_capture_options, gates
+from fusiondiff.front.cli_options import add_capture_options, gates, narrowed
 from fusiondiff.front.cli_parser import build_parser
 from fusiondiff.front.stdio import ReportStream, StdoutError, emit, guard_closed_streams, output_width, silence_stdout
 from fusiondiff.records import termination
-from fusiondiff.records.errors import FusionDiffError, OutputError
+from fusiondiff.records.errors import FusionDiffError, OutputError, ReportError
 from fusiondiff.records.escape import printable, printable_lines
 
 if TYPE_CHECKING:
     from fusiondiff.records.options import RecordingOptions
-    from fusiondiff.report.filters import Selection
     from fusiondiff.roundtrip.slurm import SlurmExecutor
 
 EXIT_OK = 0
@@ -189,8 +188,7 @@ def _print_timers(a: str, b: str, tolerance_pct: float) -> int:
     from fusiondiff.report.timers_text import render_reconciliation
 
     result = reconcile(load_capture(a), load_capture(b), tolerance_pct / 100)
-    # fusion and kernel names come from the captures: each line escaped
-    emit(_fitted(render_reconciliation(result)))
+    emit(render_reconciliation(result), fit=True)
     return EXIT_OK if result.agree else EXIT_DISCREPANCY
 
 
@@ -208,24 +206,15 @@ def _cmd_repro(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _fitted(text: str) -> str:
-    """``text`` with every line escaped (names come from captures) and wrapped to the output's width."""
-    from fusiondiff.report.layout import fit_all
-
-    return "".join(line + "\n" for line in fit_all((printable(line) for line in text.splitlines()), output_width()))
-
-
 def _cmd_diff(args: argparse.Namespace) -> int:
     from fusiondiff.io.files import check_not_input, write_bytes
     from fusiondiff.io.store import load_capture
-    from fusiondiff.records.errors import ReportError
 
     if args.json:
         check_not_input(args.json, [args.a, args.b])
     # Read both before importing the differ (scipy takes a second or two): a bad file fails at once.
     a, b = load_capture(args.a), load_capture(args.b)
     from fusiondiff.diff.core import diff
-    from fusiondiff.report.filters import select
     from fusiondiff.report.interface import DiffReport
     from fusiondiff.report.paths import display_paths, source_label
     from fusiondiff.report.terminal import render_diff_terminal
@@ -233,10 +222,9 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     result = diff(a, b, source_a=source_label(args.a, a.source), source_b=source_label(args.b, b.source))
     path_a, path_b = display_paths([args.a, args.b])
     whole = DiffReport(result, a, b, path_a, path_b)
-    selection = _selection(args)
-    if selection and args.format == "json":
+    report = narrowed(whole, args)
+    if report.selection and args.format == "json":
         raise ReportError("the diff record is always whole: leave out --top, --fusion and --min-gap with --format json")
-    report = select(whole, selection)
     unwritten = None
     record = b""
     if args.json or args.format == "json":
@@ -255,21 +243,13 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     return report.result.exit_code(gates=gates(args))
 
 
-def _selection(args: argparse.Namespace) -> Selection:
-    """The fusions ``--top``, ``--fusion`` and ``--min-gap`` narrow a diff to."""
-    from fusiondiff.report.filters import Selection
-
-    min_gap_ns = None if args.min_gap is None else args.min_gap * 1000
-    return Selection(top=args.top, fusion=args.fusion, min_gap_ns=min_gap_ns)
-
-
 def _cmd_ranks(args: argparse.Namespace) -> int:
     from fusiondiff.diff.ranks import diff_ranks
     from fusiondiff.front.api import load_rank_captures
     from fusiondiff.report.ranks_text import render_ranks_text
 
     result = diff_ranks(load_rank_captures(args.captures))
-    emit(_fitted(render_ranks_text(result)))
+    emit(render_ranks_text(result), fit=True)
     return result.exit_code(gates=gates(args))
 
 
@@ -279,19 +259,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from fusiondiff.report import format_for_path, get_renderer
 
     name = args.format or (format_for_path(args.output) if args.output else "text")
-    from fusiondiff.report.filters import select
-
     renderer = get_renderer(name, sm_tracks=args.sm_tracks)
     if args.output:
         check_not_input(args.output, list(args.inputs))
         check_place(args.output)
-    report = select(open_report(args.inputs), _selection(args))
-    if name == "text" and not args.output:  # on stdout: laid out for the terminal, as `diff` is
-        from fusiondiff.report.terminal import render_diff_terminal
-
-        text = render_diff_terminal(report, output_width())
-    else:
-        text = renderer.render(report)
+    report = narrowed(open_report(args.inputs), args)
+    text = (renderer if args.output else renderer.laid_out(output_width())).render(report)
     if args.output:
         write_text(args.output, text)
         print(f"wrote {printable(args.output)} ({name})", file=sys.stderr)
