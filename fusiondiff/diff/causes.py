@@ -52,6 +52,9 @@ class Node:
     the kernel ledger credits to it."""
     host: bool = False
     """Can also change the host time of a call (``fd.execute``): a root of the host ledger."""
+    peaks: bool = False
+    """Its finding carries each kernel against the two GPUs' measured peaks: every format shows
+    that table under it."""
 
 
 # what nvFuser compiles from: where one of these differs, the kernels it makes follow from it
@@ -93,7 +96,7 @@ NODES: tuple[Node, ...] = (
     Node("view_past_storage", "failure", "kernel", ("storage_offset", "input_strides", "dtype_shape")),
     Node("failed_execution", "failure", "kernel", ("index_out_of_range", "view_past_storage")),
     # root causes of the setup: where and how each side was measured, and what it ran beside
-    Node("gpu", "setup", "kernel", host=True),
+    Node("gpu", "setup", "kernel", host=True, peaks=True),
     Node("versions", "setup", "kernel", host=True),
     Node("runtime_env", "setup", "kernel", host=True),
     Node("measurement", "setup", "kernel"),

@@ -418,7 +418,7 @@ class DiffResult:
         GPU waiting. False where no side measured host time, or every pair has too few samples:
         then :attr:`host_same` says nothing, and a gate asked for on it has not been passed."""
         judged = any(p.host is not None and p.host.verdict != "NOT MEASURED" and not p.failed for p in self.pairs)
-        return judged or any(f.rule == "host_bound" for f in self.findings_of("host"))
+        return judged or any(f.role == "circumstance" and f.evidenced for f in self.findings_of("host"))
 
     def judged(self, question: str) -> bool:
         """Whether ``question`` could be judged from what was measured: ``host``, :attr:`host_judged`;

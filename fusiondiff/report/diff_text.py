@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from fusiondiff.diff.causes import node
 from fusiondiff.diff.ledger import fidelity_findings, status_of
 from fusiondiff.diff.records import DiffResult, Finding, FusionPair, Status, TimingVerdict
 from fusiondiff.records.codec import to_jsonable
@@ -276,7 +277,7 @@ def _question_sections(result: DiffResult, width: int | None = None) -> list[str
         lines.append(f"{view.title} ({view.gate}): {view.ledger}")
         for f in view.findings[:budget]:
             lines += _finding_lines(f, rules_by_rank)
-            if f.rule == "gpu":
+            if node(f.rule).peaks:
                 lines += peaks_text(result, width)
         if len(view.findings) > budget:
             lines.append(f"  ... {len(view.findings) - budget} more finding(s) in the JSON record (--json)")

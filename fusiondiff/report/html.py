@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
+from fusiondiff.diff.causes import node
 from fusiondiff.diff.records import DiffResult
 from fusiondiff.records.escape import printable_lines
 from fusiondiff.records.model import Capture, traced_name
@@ -125,7 +126,7 @@ def _findings(report: DiffReport) -> str:
                 for name, ranks in c.finding_links(f)
             )
             evidence = "".join(f"<li>{_e(line)}</li>" for line in wording.evidence_lines(f))
-            peaks = speed_of_light_view.peaks_html(report.result) if f.rule == "gpu" else ""
+            peaks = speed_of_light_view.peaks_html(report.result) if node(f.rule).peaks else ""
             items.append(
                 f'<li><div><span class="rank">{f.rank}</span><strong>{_e(wording.title(f))}</strong>'
                 f'<span class="role {_e(f.role)}">{_e(f.role)}</span></div>'

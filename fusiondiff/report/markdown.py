@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fusiondiff.diff.causes import node
 from fusiondiff.records.model import traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report import md_text, speed_of_light_view, wording
@@ -79,7 +80,7 @@ def _findings(report: DiffReport) -> list[str]:
                 + (f"; {links}" if links else "")
             )
             lines += [f"   - {text(line)}" for line in wording.evidence_lines(f)]
-            if f.rule == "gpu":
+            if node(f.rule).peaks:
                 lines += speed_of_light_view.peaks_markdown(report.result)
         if view.findings:
             lines.append("")

@@ -204,9 +204,9 @@ def host_line(result: DiffResult) -> str:
     for f in result.findings_of("host"):
         side = host_side(f)
         waits = {e.field: e for e in f.data}.get("gpu_wait_step_ns")
-        if f.rule == "host_bound":
+        if f.evidenced:  # a side whose host keeps its GPU waiting
             parts.append(f"{side}'s host keeps its GPU waiting ({_ns(waits, side)} per step): #{f.rank} {f.rule}")
-        elif f.rule == "waits_for_kernels":
+        else:  # a side whose calls wait for their kernels: listed, not seen acting, not gated
             parts.append(f"{side}'s calls wait for their kernels in {len(f.fusions)} fusion(s), not host-bound")
     return "; ".join(parts)
 
