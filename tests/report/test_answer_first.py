@@ -129,3 +129,20 @@ def test_the_first_screen_at_1280_by_900_holds_the_three_answers(name):
     placed = _answers_laid_out(page, 1280, 900)
     assert [q for q, _, _ in placed] == LABELS
     assert all(0 <= top < bottom <= 900 for _, top, bottom in placed), placed
+
+
+def test_the_readme_picture_is_made_by_a_committed_command_from_a_recorded_pair(tmp_path):
+    """docs/images/make_report_png.py takes README's picture of the page it writes from a recorded
+    pair: the pair is there, and that page opens with the three answers."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("make_report_png", root / "docs" / "images" / "make_report_png.py")
+    assert spec is not None and spec.loader is not None
+    made = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(made)
+    assert all((root / p).is_file() for p in made.PAIR) and made.SIZE == (1280, 900)
+    page = made.page(tmp_path).read_text()
+    answers = [page.index(f"<strong>{q}:</strong>") for q in LABELS]
+    assert answers == sorted(answers) and answers[-1] < page.index("<h1>")
+    assert "docs/images/make_report_png.py" in (root / "README.md").read_text()
