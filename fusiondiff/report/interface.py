@@ -96,3 +96,8 @@ class Renderer(ABC):
     @abstractmethod
     def render(self, report: DiffReport) -> str:
         """The whole output for ``report``."""
+
+    def laid_out(self, width: int) -> Renderer:
+        """The renderer for output shown ``width`` columns wide (a terminal): itself, but for a
+        format whose lines are read there (text)."""
+        return self

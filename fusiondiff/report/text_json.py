@@ -10,14 +10,17 @@ from fusiondiff.report.interface import DiffReport, Renderer
 class TextRenderer(Renderer):
     name = "text"
 
-    def render(self, report: DiffReport) -> str:
-        from fusiondiff.report.blocks import block_section
-        from fusiondiff.report.diff_text import render_diff_text
-        from fusiondiff.report.environment_view import conditions_text
-        from fusiondiff.report.thunder_view import thunder_text
+    def __init__(self, width: int | None = None) -> None:
+        self.width = width
+        """The columns its lines are wrapped to; None: as long as they are (a file)."""
 
-        text = render_diff_text(report.result) + block_section(report) + conditions_text(report) + thunder_text(report)
-        return f"({report.selection})\n{text}" if report.selection else text
+    def laid_out(self, width: int) -> Renderer:
+        return TextRenderer(width)
+
+    def render(self, report: DiffReport) -> str:
+        from fusiondiff.report.terminal import render_diff_terminal
+
+        return render_diff_terminal(report, self.width)
 
 
 class JsonRenderer(Renderer):
