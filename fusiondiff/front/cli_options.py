@@ -150,3 +150,17 @@ def add_capture_options(p: argparse.ArgumentParser) -> None:
     )
     add_protocol_options(p)
     add_timer_option(p, both=False)
+
+
+def add_pool_options(p: argparse.ArgumentParser) -> None:
+    """``--also-a`` and ``--also-b``: captures of a side's program in other processes, pooled into it."""
+    for side in ("A", "B"):
+        p.add_argument(
+            f"--also-{side.lower()}",
+            action="append",
+            default=[],
+            metavar="CAPTURE",
+            help=f"another capture of {side}'s program, run in another process (repeat it for each): its fusions' "
+            f"timings join {side}'s, and a fusion's verdict is judged against the spread measured between these "
+            "processes (from 3) instead of the recorded calibration",
+        )

@@ -17,6 +17,7 @@ from fusiondiff.front.cli_options import (
     SECONDS,
     add_capture_options,
     add_gate_options,
+    add_pool_options,
     add_protocol_options,
     add_timer_option,
     number,
@@ -201,16 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("a", help="first capture (usually the live one)")
     p.add_argument("b", help="second capture (usually the replay)")
-    for side in ("a", "b"):
-        p.add_argument(
-            f"--also-{side}",
-            action="append",
-            default=[],
-            metavar="CAPTURE",
-            help=f"another capture of {side.upper()}'s program, run in another process (repeat it for each): its "
-            f"fusions' timings join {side.upper()}'s, and a fusion's verdict is judged against the spread measured "
-            "between these processes instead of the recorded calibration",
-        )
+    add_pool_options(p)
     p.add_argument("--json", metavar="FILE", help="also write the diff record as JSON")
     p.add_argument("--format", choices=("text", "json"), default="text", help="what to print on stdout")
     add_gate_options(p)
