@@ -24,6 +24,7 @@ from fusiondiff.report.html_parts import escaped as _e
 from fusiondiff.report.interface import DiffReport, Renderer
 from fusiondiff.report.plots import COLOR_A, COLOR_B, strip_plot_svg
 from fusiondiff.report.questions import answer_lines, question_views
+from fusiondiff.report.thunder_view import thunder_html
 from fusiondiff.report.traffic_markup import CSS as TRAFFIC_CSS
 from fusiondiff.report.traffic_markup import HTML_HEADER, html_cells, html_notes, html_ranked, traffic_html
 from fusiondiff.report.traffic_view import capture_view
@@ -351,6 +352,7 @@ def diff_html_fragment(report: DiffReport) -> str:
             block_html(report),
             traffic_html(report),
             conditions_html(report),
+            thunder_html(report),
             _unmatched(report),
             _environments(report),
             _properties(report),

@@ -20,6 +20,7 @@ from fusiondiff.report.environment_view import conditions_markdown
 from fusiondiff.report.interface import DiffReport, Renderer
 from fusiondiff.report.md_text import table
 from fusiondiff.report.questions import answer_lines, question_views
+from fusiondiff.report.thunder_view import thunder_markdown
 from fusiondiff.report.traffic_markup import traffic_markdown
 
 FOLD_ROWS = 12
@@ -220,6 +221,7 @@ def render_markdown(report: DiffReport) -> str:
         *block_markdown(report),
         *traffic_markdown(report),
         *conditions_markdown(report),
+        *thunder_markdown(report),
         *_unmatched(report),
         *_environments(report),
         *_properties(report),
