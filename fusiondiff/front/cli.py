@@ -208,7 +208,7 @@ def _cmd_repro(args: argparse.Namespace) -> int:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from fusiondiff.io.files import check_not_input, write_bytes
+    from fusiondiff.io.files import check_not_input, write_chunks
     from fusiondiff.io.store import load_capture
 
     if args.json:
@@ -222,20 +222,24 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
     result = diff(a, b, source_a=source_label(args.a, a.source), source_b=source_label(args.b, b.source))
     unwritten = None
-    record = b""
+    report = DiffReport(result, a, b)
     if args.json or args.format == "json":
         # the exported diff record (report/record.py): the diff and both captures, B as a delta
         from fusiondiff.report.paths import display_paths
-        from fusiondiff.report.record import encode_diff_record
+        from fusiondiff.report.record import record_chunks
 
         path_a, path_b = display_paths([args.a, args.b])
-        record = encode_diff_record(DiffReport(result, a, b, path_a, path_b))
+        report = DiffReport(result, a, b, path_a, path_b)
     if args.json:
         try:
-            write_bytes(args.json, record)
+            write_chunks(args.json, record_chunks(report))
         except OutputError as exc:
             unwritten = exc  # the report is still printed, then the error
-    emit(record.decode() if args.format == "json" else render_diff_terminal(DiffReport(result, a, b), output_width()))
+    if args.format == "json":
+        for chunk in record_chunks(report):
+            emit(chunk.decode())
+    else:
+        emit(render_diff_terminal(DiffReport(result, a, b), output_width()))
     if unwritten is not None:
         raise unwritten
     return result.exit_code(gates=gates(args))
@@ -253,7 +257,7 @@ def _cmd_ranks(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from fusiondiff.front.api import open_report
-    from fusiondiff.io.files import check_not_input, check_place, write_text
+    from fusiondiff.io.files import check_not_input, check_place, write_chunks
     from fusiondiff.report import format_for_path, get_renderer
 
     name = args.format or (format_for_path(args.output) if args.output else "text")
@@ -265,12 +269,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
         check_place(args.output)
     report = open_report(args.inputs)
     min_gap_ns = None if args.min_gap is None else args.min_gap * 1000
-    text = renderer.render(select(report, Selection(top=args.top, fusion=args.fusion, min_gap_ns=min_gap_ns)))
+    # written as it is made: a report of a whole session is never held whole
+    chunks = renderer.chunks(select(report, Selection(top=args.top, fusion=args.fusion, min_gap_ns=min_gap_ns)))
     if args.output:
-        write_text(args.output, text)
+        write_chunks(args.output, (chunk.encode("utf-8") for chunk in chunks))
         print(f"wrote {printable(args.output)} ({name})", file=sys.stderr)
     else:
-        emit(printable_lines(text))  # names from the captures reach the terminal escaped, as in `show`
+        for chunk in chunks:
+            emit(printable_lines(chunk))  # names from the captures reach the terminal escaped, as in `show`
     # written is done: `report A B -o r.html && xdg-open r.html` opens the page; scripts that want the
     # verdict ask for it, as `git diff --exit-code` does
     if not args.exit_code:
