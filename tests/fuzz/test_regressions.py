@@ -5,6 +5,11 @@
 - A definition nesting 30,000 unary minus around a gather's dimension: MemoryError from the parser.
 - A round trip with a link planted where its script goes and an input no script can name: exit 2
   with its summary saying why (NOT REPLAYED), nothing written through the link.
+- A kernel's block of 0 threads: the Perfetto trace's SM tracks divided by it (ZeroDivisionError).
+- A definition nesting 1,000 unary minus (the parser's depth, not the printer's): `repro`'s refusal
+  printed the expression and recursed past Python's limit (RecursionError).
+
+Each is kept with the command that broke the rule (the harness printed it with two more).
 """
 
 from __future__ import annotations
@@ -40,6 +45,22 @@ KEPT = [
         ),
         commands=("roundtrip-folder",),
         plants=(("out/t.json", "link-folder"), ("out/script_fusion0.py", "link-dangling")),
+    ),
+    Case(
+        kind="capture",
+        seed="cli",
+        mutations=(("fusions.0.kernels.0.launch.block.0", "set", 0),),
+        commands=("perfetto",),
+    ),
+    Case(
+        kind="capture",
+        seed="constants",
+        mutations=(
+            ("fusions.0.definition", "definition", ("constants", 1000)),
+            ("fusions.0.definition", "definition", ("long-literal", 500000)),
+            ("fusions.0.definition", "definition", ("unary-minus-gather", 1000)),
+        ),
+        commands=("repro",),
     ),
 ]
 
