@@ -37,6 +37,10 @@ FUSIONS_SHOWN = 1_000
 """Fusions listed by ``show``."""
 KERNELS_SHOWN = 100
 """Kernels listed per fusion by ``show``."""
+TIMING_ROWS = 5_000
+"""Rows of the fusions-and-kernels table of the Markdown and HTML reports (a fusion's line, then
+its kernels'), the first in the table's order; the table says how many it left out (a fusion of
+100,000 kernels made a Markdown table of 22 MB and an HTML page of 145 MB, every kernel a plot)."""
 PROPERTY_ROWS = 60
 """Rows of a fusion's property changes in a report."""
 DERIVED_EVENTS = 50_000

@@ -125,3 +125,19 @@ def test_a_failure_while_the_pieces_come_leaves_nothing(tmp_path):
         write_chunks(tmp_path / "s.json", failing())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt", "r.json"]
     assert (tmp_path / "keep.txt").read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("name", ["md", "html"])
+def test_the_timing_table_shows_its_first_rows_and_says_how_many_it_left_out(many_report, monkeypatch, name):
+    from fusiondiff.report import content, get_renderer, html, markdown
+
+    total = content.timing_row_count(many_report)
+    assert total == len(content.timing_rows(many_report)) > 3 * SPLICE_ITEMS
+    whole = get_renderer(name).render(many_report)
+    assert "left out" not in whole
+    for module in (html, markdown, content.limits):
+        monkeypatch.setattr(module, "TIMING_ROWS", 10)
+    cut = get_renderer(name).render(many_report)
+    assert f"{total - 10} more row(s) of {total} left out (a report shows the first 10)" in cut
+    assert len(cut) < len(whole) / 2
+    assert whole.count("nvfuser_pointwise_g5") and not cut.count("nvfuser_pointwise_g20")
