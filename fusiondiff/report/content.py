@@ -24,6 +24,7 @@ from fusiondiff.records.model import Capture, KernelRecord, LaunchConfig, Tensor
 from fusiondiff.records.units import Column, duration, floor_cell, p_value, ratio  # noqa: F401 - renderers read them from here
 from fusiondiff.report.diff_text import P_VALUE_DASH  # noqa: F401 - renderers read it from here
 from fusiondiff.report.interface import DiffReport
+from fusiondiff.report.layout import cut
 from fusiondiff.report.paths import scrub_paths, scrubbed_evidence, short_list  # noqa: F401 - renderers read it from here, scrubbed_evidence
 from fusiondiff.report.text_diffs import (  # noqa: F401 - renderers read them from here
     NAME_BLIND_NOTE,
@@ -395,6 +396,8 @@ def samples_of(report: DiffReport) -> Iterator[tuple[str, str | None, tuple[floa
 
 
 def capture_warnings(capture: Capture) -> list[str]:
-    return [scrubbed(w) for w in capture.warnings] + [
-        scrubbed(f"{f.name}: {w}") for f in capture.fusions for w in f.warnings
+    """The capture's warnings and its fusions' as the documents list them, each cut to
+    :data:`~fusiondiff.records.limits.LINE_CHARS` (a warning made megabytes long was written whole)."""
+    return [scrubbed(cut(w)) for w in capture.warnings] + [
+        scrubbed(cut(f"{f.name}: {w}")) for f in capture.fusions for w in f.warnings
     ]

@@ -8,6 +8,8 @@
 - A kernel's block of 0 threads: the Perfetto trace's SM tracks divided by it (ZeroDivisionError).
 - A definition nesting 1,000 unary minus (the parser's depth, not the printer's): `repro`'s refusal
   printed the expression and recursed past Python's limit (RecursionError).
+- A gzipped capture (41 kB) whose warning is 2,000,000 colour escapes: the Markdown and HTML
+  reports wrote it whole (20 and 16 MB, 465 MB of memory, past 384 MiB + 4x the input).
 
 Each is kept with the command that broke the rule (the harness printed it with two more).
 """
@@ -61,6 +63,12 @@ KEPT = [
             ("fusions.0.definition", "definition", ("unary-minus-gather", 1000)),
         ),
         commands=("repro",),
+    ),
+    Case(
+        kind="gzip",
+        seed="blocks",
+        mutations=(("warnings.0", "text", ("\x1b[31m", 2000000)),),
+        commands=("md",),
     ),
 ]
 
