@@ -222,22 +222,19 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
     result = diff(a, b, source_a=source_label(args.a, a.source), source_b=source_label(args.b, b.source))
     unwritten = None
-    report = DiffReport(result, a, b)
-    if args.json or args.format == "json":
-        # the exported diff record (report/record.py): the diff and both captures, B as a delta
+    if args.json or args.format == "json":  # the exported diff record (report/record.py): both captures, B as a delta
         from fusiondiff.report.paths import display_paths
         from fusiondiff.report.record import record_chunks
 
         path_a, path_b = display_paths([args.a, args.b])
-        report = DiffReport(result, a, b, path_a, path_b)
+        record = DiffReport(result, a, b, path_a, path_b)
     if args.json:
         try:
-            write_chunks(args.json, record_chunks(report))
+            write_chunks(args.json, record_chunks(record))
         except OutputError as exc:
             unwritten = exc  # the report is still printed, then the error
     if args.format == "json":
-        for chunk in record_chunks(report):
-            emit(chunk.decode())
+        emit(chunk.decode() for chunk in record_chunks(record))
     else:
         emit(render_diff_terminal(DiffReport(result, a, b), output_width()))
     if unwritten is not None:
@@ -269,14 +266,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
         check_place(args.output)
     report = open_report(args.inputs)
     min_gap_ns = None if args.min_gap is None else args.min_gap * 1000
-    # written as it is made: a report of a whole session is never held whole
     chunks = renderer.chunks(select(report, Selection(top=args.top, fusion=args.fusion, min_gap_ns=min_gap_ns)))
-    if args.output:
+    if args.output:  # written as it is made: a report of a whole session is never held whole
         write_chunks(args.output, (chunk.encode("utf-8") for chunk in chunks))
         print(f"wrote {printable(args.output)} ({name})", file=sys.stderr)
     else:
-        for chunk in chunks:
-            emit(printable_lines(chunk))  # names from the captures reach the terminal escaped, as in `show`
+        emit(printable_lines(chunk) for chunk in chunks)  # names from the captures reach the terminal escaped
     # written is done: `report A B -o r.html && xdg-open r.html` opens the page; scripts that want the
     # verdict ask for it, as `git diff --exit-code` does
     if not args.exit_code:
