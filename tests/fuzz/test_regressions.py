@@ -10,6 +10,9 @@
   printed the expression and recursed past Python's limit (RecursionError).
 - A gzipped capture (41 kB) whose warning is 2,000,000 colour escapes: the Markdown and HTML
   reports wrote it whole (20 and 16 MB, 465 MB of memory, past 384 MiB + 4x the input).
+- A capture whose nvFuser version is 2,000,000 colour escapes (20 MB): the Markdown report wrote it
+  three times (the environment table, the finding's evidence, the property table: 60 MB), past the
+  10 s CPU limit, and the process killed there left its temporary file.
 
 Each is kept with the command that broke the rule (the harness printed it with two more).
 """
@@ -69,6 +72,12 @@ KEPT = [
         seed="blocks",
         mutations=(("warnings.0", "text", ("\x1b[31m", 2000000)),),
         commands=("md",),
+    ),
+    Case(
+        kind="capture",
+        seed="offset",
+        mutations=(("environment.nvfuser_version", "text", ("\x1b[31m", 2000000)),),
+        commands=("md", "html"),
     ),
 ]
 
