@@ -200,7 +200,7 @@ def _cmd_repro(args: argparse.Namespace) -> int:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from fusiondiff.io.files import check_not_input, write_bytes
+    from fusiondiff.io.files import check_not_input, write_chunks
     from fusiondiff.io.store import load_capture
 
     if args.json:
@@ -223,18 +223,17 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     if report.selection and args.format == "json":
         raise ReportError("the diff record is always whole: leave out --top, --fusion and --min-gap with --format json")
     unwritten = None
-    record = b""
-    if args.json or args.format == "json":
-        # the exported diff record (report/record.py): the whole diff and both captures, B as a delta
-        from fusiondiff.report.record import encode_diff_record
-
-        record = encode_diff_record(whole)
+    if args.json or args.format == "json":  # the exported diff record (report/record.py): the whole diff, B as a delta
+        from fusiondiff.report.record import record_chunks
     if args.json:
         try:
-            write_bytes(args.json, record)
+            write_chunks(args.json, record_chunks(whole))
         except OutputError as exc:
             unwritten = exc  # the report is still printed, then the error
-    emit(record.decode() if args.format == "json" else render_diff_terminal(report, output_width()))
+    if args.format == "json":
+        emit(chunk.decode() for chunk in record_chunks(whole))
+    else:
+        emit(render_diff_terminal(report, output_width()))
     if unwritten is not None:
         raise unwritten
     return report.result.exit_code(gates=gates(args))
@@ -252,7 +251,7 @@ def _cmd_ranks(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from fusiondiff.front.api import open_report
-    from fusiondiff.io.files import check_not_input, check_place, write_text
+    from fusiondiff.io.files import check_not_input, check_place, write_chunks
     from fusiondiff.report import format_for_path, get_renderer
 
     name = args.format or (format_for_path(args.output) if args.output else "text")
@@ -261,12 +260,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
         check_not_input(args.output, list(args.inputs))
         check_place(args.output)
     report = narrowed(open_report(args.inputs), args)
-    text = (renderer if args.output else renderer.laid_out(output_width())).render(report)
-    if args.output:
-        write_text(args.output, text)
+    chunks = (renderer if args.output else renderer.laid_out(output_width())).chunks(report)
+    if args.output:  # written as it is made: a report of a whole session is never held whole
+        write_chunks(args.output, (chunk.encode("utf-8") for chunk in chunks))
         print(f"wrote {printable(args.output)} ({name})", file=sys.stderr)
     else:
-        emit(printable_lines(text))  # names from the captures reach the terminal escaped, as in `show`
+        emit(printable_lines(chunk) for chunk in chunks)  # names from the captures reach the terminal escaped
     # written is done: `report A B -o r.html && xdg-open r.html` opens the page; scripts that want the
     # verdict ask for it, as `git diff --exit-code` does
     if not args.exit_code:

@@ -13,6 +13,7 @@ import errno
 import os
 import shutil
 import sys
+from collections.abc import Iterable
 
 from fusiondiff.records.errors import OutputError
 
@@ -25,14 +26,15 @@ class StdoutError(OutputError):
         self.broken_pipe = exc.errno == errno.EPIPE
 
 
-def emit(text: str, fit: bool = False) -> None:
-    """Write a report to stdout, all of it: a full disk or a closed pipe is an error now, not a
-    traceback when the interpreter flushes at exit. ``fit``: each line escaped and wrapped to the
-    output's width first (:func:`fitted`)."""
-    if fit:
+def emit(text: str | Iterable[str], fit: bool = False) -> None:
+    """Write a report to stdout, all of it (a text, or its pieces as its renderer makes them): a
+    full disk or a closed pipe is an error now, not a traceback when the interpreter flushes at exit.
+    ``fit``: a text's lines escaped and wrapped to the output's width first (:func:`fitted`)."""
+    if fit and isinstance(text, str):
         text = fitted(text)
     try:
-        sys.stdout.write(text)
+        for piece in [text] if isinstance(text, str) else text:
+            sys.stdout.write(piece)
         sys.stdout.flush()
     except OSError as exc:
         raise StdoutError(exc) from None

@@ -14,6 +14,7 @@ from html import escape
 from fusiondiff.diff.causes import node
 from fusiondiff.diff.records import DiffResult
 from fusiondiff.records.escape import printable_lines
+from fusiondiff.records.limits import TIMING_ROWS
 from fusiondiff.records.model import Capture, traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report import speed_of_light_view, wording
@@ -173,10 +174,15 @@ def _launch(row: c.TimingRow) -> str:
 
 
 def _timing_table(report: DiffReport) -> str:
-    rows = c.timing_rows(report)
+    rows = c.timing_rows(report, TIMING_ROWS)
     if not rows:
         return ""
-    plots = {(fusion, kernel): strip_plot_svg(a, b, width=240) for fusion, kernel, a, b in c.samples_of(report)}
+    shown = {(r.fusion, r.kernel) for r in rows}
+    plots = {
+        (fusion, kernel): strip_plot_svg(a, b, width=240)
+        for fusion, kernel, a, b in c.samples_of(report)
+        if (fusion, kernel) in shown
+    }
     body = []
     column = c.timing_column(rows)
     kernel_rows: dict[str, int] = {}  # counted once: a count per row was quadratic in the fusions
@@ -215,7 +221,9 @@ def _timing_table(report: DiffReport) -> str:
         "samples (us)",
         "launch, what else differs",
     ]
-    return "<h2>Fusions and kernels</h2>" + legend + _table(header, body, "timings")
+    left_out = c.timing_rows_left_out(report, len(rows))
+    note = f'<p class="meta">{_e(left_out)}</p>' if left_out else ""
+    return "<h2>Fusions and kernels</h2>" + legend + _table(header, body, "timings") + note
 
 
 def _unmatched(report: DiffReport) -> str:

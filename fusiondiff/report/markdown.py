@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fusiondiff.diff.causes import node
+from fusiondiff.records.limits import TIMING_ROWS
 from fusiondiff.records.model import traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report import md_text, speed_of_light_view, wording
@@ -91,7 +92,7 @@ def _findings(report: DiffReport) -> list[str]:
 
 
 def _timing_table(report: DiffReport) -> list[str]:
-    rows = c.timing_rows(report)
+    rows = c.timing_rows(report, TIMING_ROWS)
     if not rows:
         return []
     body = []
@@ -126,6 +127,9 @@ def _timing_table(report: DiffReport) -> list[str]:
         body,
         "lrrrrlll",
     )
+    left_out = c.timing_rows_left_out(report, len(rows))
+    if left_out:
+        lines += ["", text(left_out)]
     head = ["### Fusions and kernels", ""]
     if len(rows) > FOLD_ROWS:
         moved = sum(1 for r in rows if r.kernel is None and r.timing and r.timing.verdict != "SAME")

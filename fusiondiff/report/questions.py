@@ -250,7 +250,9 @@ def fidelity_line(result: DiffResult) -> str:
     if not found:
         return "B runs what A ran (definition, constants, inputs, options and variables as recorded)" + rest
     rules = list(dict.fromkeys(f.rule for f in found))
-    timed = [e for e in result.ledger("fidelity").entries if e.explained_ns > 0]
+    timed = [
+        e for e in result.ledger("fidelity").entries if e.explained_ns > 0 and e.causes
+    ]  # a damaged record may name none
     named = [_share_text(e) for e in timed]
     shared = {c for e in timed for c in e.causes}
     named += [rule for rule in rules if rule not in shared]

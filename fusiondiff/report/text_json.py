@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from fusiondiff.report.interface import DiffReport, Renderer
 
 
@@ -27,11 +29,15 @@ class JsonRenderer(Renderer):
     name = "json"
 
     def render(self, report: DiffReport) -> str:
+        return "".join(self.chunks(report))
+
+    def chunks(self, report: DiffReport) -> Iterator[str]:
         from fusiondiff.records.errors import ReportError
-        from fusiondiff.report.record import dumps_diff_record
+        from fusiondiff.report.record import record_chunks
 
         if report.selection:
             raise ReportError(
                 "the diff record is always whole: leave out --top, --fusion and --min-gap with --format json"
             )
-        return dumps_diff_record(report)
+        for chunk in record_chunks(report):
+            yield chunk.decode()
