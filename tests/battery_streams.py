@@ -123,7 +123,7 @@ STREAMS = [
         close=(1,),
     ),
     Case("streams", "an error with stderr closed", "show {tmp}/nope.json", None, 2, None, close=(2,)),
-    Case("streams", "diff with stdin closed", DIFF, None, 0, None, close=(0,), check=shows("verdict:")),
+    Case("streams", "diff with stdin closed", DIFF, None, 0, None, close=(0,), check=shows("kernel: ")),
     Case(
         "streams",
         "Ctrl-C while the console script imports the command line",

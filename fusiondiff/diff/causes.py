@@ -52,6 +52,9 @@ class Node:
     the kernel ledger credits to it."""
     host: bool = False
     """Can also change the host time of a call (``fd.execute``): a root of the host ledger."""
+    peaks: bool = False
+    """Its finding carries each kernel against the two GPUs' measured peaks: every format shows
+    that table under it."""
 
 
 # what nvFuser compiles from: where one of these differs, the kernels it makes follow from it
@@ -93,7 +96,7 @@ NODES: tuple[Node, ...] = (
     Node("view_past_storage", "failure", "kernel", ("storage_offset", "input_strides", "dtype_shape")),
     Node("failed_execution", "failure", "kernel", ("index_out_of_range", "view_past_storage")),
     # root causes of the setup: where and how each side was measured, and what it ran beside
-    Node("gpu", "setup", "kernel", host=True),
+    Node("gpu", "setup", "kernel", host=True, peaks=True),
     Node("versions", "setup", "kernel", host=True),
     Node("runtime_env", "setup", "kernel", host=True),
     Node("measurement", "setup", "kernel"),
@@ -140,6 +143,48 @@ NODES: tuple[Node, ...] = (
 )
 """Every node, upstream first."""
 
+MEANINGS: dict[str, str] = {
+    "index_out_of_range": "a side failed, and its index values fall outside the table they index",
+    "view_past_storage": "a side failed, and an input's view reaches past its storage",
+    "failed_execution": "a side's execution failed (a compile error, an illegal address)",
+    "gpu": "another GPU model (its name, SM count, L2, clocks), with the kernels nvFuser launched otherwise there, and, where both captures measured their DRAM peak, each kernel's time against what the two peaks predict for a memory-bound kernel: those beyond the noise floor named (\"runs at 64 % of peak on A and 49 % on B: B leaves more on the table\", a finding for nvFuser's heuristics), the rest in a table under the finding; where a side has no peak, one line says why",
+    "versions": "another driver, CUDA, torch, nvFuser, Thunder or Python version",
+    "runtime_env": "the CUDA and PyTorch variables that change how kernels run differ between the sides (`CUDA_LAUNCH_BLOCKING`, allocator settings...)",
+    "measurement": "the two sides were timed by different methods or warm-ups, or a side's numbers are weak (few samples, missing events)",
+    "l2_mode": "one side flushed L2 before each sample, the other did not",
+    "other_work": "other threads of the process ran kernels or copies during the sample windows",
+    "other_processes": "other processes held a context on the GPU (no share of a gap when NVML never saw them at work)",
+    "clocks_locked": "the SM clock was locked to another frequency",
+    "definition": "the fusion's definition differs",
+    "constant_precision": "a constant in the definition was rounded (nvFuser prints 6 significant digits)",
+    "storage_offset": "an input starts at another storage offset (and alignment)",
+    "input_alignment": "an input's data pointer is aligned differently",
+    "input_strides": "an input's strides differ",
+    "dtype_shape": "an input's dtype or shape differs",
+    "index_value_range": "an integer input's values span another range",
+    "scalar_value": "a scalar input has another value",
+    "options": "other nvFuser enable/disable options",
+    "env_vars": "other `NVFUSER_*` environment variables",
+    "flush_size": "the L2 flush buffer differs in size (twice each GPU's L2: follows from the GPU)",
+    "gpu_throttled": "power or thermal limits held the clocks back while the samples ran (follows from other work, other processes, the GPU)",
+    "clocks": "the SM or memory clock differs between the sides, or moved during a fusion's samples",
+    "segmentation": "nvFuser segmented the fusion into other kernels",
+    "kernel_variant": "another kernel variant (launch configuration, registers)",
+    "cuda_source": "the kernels' CUDA source differs (captured with `--cuda-source`)",
+    "runtime_reuse": "a cached runtime was reused on one side and not the other",
+    "blocks_fewer_sms": "fewer SMs ran the kernel's CTAs: on the same grid, the machine held SMs ([block level](block-level.md))",
+    "blocks_starts_delayed": "SMs started their first CTA later: held by other work",
+    "blocks_extra_wave": "the kernel needed another wave of CTAs",
+    "blocks_tail": "a longer tail: few CTAs running at the end",
+    "blocks_every_cta_slower": "every CTA ran longer",
+    "blocks_few_ctas_slower": "a few CTAs ran much longer",
+    "host_bound": "a side's call takes longer on the host than its kernels, more than on the other side: its GPU waits (reported, never counted in a gap)",
+    "waits_for_kernels": "a side's calls return when their kernels end (launches that block, an allocation that synchronises): the host waits for the GPU, not host-bound (listed, never gated)",
+    "unexplained": "the times differ and nothing recorded explains it: the ledger's residual",
+}
+"""What each node means, in a line: the docs' table of rules is made from these and :data:`NODES`
+(:func:`rules_table`), and a test fails when the docs drift from them."""
+
 GRAPH: dict[str, Node] = {node.name: node for node in NODES}
 
 _UNKNOWN = Node("?", "unexplained", "kernel", explains=False)
@@ -162,3 +207,13 @@ def ancestors(name: str) -> frozenset[str]:
             found.add(parent)
             todo.extend(node(parent).follows_from)
     return frozenset(found)
+
+
+def rules_table() -> list[str]:
+    """The docs' table of rules (``docs/concepts/findings.md``), one row per node, upstream first:
+    its name, its role (with the question where it is not the kernel question's) and what it means."""
+    rows = ["| rule | role | what it means |", "|---|---|---|"]
+    for n in NODES:
+        role = n.role if n.question == "kernel" else f"{n.role} ({n.question})"
+        rows.append(f"| `{n.name}` | {role} | {MEANINGS[n.name]} |")
+    return rows

@@ -24,7 +24,7 @@ from fusiondiff.diff.records import (
     UnmatchedFusion,
     UnmatchedKernel,
 )
-from fusiondiff.diff.rules_host import gpu_wait_ns
+from fusiondiff.diff.rules_host import gpu_wait_ns, steps_recorded
 from fusiondiff.diff.rules_setup import capture_warnings
 from fusiondiff.records.collector import collector_paused
 from fusiondiff.records.definition import canonical_definition
@@ -127,7 +127,7 @@ def _diff(
         b_from_roundtrip=from_roundtrip(a if replay_side == "A" else b),
         replay_side=replay_side,
         ledgers=ledgers,
-        host_times=_host_times(records, pairs),
+        host_times=_host_times(records, pairs, steps_recorded(a.fusions)),
         represented=represented,
         against_peaks=context.against_peaks,
         different_programs=different,
@@ -227,9 +227,10 @@ def _host_verdicts(records: Sequence[tuple[FusionRecord, FusionRecord]]) -> list
 
 
 def _host_times(
-    records: Sequence[tuple[FusionRecord, FusionRecord]], pairs: Sequence[FusionPair]
+    records: Sequence[tuple[FusionRecord, FusionRecord]], pairs: Sequence[FusionPair], steps: int
 ) -> tuple[Evidence, ...]:
-    """Each side's host time per call as :attr:`DiffResult.host_times` says."""
+    """Each side's host time per call as :attr:`DiffResult.host_times` says; the GPU's wait over
+    every call of A's records, divided by the ``steps`` they span."""
     timed = [(r, p) for r, p in zip(records, pairs) if not p.failed]
     hosts = [[c.host if (c := r[i].conditions) is not None else None for r, _ in timed] for i in (0, 1)]
 
@@ -248,7 +249,7 @@ def _host_times(
         per_call = [h.per_call_ns if h is not None else None for h in hosts[side]]
         known = [(c, k, r) for c, k, (r, _) in zip(per_call, kernels[side], timed) if c is not None]
         waits.append(
-            sum(gpu_wait_ns(r[side], c, k) * r[0].call_count for c, k, r in known if k == k) if known else None
+            sum(gpu_wait_ns(r[side], c, k) * r[0].call_count for c, k, r in known if k == k) / steps if known else None
         )
     data.append(Evidence("gpu_wait_step_ns", waits[0], waits[1], "ns"))
     return tuple(e for e in data if e.a is not None or e.b is not None)

@@ -25,7 +25,7 @@ from fusiondiff.diff import (
     rules_setup,
 )
 from fusiondiff.diff.context import Rule, RuleContext, kernel_label, make_finding
-from fusiondiff.diff.ledger import credit, ledgers, present_by_label, rank
+from fusiondiff.diff.ledger import credit, ledgers, present_by_label, rank, settle
 from fusiondiff.diff.records import Evidence, Finding, Ledger
 
 RULES: tuple[Rule, ...] = (
@@ -111,4 +111,4 @@ def find_findings(ctx: RuleContext) -> tuple[tuple[Finding, ...], tuple[Ledger, 
     found = [finding for rule in RULES for finding in rule(ctx)]
     found += unexplained(ctx, found)
     counted, allocation = ledgers(ctx.pairs, found)
-    return rank(credit(found, ctx.pairs, allocation)), counted
+    return settle(rank(credit(found, ctx.pairs, allocation)), ctx.pairs), counted

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from fusiondiff.diff.causes import ancestors, node
 from fusiondiff.diff.context import fusion_gap_ns, verdict_gap_ns
-from fusiondiff.diff.records import DiffResult, Finding, FusionPair, Ledger, LedgerEntry, TimingVerdict
+from fusiondiff.diff.records import DiffResult, Finding, FusionPair, Ledger, LedgerEntry, Status, TimingVerdict
 
 Allocation = dict[str, tuple[str, ...]]
 """Each fusion label with a gap -> the causes its gap went to (empty: unexplained)."""
@@ -134,14 +134,15 @@ def _fidelity(pairs: Sequence[FusionPair], findings: Sequence[Finding], allocati
 
 def credit(findings: Sequence[Finding], pairs: Sequence[FusionPair], allocation: Allocation) -> list[Finding]:
     """Each finding with its share of the kernel ledger: the gaps of its fusions that went to its
-    rule, alone or jointly (``joint_with``); an ``unexplained`` finding, the gaps nothing took. A
-    host finding is reported, not credited."""
+    rule, alone (``alone_ns``) or jointly (``joint_with``); an ``unexplained`` finding, the gaps
+    nothing took. A host finding is reported, not credited. :func:`settle` gives each its
+    :data:`Status` once ranked."""
     gap = {p.label: fusion_gap_ns(p) for p in pairs if not p.failed}
     credited: set[tuple[str, str]] = set()  # (rule, label): a rule's share of a fusion, given once
     out = []
     for f in findings:
-        explained, joint = 0.0, set[str]()
-        if f.rule == "unexplained":
+        explained, alone, joint = 0.0, 0.0, set[str]()
+        if f.role == "unexplained":
             explained = sum(gap[label] for label in dict.fromkeys(f.fusions) if allocation.get(label) == ())
         elif f.question == "kernel" and _counts(f, "kernel"):
             for label in dict.fromkeys(f.fusions):
@@ -151,9 +152,43 @@ def credit(findings: Sequence[Finding], pairs: Sequence[FusionPair], allocation:
                 if f.rule in causes and (f.rule, label) not in credited:
                     credited.add((f.rule, label))
                     explained += gap[label]
+                    alone += gap[label] if causes == (f.rule,) else 0.0
                     joint.update(c for c in causes if c != f.rule)
-        out.append(dataclasses.replace(f, explained_ns=explained, joint_with=tuple(sorted(joint))))
+        out.append(dataclasses.replace(f, explained_ns=explained, alone_ns=alone, joint_with=tuple(sorted(joint))))
     return out
+
+
+def settle(findings: Sequence[Finding], pairs: Sequence[FusionPair]) -> tuple[Finding, ...]:
+    """The ranked, credited findings, each with its :data:`Status`: what it is to its ledger, set
+    here once so that no renderer decides it again."""
+    unjudged = {p.label for p in pairs if not p.failed and p.timing.verdict in ("NOT MEASURED", "AMBIGUOUS")}
+    return tuple(
+        dataclasses.replace(f, status=_status(f, bool(f.fusions) and set(f.fusions) <= unjudged)) for f in findings
+    )
+
+
+def _status(f: Finding, unmeasured: bool = False) -> Status:
+    """What a credited finding is to its ledger (:data:`Status`); ``unmeasured``: its fusions'
+    kernel times could not be judged."""
+    if f.role == "unexplained":
+        return "unexplained"
+    if f.explained_ns > 0:
+        return "joint" if f.joint_with else "cause"
+    if f.caused_by:
+        return "evidence"
+    if f.role == "failure":
+        return "failure"
+    if f.role == "circumstance":
+        return "reported"
+    if not f.evidenced:
+        return "not_seen"
+    return "not_measured" if unmeasured else "no_time"
+
+
+def status_of(f: Finding) -> Status:
+    """A finding's status as the ledger set it; for a diff record written before the ledger set
+    it, decided from what the record holds (its share, what it follows from, its role)."""
+    return f.status if f.status is not None else _status(f)
 
 
 _ROLE_ORDER = {"setup": 0, "cause": 1}
@@ -229,6 +264,21 @@ def _follows(findings: Sequence[Finding]) -> dict[int, list[int]]:
         if causes:
             out[i] = sorted(causes)
     return out
+
+
+def recount(result: DiffResult, pairs: Sequence[FusionPair]) -> DiffResult:
+    """``result`` narrowed to ``pairs`` (some of its pairs): the findings that name one of them,
+    and every question's ledger apportioned again over them alone, each finding credited, ranked
+    and given its status again, so that what a narrowed report says is the ledger of what it shows."""
+    labels = {p.label for p in pairs}
+    found = [
+        dataclasses.replace(f, explained_ns=0.0, alone_ns=0.0, joint_with=(), status=None)
+        for f in result.findings
+        if labels & set(f.fusions)
+    ]
+    counted, allocation = ledgers(pairs, found)
+    findings = settle(rank(credit(found, pairs, allocation)), pairs)
+    return dataclasses.replace(result, pairs=tuple(pairs), findings=findings, ledgers=counted)
 
 
 def fidelity_findings(result: DiffResult) -> tuple[Finding, ...]:

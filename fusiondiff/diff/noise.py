@@ -298,26 +298,26 @@ def _floor(a: _Side, b: _Side, gpus: tuple[str | None, str | None], z: float, ju
     calibrated spread (with its medians' error inside the process) and the normal quantile; each
     over its count of processes. One side's processes say nothing of the other side's: a live
     process is not assumed to move as its replays do."""
-    terms, names, any_measured = [], [], False
+    measured_terms, calibrated_terms, names = [], [], []
     for label, side, gpu in zip("AB", (a, b), gpus):
         n = len(side.logs)
         if n >= MEASURED_PROCESSES:
             mean = sum(side.logs) / n
             spread = math.sqrt(sum((x - mean) ** 2 for x in side.logs) / (n - 1))
             q = student_quantile(1 - ALPHA / (2 * max(judged, 1)), n - 1)
-            terms.append((q * spread) ** 2 / n)
+            measured_terms.append((q * spread) ** 2 / n)
             names.append(f"measured in {n} processes of {label}")
-            any_measured = True
         else:
             spread, name = calibrated_spread(gpu, side.median)
-            terms.append(z**2 * (spread**2 + side.error**2) / n)
-            names.append(name)
-    if not any_measured:
-        return math.sqrt(sum(terms)), "calibration", " and ".join(dict.fromkeys(names))
-    named = [
-        name if name.startswith("measured") else f"calibrated for {label}: {name}" for label, name in zip("AB", names)
-    ]
-    return math.sqrt(sum(terms)), "measured", "; ".join(named)
+            calibrated_terms.append((spread**2 + side.error**2) / n)
+            names.append(f"calibrated for {label}: {name}")
+    if not measured_terms:  # z * sqrt(...): the array path of compare_timings computes it so, to the bit
+        return (
+            z * math.sqrt(sum(calibrated_terms)),
+            "calibration",
+            " and ".join(dict.fromkeys(n.split(": ", 1)[1] for n in names)),
+        )
+    return math.sqrt(sum(measured_terms) + z**2 * sum(calibrated_terms)), "measured", "; ".join(names)
 
 
 def _judged(a: _Side, b: _Side, floor: float, spread: Spread, spread_of: str) -> TimingVerdict:

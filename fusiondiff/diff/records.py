@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from fusiondiff.diff.peak_records import KernelAgainstPeaks as KernelAgainstPeaks
+from fusiondiff.diff.status import Status as Status
 from fusiondiff.diff.verdicts import Spread as Spread
 from fusiondiff.diff.verdicts import TimingVerdict
 from fusiondiff.diff.verdicts import Verdict as Verdict
@@ -223,6 +224,12 @@ class Finding:
     joint_with: tuple[str, ...] = ()
     """The other root causes its ``explained_ns`` is shared with, jointly: present for the same
     fusions, none following from another, so the data cannot tell their shares apart."""
+    alone_ns: NaNFloat = 0.0
+    """The part of ``explained_ns`` it takes alone (fusions where it is the one root present); the
+    rest is shared with ``joint_with``."""
+    status: Status | None = None
+    """What it is to its question's ledger (:data:`Status`), set by the ledger; ``None`` in a diff
+    record written before it (:func:`fusiondiff.diff.ledger.status_of` decides it then)."""
     data: tuple[Evidence, ...] = ()
     """The evidence as data: numbers with their units, values and names from the records. The
     words (a title, a line per piece of evidence) are the renderers', all from
@@ -309,7 +316,8 @@ class DiffResult:
     in the protocol's warm-ups, alike on both sides), ``session_execute_ns`` (the session's own
     ``fd.execute``), ``session_call_ns`` (Thunder's region call: wrapper, cache lookup, input
     descriptors, ``fd.execute``: what #1852 timed), ``kernel_per_call_ns``; and ``gpu_wait_step_ns``,
-    the GPU's wait for the host over one call of each fusion times A's calls of it. Only the
+    the GPU's wait for the host over one call of each fusion times A's calls of it, over the steps
+    A's records span (``rules_host.steps_recorded``). Only the
     fields some side measured."""
     against_peaks: tuple[KernelAgainstPeaks, ...] = ()
     """Each matched kernel against the two GPUs' measured peaks, where both captures measured one
@@ -375,6 +383,15 @@ class DiffResult:
         return not self.findings_of("kernel") and not any(p.unmatched_kernels for p in self.pairs)
 
     @property
+    def runs_alike(self) -> bool:
+        """B runs what A ran, as far as was recorded: no kernel finding names a property that
+        differs (a gap nothing recorded explains is a timing, not a property) and every kernel
+        launched on one side was launched on the other."""
+        return not any(f.role != "unexplained" for f in self.findings_of("kernel")) and not any(
+            p.unmatched_kernels for p in self.pairs
+        )
+
+    @property
     def comparable(self) -> bool:
         """Same speed and identical recorded properties: the two runs may be treated as the same."""
         return self.same_speed and self.properties_identical
@@ -401,7 +418,7 @@ class DiffResult:
         GPU waiting. False where no side measured host time, or every pair has too few samples:
         then :attr:`host_same` says nothing, and a gate asked for on it has not been passed."""
         judged = any(p.host is not None and p.host.verdict != "NOT MEASURED" and not p.failed for p in self.pairs)
-        return judged or any(f.rule == "host_bound" for f in self.findings_of("host"))
+        return judged or any(f.role == "circumstance" and f.evidenced for f in self.findings_of("host"))
 
     def judged(self, question: str) -> bool:
         """Whether ``question`` could be judged from what was measured: ``host``, :attr:`host_judged`;
@@ -412,12 +429,11 @@ class DiffResult:
         """The question's gate: ``kernel`` fails on a pair that differs (:attr:`differing`), a
         missing fusion or nothing matched, and is not measured where a pair could not be judged;
         ``host`` fails unless :attr:`host_same`, and is not measured where it could not be judged
-        (:attr:`host_judged`); ``fidelity`` fails unless every recorded property is the same
-        (:attr:`properties_identical`)."""
+        (:attr:`host_judged`); ``fidelity`` fails unless B runs what A ran (:attr:`runs_alike`)."""
         if question == "host":
             return "fails" if not self.host_same else "passes" if self.host_judged else "not measured"
         if question == "fidelity":
-            return "passes" if self.properties_identical and not self.different_programs else "fails"
+            return "passes" if self.runs_alike and not self.different_programs else "fails"
         if not self.pairs or self.missing or self.differing:
             return "fails"
         return "not measured" if self.not_measured else "passes"

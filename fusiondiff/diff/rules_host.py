@@ -26,6 +26,7 @@ never counted host-bound.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -86,6 +87,14 @@ def gpu_wait_ns(record: FusionRecord, host_ns: float, kernel_ns: float) -> float
     """What the GPU waits for the host per call (host time beyond the kernels'): none where the
     call waits for its kernels (:func:`call_waits_for_kernels`)."""
     return 0.0 if call_waits_for_kernels(record, kernel_ns) else max(host_ns - kernel_ns, 0.0)
+
+
+def steps_recorded(records: Sequence[FusionRecord]) -> int:
+    """How many steps a capture's records span: the call count most of its fusion records share
+    (a decode of 30 steps calls each of its fusions 30 times; ties: the fewer), so that a figure
+    summed over every call of a capture can be said per step. 1 for a replay, or no records."""
+    counts = Counter(r.call_count for r in records)
+    return max(counts, key=lambda n: (counts[n], -n)) if counts else 1
 
 
 def _judging(timings: Sequence[Timing]) -> bool:
@@ -211,8 +220,10 @@ def _host_evidence(ctx: RuleContext, pairs: Sequence[FusionPair], index: int) ->
 
     bound = [float(sum(1 for w in waits[i] if w > 0)) for i in (0, 1)]
 
+    steps = steps_recorded(ctx.a.fusions)
+
     def per_step(values: list[float]) -> float:
-        return sum(v * n for v, n in zip(values, calls))
+        return sum(v * n for v, n in zip(values, calls)) / steps
 
     extra = per_step(waits[index]) - per_step(waits[1 - index])
     data = [

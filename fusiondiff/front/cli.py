@@ -19,11 +19,11 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from fusiondiff.front.cli_options import add_capture_options, gates
+from fusiondiff.front.cli_options import add_capture_options, gates, narrowed
 from fusiondiff.front.cli_parser import build_parser
 from fusiondiff.front.stdio import ReportStream, StdoutError, emit, guard_closed_streams, output_width, silence_stdout
 from fusiondiff.records import termination
-from fusiondiff.records.errors import FusionDiffError, OutputError
+from fusiondiff.records.errors import FusionDiffError, OutputError, ReportError
 from fusiondiff.records.escape import printable, printable_lines
 
 if TYPE_CHECKING:
@@ -181,8 +181,7 @@ def _print_timers(a: str, b: str, tolerance_pct: float) -> int:
     from fusiondiff.report.timers_text import render_reconciliation
 
     result = reconcile(load_capture(a), load_capture(b), tolerance_pct / 100)
-    # fusion and kernel names come from the captures: each line escaped
-    emit("".join(printable(line) + "\n" for line in render_reconciliation(result).splitlines()))
+    emit(render_reconciliation(result), fit=True)
     return EXIT_OK if result.agree else EXIT_DISCREPANCY
 
 
@@ -201,7 +200,7 @@ def _cmd_repro(args: argparse.Namespace) -> int:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from fusiondiff.io.files import check_not_input, write_bytes
+    from fusiondiff.io.files import check_not_input, write_chunks
     from fusiondiff.io.store import load_capture
 
     if args.json:
@@ -214,28 +213,30 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         a, b = pooled("A", a, args.also_a, _progress), pooled("B", b, args.also_b, _progress)
     from fusiondiff.diff.core import diff
     from fusiondiff.report.interface import DiffReport
-    from fusiondiff.report.paths import source_label
+    from fusiondiff.report.paths import display_paths, source_label
     from fusiondiff.report.terminal import render_diff_terminal
 
     result = diff(a, b, source_a=source_label(args.a, a.source), source_b=source_label(args.b, b.source))
+    path_a, path_b = display_paths([args.a, args.b])
+    whole = DiffReport(result, a, b, path_a, path_b)
+    report = narrowed(whole, args)
+    if report.selection and args.format == "json":
+        raise ReportError("the diff record is always whole: leave out --top, --fusion and --min-gap with --format json")
     unwritten = None
-    record = bytearray()
-    if args.json or args.format == "json":
-        # the exported diff record (report/record.py): the diff and both captures, B as a delta
-        from fusiondiff.report.paths import display_paths
-        from fusiondiff.report.record import encode_diff_record
-
-        path_a, path_b = display_paths([args.a, args.b])
-        record = encode_diff_record(DiffReport(result, a, b, path_a, path_b))
+    if args.json or args.format == "json":  # the exported diff record (report/record.py): the whole diff, B as a delta
+        from fusiondiff.report.record import record_chunks
     if args.json:
         try:
-            write_bytes(args.json, record)
+            write_chunks(args.json, record_chunks(whole))
         except OutputError as exc:
             unwritten = exc  # the report is still printed, then the error
-    emit(record.decode() if args.format == "json" else render_diff_terminal(DiffReport(result, a, b), output_width()))
+    if args.format == "json":
+        emit(chunk.decode() for chunk in record_chunks(whole))
+    else:
+        emit(render_diff_terminal(report, output_width()))
     if unwritten is not None:
         raise unwritten
-    return result.exit_code(gates=gates(args))
+    return report.result.exit_code(gates=gates(args))
 
 
 def _cmd_ranks(args: argparse.Namespace) -> int:
@@ -244,35 +245,32 @@ def _cmd_ranks(args: argparse.Namespace) -> int:
     from fusiondiff.report.ranks_text import render_ranks_text
 
     result = diff_ranks(load_rank_captures(args.captures))
-    emit(render_ranks_text(result))
+    emit(render_ranks_text(result), fit=True)
     return result.exit_code(gates=gates(args))
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from fusiondiff.front.api import open_report
-    from fusiondiff.io.files import check_not_input, check_place, write_text
+    from fusiondiff.io.files import check_not_input, check_place, write_chunks
     from fusiondiff.report import format_for_path, get_renderer
 
     name = args.format or (format_for_path(args.output) if args.output else "text")
-    from fusiondiff.report.filters import Selection, select
-
     renderer = get_renderer(name, sm_tracks=args.sm_tracks)
     if args.output:
         check_not_input(args.output, list(args.inputs))
         check_place(args.output)
-    report = open_report(args.inputs)
-    min_gap_ns = None if args.min_gap is None else args.min_gap * 1000
-    text = renderer.render(select(report, Selection(top=args.top, fusion=args.fusion, min_gap_ns=min_gap_ns)))
-    if args.output:
-        write_text(args.output, text)
+    report = narrowed(open_report(args.inputs), args)
+    chunks = (renderer if args.output else renderer.laid_out(output_width())).chunks(report)
+    if args.output:  # written as it is made: a report of a whole session is never held whole
+        write_chunks(args.output, (chunk.encode("utf-8") for chunk in chunks))
         print(f"wrote {printable(args.output)} ({name})", file=sys.stderr)
     else:
-        emit(printable_lines(text))  # names from the captures reach the terminal escaped, as in `show`
+        emit(printable_lines(chunk) for chunk in chunks)  # names from the captures reach the terminal escaped
     # written is done: `report A B -o r.html && xdg-open r.html` opens the page; scripts that want the
     # verdict ask for it, as `git diff --exit-code` does
     if not args.exit_code:
         return EXIT_OK
-    return report.result.exit_code(strict=getattr(args, "strict", False))
+    return report.result.exit_code(gates=gates(args))
 
 
 def _cmd_show(args: argparse.Namespace) -> int:

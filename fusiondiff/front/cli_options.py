@@ -7,9 +7,12 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fusiondiff.front.block_options import add_timeline_options
+
+if TYPE_CHECKING:
+    from fusiondiff.report.interface import DiffReport
 
 
 def number(kind: type[int] | type[float], low: float, high: float | None = None) -> Callable[[str], Any]:
@@ -70,6 +73,15 @@ def add_gate_options(p: argparse.ArgumentParser, whose: str = "") -> None:
 def gates(args: argparse.Namespace) -> tuple[str, ...]:
     """The questions ``--gate`` and ``--strict`` add to the kernel question's gate."""
     return tuple(dict.fromkeys([*getattr(args, "gate", []), *(["fidelity"] if getattr(args, "strict", False) else [])]))
+
+
+def narrowed(report: DiffReport, args: argparse.Namespace) -> DiffReport:
+    """``report`` narrowed to the fusions ``--top``, ``--fusion`` and ``--min-gap`` pick
+    (:func:`fusiondiff.report.filters.select`)."""
+    from fusiondiff.report.filters import Selection, select
+
+    min_gap_ns = None if args.min_gap is None else args.min_gap * 1000
+    return select(report, Selection(top=args.top, fusion=args.fusion, min_gap_ns=min_gap_ns))
 
 
 def add_protocol_options(p: argparse.ArgumentParser) -> None:
@@ -138,3 +150,17 @@ def add_capture_options(p: argparse.ArgumentParser) -> None:
     )
     add_protocol_options(p)
     add_timer_option(p, both=False)
+
+
+def add_pool_options(p: argparse.ArgumentParser) -> None:
+    """``--also-a`` and ``--also-b``: captures of a side's program in other processes, pooled into it."""
+    for side in ("A", "B"):
+        p.add_argument(
+            f"--also-{side.lower()}",
+            action="append",
+            default=[],
+            metavar="CAPTURE",
+            help=f"another capture of {side}'s program, run in another process (repeat it for each): its fusions' "
+            f"timings join {side}'s, and a fusion's verdict is judged against the spread measured between these "
+            "processes (from 3) instead of the recorded calibration",
+        )

@@ -17,6 +17,7 @@ from fusiondiff.front.cli_options import (
     SECONDS,
     add_capture_options,
     add_gate_options,
+    add_pool_options,
     add_protocol_options,
     add_timer_option,
     number,
@@ -201,19 +202,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("a", help="first capture (usually the live one)")
     p.add_argument("b", help="second capture (usually the replay)")
-    for side in ("a", "b"):
-        p.add_argument(
-            f"--also-{side}",
-            action="append",
-            default=[],
-            metavar="CAPTURE",
-            help=f"another capture of {side.upper()}'s program, run in another process (repeat it for each): its "
-            f"fusions' timings join {side.upper()}'s, and a fusion's verdict is judged against the spread measured "
-            "between these processes instead of the recorded calibration",
-        )
+    add_pool_options(p)
     p.add_argument("--json", metavar="FILE", help="also write the diff record as JSON")
     p.add_argument("--format", choices=("text", "json"), default="text", help="what to print on stdout")
     add_gate_options(p)
+    add_narrowing_options(p)
 
     p = sub.add_parser(
         "ranks",
@@ -277,17 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="perfetto only: a track per SM too, each CTA a slice where the block level was measured "
         "(--sm-timeline), else derived from grid, block and occupancy (off by default: they outweigh the rest)",
     )
-    g = p.add_argument_group("narrowing (the verdict then speaks of the fusions shown)")
-    g.add_argument("--top", type=COUNT, metavar="N", help="only the N matched fusions with the largest median gap")
-    g.add_argument(
-        "--fusion", metavar="NAME", help=f"only the fusions this names on either side: {FUSION_HELP} (#N: A's)"
-    )
-    g.add_argument(
-        "--min-gap",
-        type=number(float, 0),
-        metavar="US",
-        help="only fusions whose medians differ by at least US microseconds",
-    )
+    add_gate_options(p, " (with --exit-code)")
+    add_narrowing_options(p)
 
     p = sub.add_parser(
         "roundtrip",
@@ -446,3 +430,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_timeline_options(p, flag=False)
     return parser
+
+
+def add_narrowing_options(p: argparse.ArgumentParser) -> None:
+    """``--top``, ``--fusion``, ``--min-gap``: the fusions a diff's answer speaks of, alike in
+    ``diff`` and ``report`` (:mod:`fusiondiff.report.filters`)."""
+    g = p.add_argument_group("narrowing (the verdicts, ledgers and gates then speak of the fusions shown)")
+    g.add_argument("--top", type=COUNT, metavar="N", help="only the N matched fusions with the largest median gap")
+    g.add_argument(
+        "--fusion", metavar="NAME", help=f"only the fusions this names on either side: {FUSION_HELP} (#N: A's)"
+    )
+    g.add_argument(
+        "--min-gap",
+        type=number(float, 0),
+        metavar="US",
+        help="only fusions whose medians differ by at least US microseconds",
+    )

@@ -86,9 +86,7 @@ def run_offline(out: Writer, progress: Progress, width: int | None = None) -> No
             "   vs its fusiondiff repro replayed in a fresh process\n"
             + "".join(
                 line + "\n"
-                for line in fit_all(
-                    [f"  {load_capture(seed_live).source}", f"  verdict: {verdict_line(result)}"], width
-                )
+                for line in fit_all([f"  {load_capture(seed_live).source}", f"  kernel: {verdict_line(result)}"], width)
             )
         )
     out.write("\n" + SETTLE_IT)

@@ -194,6 +194,8 @@ class DiffView:
 
             rows = [*dataframe_rows(report.a, "A"), *dataframe_rows(report.b, "B")]
         elif table == "findings":
+            from fusiondiff.diff.ledger import status_of
+
             rows = [
                 {
                     "rank": f.rank,
@@ -201,7 +203,9 @@ class DiffView:
                     "rule": f.rule,
                     "role": f.role,
                     "title": wording.title(f),
+                    "status": status_of(f),
                     "explained_us": _us(f.explained_ns),
+                    "alone_us": _us(f.alone_ns),
                     "joint_with": ", ".join(f.joint_with),
                     "fusions": ", ".join(f.fusions),
                 }

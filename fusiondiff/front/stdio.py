@@ -13,6 +13,7 @@ import errno
 import os
 import shutil
 import sys
+from collections.abc import Iterable
 
 from fusiondiff.records.errors import OutputError
 
@@ -25,11 +26,15 @@ class StdoutError(OutputError):
         self.broken_pipe = exc.errno == errno.EPIPE
 
 
-def emit(text: str) -> None:
-    """Write a report to stdout, all of it: a full disk or a closed pipe is an error now, not a
-    traceback when the interpreter flushes at exit."""
+def emit(text: str | Iterable[str], fit: bool = False) -> None:
+    """Write a report to stdout, all of it (a text, or its pieces as its renderer makes them): a
+    full disk or a closed pipe is an error now, not a traceback when the interpreter flushes at exit.
+    ``fit``: a text's lines escaped and wrapped to the output's width first (:func:`fitted`)."""
+    if fit and isinstance(text, str):
+        text = fitted(text)
     try:
-        sys.stdout.write(text)
+        for piece in [text] if isinstance(text, str) else text:
+            sys.stdout.write(piece)
         sys.stdout.flush()
     except OSError as exc:
         raise StdoutError(exc) from None
@@ -91,11 +96,22 @@ def guard_closed_streams() -> None:
             sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the rest of the process
 
 
+def fitted(text: str) -> str:
+    """``text`` with every line escaped (names come from captures) and wrapped to the output's width."""
+    from fusiondiff.records.escape import printable
+    from fusiondiff.report.layout import fit_all
+
+    return "".join(line + "\n" for line in fit_all((printable(line) for line in text.splitlines()), output_width()))
+
+
 def output_width() -> int:
-    """The columns a report on stdout is laid out for: the terminal's (at least 40), 100 when
-    stdout is not a terminal (a pipe, a file), as issue #41 asks."""
+    """The columns a report on stdout is laid out for: ``COLUMNS`` where it is set to a number,
+    else the terminal's, 100 when stdout is not a terminal (a pipe, a file); at least 40."""
     from fusiondiff.report.layout import DEFAULT_WIDTH, MIN_WIDTH
 
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return max(MIN_WIDTH, int(columns))
     try:
         if not sys.stdout.isatty():
             return DEFAULT_WIDTH

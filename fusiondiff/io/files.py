@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,24 @@ def write_bytes(path: str | os.PathLike[str], data: bytes | bytearray, *, device
 
         data = gzip.compress(data, mtime=0)
     atomic_write(path, lambda tmp: Path(tmp).write_bytes(data), devices=devices)
+
+
+def write_chunks(path: str | os.PathLike[str], chunks: Iterable[bytes], *, devices: bool = True) -> None:
+    """Write ``chunks`` one after the other to ``path`` as :func:`write_bytes` writes its bytes
+    (atomically, never through a link, gzipped for a ``.gz`` name): a report of a whole session
+    is written as it is made, never held whole in memory."""
+    path = Path(path)
+
+    def write(tmp: str) -> None:
+        # gzip.compress(data, mtime=0)'s very bytes, made as the chunks come
+        packer = zlib.compressobj(9, zlib.DEFLATED, 31) if path.name.endswith(GZIP_SUFFIX) else None
+        with open(tmp, "wb") as out:
+            for chunk in chunks:
+                out.write(packer.compress(chunk) if packer else chunk)
+            if packer:
+                out.write(packer.flush())
+
+    atomic_write(path, write, devices=devices)
 
 
 def not_regular(path: Path) -> str | None:

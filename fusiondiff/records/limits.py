@@ -25,6 +25,10 @@ TIMELINE_BYTES = 1 << 30
 LINE_CHARS = 4_000
 """Characters of one line of the terminal text before it is wrapped (a name someone made a megabyte
 long is cut there, and the line says how many characters it left out)."""
+TEXT_CHARS = 20_000
+"""Characters of one text from a record in the Markdown and HTML reports (a table cell, a line of
+evidence, a name): the rest is cut and counted there (a recorded version made 10 MB long was
+written whole, three times, into a 60 MB Markdown report)."""
 REPRO_INPUTS = 4_096
 """Inputs of one fusion a repro script is written for: past it ``repro`` refuses the fusion in one
 line (a script of 20,000 inputs is 4 MB, and reading it back as Python does, to prove it is the
@@ -37,6 +41,10 @@ FUSIONS_SHOWN = 1_000
 """Fusions listed by ``show``."""
 KERNELS_SHOWN = 100
 """Kernels listed per fusion by ``show``."""
+TIMING_ROWS = 5_000
+"""Rows of the fusions-and-kernels table of the Markdown and HTML reports (a fusion's line, then
+its kernels'), the first in the table's order; the table says how many it left out (a fusion of
+100,000 kernels made a Markdown table of 22 MB and an HTML page of 145 MB, every kernel a plot)."""
 PROPERTY_ROWS = 60
 """Rows of a fusion's property changes in a report."""
 DERIVED_EVENTS = 50_000

@@ -280,7 +280,12 @@ def _refuse(where: str, node: ast.AST, what: str) -> NoReturn:
 
 
 def _shown_code(node: ast.AST, limit: int = 40) -> str:
-    text = ast.unparse(node)
+    """The code of ``node`` for a refusal, cut to ``limit`` characters (one nested past what
+    ``ast.unparse`` can recurse through is named, not shown)."""
+    try:
+        text = ast.unparse(node)
+    except (RecursionError, MemoryError):
+        return f"an expression nested too deeply to show ({_construct(node)})"
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 

@@ -9,6 +9,7 @@ only the markup differs. Times stay in nanoseconds here; a table's unit is chose
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from fusiondiff.records.model import Capture, KernelRecord, LaunchConfig, Tensor
 from fusiondiff.records.units import Column, duration, floor_cell, p_value, ratio  # noqa: F401 - renderers read them from here
 from fusiondiff.report.diff_text import P_VALUE_DASH  # noqa: F401 - renderers read it from here
 from fusiondiff.report.interface import DiffReport
+from fusiondiff.report.layout import cut
 from fusiondiff.report.paths import scrub_paths, scrubbed_evidence, short_list  # noqa: F401 - renderers read it from here, scrubbed_evidence
 from fusiondiff.report.text_diffs import (  # noqa: F401 - renderers read them from here
     NAME_BLIND_NOTE,
@@ -241,9 +243,29 @@ def _kernel_note(changes: tuple[PropertyChange, ...]) -> str:
     return ", ".join(sorted({c.path.split(".")[-1].replace("source_hash", "CUDA source") for c in changes}))
 
 
-def timing_rows(report: DiffReport) -> list[TimingRow]:
-    """Per matched fusion its line, then its kernels' lines (matched ones, then one-sided ones)."""
-    rows = []
+def timing_rows(report: DiffReport, limit: int | None = None) -> list[TimingRow]:
+    """Per matched fusion its line, then its kernels' lines (matched ones, then one-sided ones):
+    the first ``limit`` of them (all with None; :func:`timing_rows_left_out` says the rest)."""
+    return list(itertools.islice(_timing_rows(report), limit))
+
+
+def timing_row_count(report: DiffReport) -> int:
+    """The rows :func:`timing_rows` gives without a limit, counted without making them."""
+    return sum(1 + len(p.kernels) + len(p.unmatched_kernels) for p in report.result.pairs)
+
+
+def timing_rows_left_out(report: DiffReport, shown: int) -> str:
+    """The sentence that says how many timing rows a document left out ("" when none)."""
+    total = timing_row_count(report)
+    if total <= shown:
+        return ""
+    return (
+        f"{total - shown} more row(s) of {total} left out (a report shows the first {limits.TIMING_ROWS}): "
+        "--fusion or --top narrows it to the fusions asked for; the JSON record (--format json) holds every one."
+    )
+
+
+def _timing_rows(report: DiffReport) -> Iterator[TimingRow]:
     for pair in report.result.pairs:
         fa, fb = report.fusion_a(pair), report.fusion_b(pair)
         inputs = "inputs differ" if any(c.category == "inputs" for c in pair.changes) else ""
@@ -252,35 +274,30 @@ def timing_rows(report: DiffReport) -> list[TimingRow]:
             if len(fa.kernels) == len(fb.kernels)
             else (f"{len(fa.kernels)} kernel(s)", f"{len(fb.kernels)} kernel(s)")
         )
-        rows.append(TimingRow(pair.label, None, pair.timing, *counts, inputs))
+        yield TimingRow(pair.label, None, pair.timing, *counts, inputs)
         for kernel in pair.kernels:
             ka, kb = report.kernel_records(pair, kernel)
-            rows.append(
-                TimingRow(
-                    pair.label,
-                    kernel.normalized_name,
-                    kernel.timing,
-                    launch_text(ka.launch),
-                    launch_text(kb.launch),
-                    _kernel_note(kernel.changes),
-                    tuple(launch_parts(ka.launch)),
-                    tuple(launch_parts(kb.launch)),
-                )
+            yield TimingRow(
+                pair.label,
+                kernel.normalized_name,
+                kernel.timing,
+                launch_text(ka.launch),
+                launch_text(kb.launch),
+                _kernel_note(kernel.changes),
+                tuple(launch_parts(ka.launch)),
+                tuple(launch_parts(kb.launch)),
             )
         for only in pair.unmatched_kernels:
             record = _kernel_on(report, pair, only.side, only.order)
             launch = launch_text(record.launch) if record else "-"
-            rows.append(
-                TimingRow(
-                    pair.label,
-                    only.normalized_name,
-                    None,
-                    launch if only.side == "A" else "-",
-                    launch if only.side == "B" else "-",
-                    f"only in {only.side} ({duration(only.median_ns)})",
-                )
+            yield TimingRow(
+                pair.label,
+                only.normalized_name,
+                None,
+                launch if only.side == "A" else "-",
+                launch if only.side == "B" else "-",
+                f"only in {only.side} ({duration(only.median_ns)})",
             )
-    return rows
 
 
 def timing_column(rows: list[TimingRow]) -> Column:
@@ -379,6 +396,8 @@ def samples_of(report: DiffReport) -> Iterator[tuple[str, str | None, tuple[floa
 
 
 def capture_warnings(capture: Capture) -> list[str]:
-    return [scrubbed(w) for w in capture.warnings] + [
-        scrubbed(f"{f.name}: {w}") for f in capture.fusions for w in f.warnings
+    """The capture's warnings and its fusions' as the documents list them, each cut to
+    :data:`~fusiondiff.records.limits.LINE_CHARS` (a warning made megabytes long was written whole)."""
+    return [scrubbed(cut(w)) for w in capture.warnings] + [
+        scrubbed(cut(f"{f.name}: {w}")) for f in capture.fusions for w in f.warnings
     ]

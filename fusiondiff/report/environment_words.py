@@ -61,7 +61,7 @@ LABELS = {
     "host_per_call_ns": "host time per call (median)",
     "kernel_per_call_ns": "kernel time per call (median)",
     "gpu_wait_per_call_ns": "GPU waiting on the host, one call of each",
-    "host_step_ns": "host time per step (per call x the live side's calls)",
+    "host_step_ns": "host time per step (per call x the live side's calls, over the steps recorded)",
     "kernel_step_ns": "kernel time per step",
     "gpu_wait_step_ns": "GPU waiting on the host per step",
     "session_call_ns": "Thunder's region call (wrapper, input descriptors, fd.execute)",

@@ -4,9 +4,10 @@
 is A's record), or whose label it is.
 
 A report's selection restricts the diff to the matched fusions it picks: the fusion table, the
-findings that name them, their definition and source diffs, their trace events. The verdict then
-speaks of those fusions, and every renderer says that the report is narrowed and how
-(:attr:`DiffReport.selection`); the exit code of ``fusiondiff report`` stays that of the whole diff.
+findings that name them, their definition and source diffs, their trace events, and every
+question's ledger, apportioned again over them (:func:`fusiondiff.diff.ledger.recount`). The
+verdict lines, the gates and the exit code then speak of those fusions, and every renderer says
+that the report is narrowed and how (:attr:`DiffReport.selection`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from fusiondiff.diff.ledger import recount
 from fusiondiff.diff.records import FusionPair, UnmatchedFusion
 from fusiondiff.records.errors import FusionDiffError, ReportError
 from fusiondiff.records.fusion_spec import POSITION, fusion_positions, matching_positions, names_record
@@ -69,12 +71,17 @@ def select(report: DiffReport, selection: Selection) -> DiffReport:
         pairs = sorted(pairs, key=_gap_ns, reverse=True)[: selection.top]
     if selection.top is not None or selection.min_gap_ns is not None:
         unmatched = unmatched if selection.fusion is not None else ()
-    labels = {p.label for p in pairs}
-    findings = tuple(f for f in result.findings if labels & set(f.fusions))
-    narrowed = dataclasses.replace(result, pairs=tuple(pairs), unmatched=unmatched, findings=findings)
+    if not pairs and not unmatched:
+        largest = max((_gap_ns(p) for p in result.pairs), default=0.0)
+        raise ReportError(
+            f"{selection.describe()} selects no fusion (the largest median gap is {largest / 1000:.3f} us): "
+            "nothing to answer for"
+        )
+    narrowed = dataclasses.replace(recount(result, pairs), unmatched=unmatched)
     note = (
         f"narrowed by {selection.describe()}: {len(pairs)} of {len(result.pairs)} matched fusion(s), "
-        f"{len(findings)} of {len(result.findings)} finding(s); the verdict speaks of these"
+        f"{len(narrowed.findings)} of {len(result.findings)} finding(s); the verdict, the ledgers and the "
+        "gates speak of these"
     )
     return dataclasses.replace(report, result=narrowed, selection=note)
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
+from fusiondiff.diff.causes import node
+from fusiondiff.diff.records import DiffResult
 from fusiondiff.records.escape import printable_lines
+from fusiondiff.records.limits import TIMING_ROWS
 from fusiondiff.records.model import Capture, traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report import speed_of_light_view, wording
@@ -19,9 +22,10 @@ from fusiondiff.report.block_html import block_html
 from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.environment_view import conditions_html
 from fusiondiff.report.html_parts import escaped as _e
-from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
+from fusiondiff.report.interface import DiffReport, Renderer
 from fusiondiff.report.plots import COLOR_A, COLOR_B, strip_plot_svg
-from fusiondiff.report.questions import question_views
+from fusiondiff.report.questions import answer_lines, question_views
+from fusiondiff.report.thunder_view import thunder_html
 from fusiondiff.report.traffic_markup import CSS as TRAFFIC_CSS
 from fusiondiff.report.traffic_markup import HTML_HEADER, html_cells, html_notes, html_ranked, traffic_html
 from fusiondiff.report.traffic_view import capture_view
@@ -35,6 +39,7 @@ body.fdpage {{ margin: 0; background: #f6f7f9; }}
 .fd h1 {{ font-size: 22px; margin: 0 0 12px; }}
 .fd h2 {{ font-size: 17px; margin: 28px 0 10px; padding-bottom: 4px; border-bottom: 1px solid #e3e5e8; }}
 .fd .verdict {{ padding: 10px 14px; border-radius: 6px; font-size: 15px; margin: 8px 0 16px; }}
+.fd .answers .verdict {{ padding: 6px 12px; font-size: 14px; margin: 4px 0; }}
 .fd .verdict.ok {{ background: #e8f5e9; border-left: 5px solid #2e7d32; }}
 .fd .verdict.bad {{ background: #fff4e5; border-left: 5px solid #e08a00; }}
 .fd .verdict.unknown {{ background: #f3e5f5; border-left: 5px solid #7b1fa2; }}
@@ -110,7 +115,8 @@ def _sides(report: DiffReport) -> str:
 
 
 def _findings(report: DiffReport) -> str:
-    """The three questions, each with its gate, verdict, ledger and ranked findings."""
+    """The three questions, each with its gate, ledger and ranked findings (its line is the answer's,
+    at the top: written once)."""
     found = report.result.findings
     rules = {f.rank: f.rule for f in found}
     sections = []
@@ -122,7 +128,7 @@ def _findings(report: DiffReport) -> str:
                 for name, ranks in c.finding_links(f)
             )
             evidence = "".join(f"<li>{_e(line)}</li>" for line in wording.evidence_lines(f))
-            peaks = speed_of_light_view.peaks_html(report.result) if f.rule == "gpu" else ""
+            peaks = speed_of_light_view.peaks_html(report.result) if node(f.rule).peaks else ""
             items.append(
                 f'<li><div><span class="rank">{f.rank}</span><strong>{_e(wording.title(f))}</strong>'
                 f'<span class="role {_e(f.role)}">{_e(f.role)}</span></div>'
@@ -130,10 +136,8 @@ def _findings(report: DiffReport) -> str:
                 f"{' · ' + links if links else ''}</div>"
                 f'<ul class="evidence">{evidence}</ul>{peaks}</li>'
             )
-        verdict = {"passes": "ok", "fails": "bad"}.get(report.result.outcome(view.question), "unknown")
         sections.append(
             f"<h2>{_e(view.title[0].upper() + view.title[1:])} <small>({_e(view.gate)})</small></h2>"
-            f'<div class="verdict {verdict}">{_e(view.verdict)}</div>'
             f'<p class="meta">Ledger: {_e(view.ledger)}</p>'
             + (f'<ol class="findings">{"".join(items)}</ol>' if items else "")
         )
@@ -170,10 +174,15 @@ def _launch(row: c.TimingRow) -> str:
 
 
 def _timing_table(report: DiffReport) -> str:
-    rows = c.timing_rows(report)
+    rows = c.timing_rows(report, TIMING_ROWS)
     if not rows:
         return ""
-    plots = {(fusion, kernel): strip_plot_svg(a, b, width=240) for fusion, kernel, a, b in c.samples_of(report)}
+    shown = {(r.fusion, r.kernel) for r in rows}
+    plots = {
+        (fusion, kernel): strip_plot_svg(a, b, width=240)
+        for fusion, kernel, a, b in c.samples_of(report)
+        if (fusion, kernel) in shown
+    }
     body = []
     column = c.timing_column(rows)
     kernel_rows: dict[str, int] = {}  # counted once: a count per row was quadratic in the fusions
@@ -212,7 +221,9 @@ def _timing_table(report: DiffReport) -> str:
         "samples (us)",
         "launch, what else differs",
     ]
-    return "<h2>Fusions and kernels</h2>" + legend + _table(header, body, "timings")
+    left_out = c.timing_rows_left_out(report, len(rows))
+    note = f'<p class="meta">{_e(left_out)}</p>' if left_out else ""
+    return "<h2>Fusions and kernels</h2>" + legend + _table(header, body, "timings") + note
 
 
 def _unmatched(report: DiffReport) -> str:
@@ -313,6 +324,22 @@ def _warnings(report: DiffReport) -> str:
     return "<h2>Warnings</h2><ul>" + "".join(f"<li>{_e(w)}</li>" for w in warnings) + "</ul>"
 
 
+_OUTCOME_CLASS = {"passes": "ok", "fails": "bad", "not measured": "unknown"}
+
+
+def _answers(result: DiffResult) -> str:
+    """The answer, first on the page: each question's line, labelled and coloured by its outcome."""
+    return (
+        '<div class="answers">'
+        + "".join(
+            f'<div class="verdict {_OUTCOME_CLASS[outcome]}" data-question="{_e(question)}">'
+            f"<strong>{_e(question)}:</strong> {_e(line)}</div>"
+            for question, line, outcome in answer_lines(result)
+        )
+        + "</div>"
+    )
+
+
 def diff_html_fragment(report: DiffReport) -> str:
     """The report's body as an HTML fragment with its own ``<style>`` (what a notebook shows)."""
     from fusiondiff.records.version import __version__
@@ -320,20 +347,20 @@ def diff_html_fragment(report: DiffReport) -> str:
     report = c.clean_report(report)
     result = report.result
     sources, missing = c.source_diffs(report)
-    verdict_class = {0: "ok", 1: "bad"}.get(result.exit_code(), "unknown")
     return "".join(
         [
             f"<style>{CSS}</style>",
             '<div class="fd">',
-            f"<h1>fusiondiff: {_e(result.label_a)} vs {_e(result.label_b)}</h1>",
-            f'<div class="verdict {verdict_class}"><strong>Verdict:</strong> {_e(verdict_sentence(result))}</div>',
+            _answers(result),
             f'<p class="meta">{_e(report.selection)}</p>' if report.selection else "",
+            f"<h1>fusiondiff: {_e(result.label_a)} vs {_e(result.label_b)}</h1>",
             _sides(report),
             _findings(report),
             _timing_table(report),
             block_html(report),
             traffic_html(report),
             conditions_html(report),
+            thunder_html(report),
             _unmatched(report),
             _environments(report),
             _properties(report),

@@ -8,12 +8,15 @@ from collections.abc import Sequence
 from html import escape
 
 from fusiondiff.records.escape import printable
+from fusiondiff.records.limits import TEXT_CHARS
+from fusiondiff.report.layout import cut
 
 
 def escaped(text: object) -> str:
-    """Text from a record in the page: HTML-escaped, and its control characters (ESC, a bidi
-    override, a line break) written as escapes, as the terminal shows them."""
-    return escape(printable(str(text)))
+    """Text from a record in the page: cut to ``TEXT_CHARS`` (the rest counted), HTML-escaped, and
+    its control characters (ESC, a bidi override, a line break) written as escapes, as the
+    terminal shows them."""
+    return escape(printable(cut(str(text), TEXT_CHARS)))
 
 
 def number_table(header: Sequence[str], rows: Sequence[Sequence[str]], left: tuple[int, ...] = (0,)) -> str:

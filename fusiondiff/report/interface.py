@@ -8,7 +8,7 @@ renderers are the models). The table and the registry by name are in :mod:`fusio
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,3 +96,14 @@ class Renderer(ABC):
     @abstractmethod
     def render(self, report: DiffReport) -> str:
         """The whole output for ``report``."""
+
+    def laid_out(self, width: int) -> Renderer:
+        """The renderer for output shown ``width`` columns wide (a terminal): itself, but for a
+        format whose lines are read there (text)."""
+        return self
+
+    def chunks(self, report: DiffReport) -> Iterator[str]:
+        """The output for ``report`` in pieces that join to :meth:`render`'s text, for a writer that
+        writes them as they come: a renderer whose output can reach the size of its input makes it
+        piece by piece, so that it is never held whole."""
+        yield self.render(report)

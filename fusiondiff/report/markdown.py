@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fusiondiff.diff.causes import node
+from fusiondiff.records.limits import TIMING_ROWS
 from fusiondiff.records.model import traced_name
 from fusiondiff.report import content as c
 from fusiondiff.report import md_text, speed_of_light_view, wording
 from fusiondiff.report.blocks import block_markdown
 from fusiondiff.report.diff_text import explains_text
 from fusiondiff.report.environment_view import conditions_markdown
-from fusiondiff.report.interface import DiffReport, Renderer, verdict_sentence
+from fusiondiff.report.interface import DiffReport, Renderer
 from fusiondiff.report.md_text import table
-from fusiondiff.report.questions import question_views
+from fusiondiff.report.questions import answer_lines, question_views
+from fusiondiff.report.thunder_view import thunder_markdown
 from fusiondiff.report.traffic_markup import traffic_markdown
 
 FOLD_ROWS = 12
@@ -46,18 +49,19 @@ text = md_text.inline
 def _title(report: DiffReport) -> list[str]:
     result = report.result
     return [
-        f"## fusiondiff: {text(result.label_a)} vs {text(result.label_b)}",
-        "",
-        f"**Verdict:** {text(verdict_sentence(result))}",
+        *(f"**{question}:** {text(line)}  " for question, line, _ in answer_lines(result)),
         "",
         *([f"> {text(report.selection)}", ""] if report.selection else []),
+        f"## fusiondiff: {text(result.label_a)} vs {text(result.label_b)}",
+        "",
         *table(["", result.label_a, result.label_b], [(r.name, r.a, r.b) for r in c.sides(report)]),
         "",
     ]
 
 
 def _findings(report: DiffReport) -> list[str]:
-    """The three questions, each with its gate, verdict, ledger and ranked findings."""
+    """The three questions, each with its gate, ledger and ranked findings (its line is the answer's,
+    at the top: written once)."""
     found = report.result.findings
     rules = {f.rank: f.rule for f in found}
     lines = []
@@ -65,7 +69,6 @@ def _findings(report: DiffReport) -> list[str]:
         lines += [
             f"### {text(view.title[0].upper() + view.title[1:])} ({text(view.gate)})",
             "",
-            f"**{text(view.verdict)}**  ",
             f"Ledger: {text(view.ledger)}",
             "",
         ]
@@ -79,7 +82,7 @@ def _findings(report: DiffReport) -> list[str]:
                 + (f"; {links}" if links else "")
             )
             lines += [f"   - {text(line)}" for line in wording.evidence_lines(f)]
-            if f.rule == "gpu":
+            if node(f.rule).peaks:
                 lines += speed_of_light_view.peaks_markdown(report.result)
         if view.findings:
             lines.append("")
@@ -89,7 +92,7 @@ def _findings(report: DiffReport) -> list[str]:
 
 
 def _timing_table(report: DiffReport) -> list[str]:
-    rows = c.timing_rows(report)
+    rows = c.timing_rows(report, TIMING_ROWS)
     if not rows:
         return []
     body = []
@@ -124,6 +127,9 @@ def _timing_table(report: DiffReport) -> list[str]:
         body,
         "lrrrrlll",
     )
+    left_out = c.timing_rows_left_out(report, len(rows))
+    if left_out:
+        lines += ["", text(left_out)]
     head = ["### Fusions and kernels", ""]
     if len(rows) > FOLD_ROWS:
         moved = sum(1 for r in rows if r.kernel is None and r.timing and r.timing.verdict != "SAME")
@@ -219,6 +225,7 @@ def render_markdown(report: DiffReport) -> str:
         *block_markdown(report),
         *traffic_markdown(report),
         *conditions_markdown(report),
+        *thunder_markdown(report),
         *_unmatched(report),
         *_environments(report),
         *_properties(report),

@@ -5,7 +5,7 @@ images, emphasis and bare URLs; a backtick run closes a code span or a fence of 
 So every text that can come from a capture (names, versions, warnings, sources, file names, and
 the finding sentences that quote them) goes into the report through one of these:
 
-- :func:`inline` for running text and table cells: control characters and line breaks written as
+- :func:`inline` for running text and table cells (each cut to ``TEXT_CHARS``): control characters and line breaks written as
   escapes (one line that cannot start a block), every character that can open a Markdown or HTML
   construct backslash-escaped (``<``, ``&``, ``[``, ``!``, emphasis, ``|``...), and bare URLs,
   domains and e-mail addresses broken (``http\\://``, ``evil\\.com``, ``\\@``); code spans the
@@ -23,6 +23,8 @@ import re
 from collections.abc import Sequence
 
 from fusiondiff.records.escape import printable
+from fusiondiff.records.limits import TEXT_CHARS
+from fusiondiff.report.layout import cut
 
 _ALWAYS = frozenset("\\`*[<&|~@$")
 """Characters that open a construct wherever they are (``@``: an e-mail link; ``$``: GitHub's
@@ -36,7 +38,7 @@ def inline(text: object, *, table: bool = False) -> str:
     """``text`` as Markdown that renders as that text: see the module docstring. In a table cell
     (``table``) pipes inside code spans are escaped too, as GitHub's tables need."""
     out: list[str] = []
-    for literal, span in _code_spans(printable(str(text))):
+    for literal, span in _code_spans(printable(cut(str(text), TEXT_CHARS))):
         # a table cell opens no block; running text may be a list item's first word
         out.append(_escape(literal, start=not out and not table))
         if span:

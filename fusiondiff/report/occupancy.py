@@ -90,8 +90,11 @@ class Occupancy:
 
 def occupancy(launch: LaunchConfig, environment: Environment) -> Occupancy | None:
     """The occupancy of ``launch`` on the recorded GPU; ``None`` when the grid, block or SM count
-    was not recorded, or the block fits none of the SM's limits (an assumed capability's)."""
+    was not recorded, the block holds no thread or the grid a negative count (no launch does), or
+    the block fits none of the SM's limits (an assumed capability's)."""
     if launch.grid is None or launch.block is None or not environment.sm_count:
+        return None
+    if math.prod(launch.block) < 1 or math.prod(launch.grid) < 0:
         return None
     capability = environment.compute_capability or ""
     limits = SM_LIMITS.get(capability)

@@ -22,7 +22,7 @@ open. Times are in microseconds, as the format wants.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from fusiondiff.diff.records import FusionPair, KernelPair, TimingVerdict
@@ -168,9 +168,9 @@ def _fusion_events(
     fusion_verdict: TimingVerdict | None,
     measured: tuple[MeasuredSMs, int] | None,
     derived: dict[str, int],
-) -> tuple[list[dict[str, Any]], int]:
-    """Events of one fusion on one side starting at ``start_ns``, and its length (ns)."""
-    events = []
+) -> Generator[dict[str, Any], None, int]:
+    """Events of one fusion on one side starting at ``start_ns``, one by one; returns the fusion's
+    length (ns)."""
     cursor = start_ns
     for kernel in sorted(fusion.kernels, key=lambda k: k.order):
         median = kernel.timing.median_ns
@@ -178,27 +178,25 @@ def _fusion_events(
         args = {**_kernel_args(fusion, kernel, capture, label), **_verdict_args(kernel_verdicts.get(kernel.order))}
         timeline = fusion.sm_timeline.kernel(kernel.order) if fusion.sm_timeline else None
         args.update(block_args(timeline))
-        events.append(
-            {
-                "ph": "X",
-                "name": kernel.normalized_name,
-                "cat": "kernel",
-                "pid": _PID[side],
-                "tid": _TID_KERNELS,
-                **_span(cursor, dur),
-                "args": args,
-            }
-        )
+        yield {
+            "ph": "X",
+            "name": kernel.normalized_name,
+            "cat": "kernel",
+            "pid": _PID[side],
+            "tid": _TID_KERNELS,
+            **_span(cursor, dur),
+            "args": args,
+        }
         # without SM tracks (``measured`` None) the kernel's args alone carry its block-level figures
         if measured is not None and measured[0].has(measured[1], kernel.order):
             sms, index = measured  # measured: the derived view only where nothing was
-            events.extend(
-                sms.kernel_events(index, kernel.order, cut(kernel.normalized_name, TRACE_NAME_CHARS), timeline, cursor)
+            yield from sms.kernel_events(
+                index, kernel.order, cut(kernel.normalized_name, TRACE_NAME_CHARS), timeline, cursor
             )
         elif measured is not None:
             rows = list(_sm_events(side, kernel, capture, cursor, dur)) if derived["left"] > 0 else []
             if rows and len(rows) <= derived["left"]:
-                events.extend(rows)
+                yield from rows
                 derived["left"] -= len(rows)
                 derived["drawn"] += 1
             elif rows or derived["left"] <= 0:
@@ -207,24 +205,22 @@ def _fusion_events(
         cursor += dur
     length = cursor - start_ns
     name = traced_name(fusion.name, fusion.trace)
-    events.append(
-        {
-            "ph": "X",
-            "name": name,
-            "cat": "fusion",
-            "pid": _PID[side],
-            "tid": _TID_FUSIONS,
-            **_span(start_ns, length),
-            "args": {
-                "pair": label,
-                "median_us": _us(fusion.timing.median_ns),
-                "kernels": len(fusion.kernels),
-                "inputs": [c.input_text(t) for t in fusion.inputs],
-                **_verdict_args(fusion_verdict),
-            },
-        }
-    )
-    return events, length
+    yield {
+        "ph": "X",
+        "name": name,
+        "cat": "fusion",
+        "pid": _PID[side],
+        "tid": _TID_FUSIONS,
+        **_span(start_ns, length),
+        "args": {
+            "pair": label,
+            "median_us": _us(fusion.timing.median_ns),
+            "kernels": len(fusion.kernels),
+            "inputs": [c.input_text(t) for t in fusion.inputs],
+            **_verdict_args(fusion_verdict),
+        },
+    }
+    return length
 
 
 def _kernel_verdicts(pair: FusionPair, side: str) -> dict[int, TimingVerdict | None]:
@@ -235,86 +231,110 @@ def _kernel_verdicts(pair: FusionPair, side: str) -> dict[int, TimingVerdict | N
 def build_trace(report: DiffReport, sm_tracks: bool = False) -> dict[str, Any]:
     """The trace as JSON-ready data (see the module docstring); the per-SM tracks, derived and
     measured, only with ``sm_tracks``."""
-    from fusiondiff.records.version import __version__
+    trace = _Trace(report, sm_tracks)
+    events = list(trace.events())
+    return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": trace.other_data()}
 
-    report = c.clean_report(report)
-    result = report.result
-    labels = {"A": result.label_a, "B": result.label_b}
-    captures = {"A": report.a, "B": report.b}
-    events: list[dict[str, Any]] = []
-    for side in ("A", "B"):
-        env = captures[side].environment
-        events += [
-            _meta("process_name", _PID[side], name=f"{labels[side]}: kernels (median durations)"),
-            _meta("process_sort_index", _PID[side], sort_index=_PID[side]),
-            _meta("thread_name", _PID[side], _TID_FUSIONS, name="fusions"),
-            _meta("thread_name", _PID[side], _TID_KERNELS, name="kernels"),
-        ]
-        if not sm_tracks:
-            continue
-        events += [
-            _meta("process_name", _SM_PID[side], name=f"{labels[side]}: SMs, derived from grid, block and occupancy"),
-            _meta("process_sort_index", _SM_PID[side], sort_index=_SM_PID[side]),
-            _meta("process_labels", _SM_PID[side], labels=DERIVED_NOTE),
-        ]
-        events += [_meta("thread_name", _SM_PID[side], sm + 1, name=f"SM {sm}") for sm in range(env.sm_count or 0)]
-        events += [
-            _meta("thread_sort_index", _SM_PID[side], sm + 1, sort_index=sm + 1) for sm in range(env.sm_count or 0)
-        ]
 
-    measured = {
-        "A": MeasuredSMs("A", labels["A"], report.arrays_a),
-        "B": MeasuredSMs("B", labels["B"], report.arrays_b),
-    }
-    derived = {side: {"left": MAX_DERIVED_EVENTS, "drawn": 0, "skipped": 0} for side in ("A", "B")}
-    cursor = 0
-    for pair in result.pairs:
-        lengths = []
-        for side, fusion, index in (
-            ("A", report.fusion_a(pair), pair.index_a),
-            ("B", report.fusion_b(pair), pair.index_b),
-        ):
-            side_events, length = _fusion_events(
-                side,
-                captures[side],
+def trace_chunks(report: DiffReport, sm_tracks: bool = False) -> Iterator[str]:
+    """:func:`render_perfetto`'s text in pieces of :data:`CHUNK_EVENTS` events: the events are made
+    and written one by one, never held all at once."""
+    trace = _Trace(report, sm_tracks)
+    yield '{"traceEvents":['
+    batch: list[str] = []
+    first = True
+    for event in trace.events():
+        batch.append(_dumps(event))
+        if len(batch) == CHUNK_EVENTS:
+            yield ("" if first else ",") + ",".join(batch)
+            batch, first = [], False
+    if batch:
+        yield ("" if first else ",") + ",".join(batch)
+    yield '],"displayTimeUnit":"ns","otherData":' + _dumps(trace.other_data()) + "}\n"
+
+
+CHUNK_EVENTS = 2_000
+"""Events of the trace :func:`trace_chunks` gathers into one piece."""
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+
+
+class _Trace:
+    """One trace being made: its events (:meth:`events`, once), then what it says of them
+    (:meth:`other_data`: which kernels its per-SM views left out)."""
+
+    def __init__(self, report: DiffReport, sm_tracks: bool) -> None:
+        self.report = c.clean_report(report)
+        self.sm_tracks = sm_tracks
+        result = self.report.result
+        self.labels = {"A": result.label_a, "B": result.label_b}
+        self.measured = {
+            "A": MeasuredSMs("A", self.labels["A"], self.report.arrays_a),
+            "B": MeasuredSMs("B", self.labels["B"], self.report.arrays_b),
+        }
+        self.derived = {side: {"left": MAX_DERIVED_EVENTS, "drawn": 0, "skipped": 0} for side in ("A", "B")}
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        """Every event of the trace, in its order."""
+        report, sm_tracks, labels = self.report, self.sm_tracks, self.labels
+        result = report.result
+        captures = {"A": report.a, "B": report.b}
+        for side in ("A", "B"):
+            yield from _process_meta(side, labels[side], captures[side].environment.sm_count or 0, sm_tracks)
+        measured, derived = self.measured, self.derived
+        cursor = 0
+        for pair in result.pairs:
+            lengths = []
+            for side, fusion, index in (
+                ("A", report.fusion_a(pair), pair.index_a),
+                ("B", report.fusion_b(pair), pair.index_b),
+            ):
+                length = yield from _fusion_events(
+                    side,
+                    captures[side],
+                    fusion,
+                    pair.label,
+                    cursor,
+                    _kernel_verdicts(pair, side),
+                    pair.timing,
+                    (measured[side], index) if sm_tracks else None,
+                    derived[side],
+                )
+                lengths.append(length)
+            cursor += max(lengths) + GAP_NS
+        ends = {"A": cursor, "B": cursor}
+        for unmatched in result.unmatched:
+            capture = captures[unmatched.side]
+            index, fusion = next((i, f) for i, f in enumerate(capture.fusions) if f.key == unmatched.key)
+            length = yield from _fusion_events(
+                unmatched.side,
+                capture,
                 fusion,
-                pair.label,
-                cursor,
-                _kernel_verdicts(pair, side),
-                pair.timing,
-                (measured[side], index) if sm_tracks else None,
-                derived[side],
+                f"{unmatched.name} (only in {unmatched.side})",
+                ends[unmatched.side],
+                {},
+                None,
+                (measured[unmatched.side], index) if sm_tracks else None,
+                derived[unmatched.side],
             )
-            events += side_events
-            lengths.append(length)
-        cursor += max(lengths) + GAP_NS
-    ends = {"A": cursor, "B": cursor}
-    for unmatched in result.unmatched:
-        capture = captures[unmatched.side]
-        index, fusion = next((i, f) for i, f in enumerate(capture.fusions) if f.key == unmatched.key)
-        side_events, length = _fusion_events(
-            unmatched.side,
-            capture,
-            fusion,
-            f"{unmatched.name} (only in {unmatched.side})",
-            ends[unmatched.side],
-            {},
-            None,
-            (measured[unmatched.side], index) if sm_tracks else None,
-            derived[unmatched.side],
-        )
-        events += side_events
-        ends[unmatched.side] += length + GAP_NS
+            ends[unmatched.side] += length + GAP_NS
+        if sm_tracks:
+            yield from measured["A"].metadata() + measured["B"].metadata()
 
-    if sm_tracks:
-        events += measured["A"].metadata() + measured["B"].metadata()
-    tracks = (
-        {"sm_tracks": DERIVED_NOTE, "measured_sm_tracks": MEASURED_NOTE} if sm_tracks else {"sm_tracks": NO_SM_TRACKS}
-    )
-    return {
-        "traceEvents": events,
-        "displayTimeUnit": "ns",
-        "otherData": {
+    def other_data(self) -> dict[str, Any]:
+        """The trace's ``otherData``: where it is from, how it is laid out, what it left out (asked
+        for after :meth:`events`)."""
+        from fusiondiff.records.version import __version__
+
+        report, labels = self.report, self.labels
+        tracks = (
+            {"sm_tracks": DERIVED_NOTE, "measured_sm_tracks": MEASURED_NOTE}
+            if self.sm_tracks
+            else {"sm_tracks": NO_SM_TRACKS}
+        )
+        return {
             "producer": f"fusiondiff {__version__}",
             "A": f"{labels['A']}: {report.path_a or '-'}",
             "B": f"{labels['B']}: {report.path_b or '-'}",
@@ -323,22 +343,41 @@ def build_trace(report: DiffReport, sm_tracks: bool = False) -> dict[str, Any]:
             **{
                 f"derived_sm_view_{side}": f"drawn for {d['drawn']} kernel(s); {d['skipped']} more left out: "
                 f"the derived view is held to {MAX_DERIVED_EVENTS} slices a side"
-                for side, d in derived.items()
+                for side, d in self.derived.items()
                 if d["skipped"]
             },
             **{
                 f"measured_sm_view_{side}": f"{m.left_out} measured kernel(s) left out: the measured view is held "
                 f"to {CTAS_SHOWN} CTA slices a side"
-                for side, m in measured.items()
+                for side, m in self.measured.items()
                 if m.left_out
             },
             **({"selection": report.selection} if report.selection else {}),
-        },
-    }
+        }
+
+
+def _process_meta(side: str, label: str, sm_count: int, sm_tracks: bool) -> list[dict[str, Any]]:
+    """The metadata events naming one side's processes and tracks."""
+    events = [
+        _meta("process_name", _PID[side], name=f"{label}: kernels (median durations)"),
+        _meta("process_sort_index", _PID[side], sort_index=_PID[side]),
+        _meta("thread_name", _PID[side], _TID_FUSIONS, name="fusions"),
+        _meta("thread_name", _PID[side], _TID_KERNELS, name="kernels"),
+    ]
+    if not sm_tracks:
+        return events
+    events += [
+        _meta("process_name", _SM_PID[side], name=f"{label}: SMs, derived from grid, block and occupancy"),
+        _meta("process_sort_index", _SM_PID[side], sort_index=_SM_PID[side]),
+        _meta("process_labels", _SM_PID[side], labels=DERIVED_NOTE),
+    ]
+    events += [_meta("thread_name", _SM_PID[side], sm + 1, name=f"SM {sm}") for sm in range(sm_count)]
+    events += [_meta("thread_sort_index", _SM_PID[side], sm + 1, sort_index=sm + 1) for sm in range(sm_count)]
+    return events
 
 
 def render_perfetto(report: DiffReport, sm_tracks: bool = False) -> str:
-    return json.dumps(build_trace(report, sm_tracks), separators=(",", ":"), allow_nan=False) + "\n"
+    return "".join(trace_chunks(report, sm_tracks))
 
 
 NO_SM_TRACKS = (
@@ -355,3 +394,6 @@ class PerfettoRenderer(Renderer):
 
     def render(self, report: DiffReport) -> str:
         return render_perfetto(report, self.sm_tracks)
+
+    def chunks(self, report: DiffReport) -> Iterator[str]:
+        return trace_chunks(report, self.sm_tracks)

@@ -16,6 +16,7 @@ from fusiondiff.diff.causes import QUESTIONS
 from fusiondiff.diff.host_stats import HOST_FLOOR_RATIO, HOST_MIN_SAMPLES
 from fusiondiff.diff.ledger import fidelity_findings
 from fusiondiff.diff.records import DiffResult, Evidence, Finding, FusionPair, Ledger, LedgerEntry, TimingVerdict
+from fusiondiff.records.gates import Outcome
 from fusiondiff.records.units import duration, durations, p_value, ratio
 from fusiondiff.report.environment_words import host_side
 
@@ -203,9 +204,9 @@ def host_line(result: DiffResult) -> str:
     for f in result.findings_of("host"):
         side = host_side(f)
         waits = {e.field: e for e in f.data}.get("gpu_wait_step_ns")
-        if f.rule == "host_bound":
+        if f.evidenced:  # a side whose host keeps its GPU waiting
             parts.append(f"{side}'s host keeps its GPU waiting ({_ns(waits, side)} per step): #{f.rank} {f.rule}")
-        elif f.rule == "waits_for_kernels":
+        else:  # a side whose calls wait for their kernels: listed, not seen acting, not gated
             parts.append(f"{side}'s calls wait for their kernels in {len(f.fusions)} fusion(s), not host-bound")
     return "; ".join(parts)
 
@@ -239,23 +240,44 @@ def _execute_line(result: DiffResult, judged: list[FusionPair], measured: list[F
 
 
 def fidelity_line(result: DiffResult) -> str:
-    """What B runs differently from A, each with the kernel time the kernel ledger credits to it."""
+    """What B runs differently from A, with the kernel time the fidelity ledger gives it (a share
+    several causes hold jointly said once, with all of them); then what else differs that
+    ``--strict`` gates (:attr:`~fusiondiff.diff.records.DiffResult.runs_alike`)."""
     if result.different_programs or not result.pairs:
         return "B runs a different program from A: no fusion's definition or inputs in common"
     found = fidelity_findings(result)
-    # what else differs, that follows from none of what B runs differently (the rest is its evidence)
-    others = sorted(
-        {f.rule for f in result.findings_of("kernel") if f.role != "unexplained" and not f.caused_by}
-        - {f.rule for f in found}
-    )
-    rest = f"; other recorded properties differ ({', '.join(others)}), which --strict gates too" if others else ""
+    rest = _strict_rest(result, {f.rule for f in found})
     if not found:
         return "B runs what A ran (definition, constants, inputs, options and variables as recorded)" + rest
-    by_rule: dict[str, float] = {}
-    for f in found:
-        by_rule[f.rule] = by_rule.get(f.rule, 0.0) + f.explained_ns
-    named = [f"{rule} ({duration(ns)} of kernel time)" if ns > 0 else rule for rule, ns in by_rule.items()]
-    return f"B runs {len(by_rule)} thing(s) differently from A: {', '.join(named)}" + rest
+    rules = list(dict.fromkeys(f.rule for f in found))
+    timed = [
+        e for e in result.ledger("fidelity").entries if e.explained_ns > 0 and e.causes
+    ]  # a damaged record may name none
+    named = [_share_text(e) for e in timed]
+    shared = {c for e in timed for c in e.causes}
+    named += [rule for rule in rules if rule not in shared]
+    return f"B runs {len(rules)} thing(s) differently from A: {', '.join(named)}" + rest
+
+
+def _share_text(entry: LedgerEntry) -> str:
+    """``storage_offset (3.62 us of kernel time)``, or ``constant_precision and storage_offset
+    jointly (3.62 us of kernel time)``: one share, said once."""
+    causes = entry.causes
+    who = causes[0] if len(causes) == 1 else f"{', '.join(causes[:-1])} and {causes[-1]} jointly"
+    return f"{who} ({duration(entry.explained_ns)} of kernel time)"
+
+
+def _strict_rest(result: DiffResult, named: set[str]) -> str:
+    """What else ``--strict`` fails on: recorded properties that differ and follow from nothing
+    B runs differently, and kernels launched on one side only."""
+    others = sorted(
+        {f.rule for f in result.findings_of("kernel") if f.role != "unexplained" and not f.caused_by} - named
+    )
+    parts = [f"other recorded properties differ ({', '.join(others)})"] if others else []
+    one_sided = sum(len(p.unmatched_kernels) for p in result.pairs)
+    if one_sided:
+        parts.append(f"{one_sided} kernel(s) launched on one side only")
+    return f"; {' and '.join(parts)}, which --strict gates too" if parts else ""
 
 
 def gate_word(result: DiffResult, question: str) -> str:
@@ -292,3 +314,10 @@ def question_views(result: DiffResult) -> list[QuestionView]:
         )
         for q in QUESTIONS
     ]
+
+
+def answer_lines(result: DiffResult) -> list[tuple[str, str, Outcome]]:
+    """The answer every format gives first: each question's label (``kernel``, ``host``,
+    ``fidelity``), its line and its outcome (``passes``, ``fails``, ``not measured``)."""
+    lines = {"kernel": kernel_line(result), "host": host_line(result), "fidelity": fidelity_line(result)}
+    return [(q, lines[q], result.outcome(q)) for q in QUESTIONS]

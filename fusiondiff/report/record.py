@@ -60,6 +60,7 @@ rendered as they are, and whether B is a round trip's merged replay is read from
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
@@ -69,8 +70,9 @@ from fusiondiff.diff.records import DiffResult
 from fusiondiff.records.codec import capture_from_jsonable, decode, plain_data
 from fusiondiff.records.collector import collector_paused
 from fusiondiff.records.errors import CaptureFormatError, ReportError
-from fusiondiff.records.model import Capture
+from fusiondiff.records.model import Capture, FusionRecord
 from fusiondiff.records.notes import from_roundtrip
+from fusiondiff.records.streamed import batched, encode_chunks, shell
 from fusiondiff.report.diff_text import json_safe, questions_json, verdict_line
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.record_delta import apply, delta
@@ -84,18 +86,19 @@ DELTA_SINCE = 4
 """The first layout whose capture B is a delta against capture A."""
 
 RECORD_NAME = "fusiondiff diff"
+KERNELS_COMPARED_WHOLE = 64
+"""A fusion of more kernels than this is compared with its counterpart kernel by kernel when the
+record is made (:func:`_fusion_delta`): a fusion of 100,000 kernels is never held whole as data."""
 
 
 def build_diff_record(report: DiffReport) -> dict[str, Any]:
-    """The diff record of ``report`` as data for ``msgspec.json.encode`` (:func:`dumps_diff_record`; NaN is
-    written as null), its layout in the module docstring."""
-    with collector_paused():  # the record of a whole session is millions of objects (records.collector)
-        return _record(report, plain_data(report.a), plain_data(worded(report.result)))
+    """The diff record of ``report`` as data (what :func:`encode_diff_record` writes, parsed; NaN
+    is None), its layout in the module docstring."""
+    return msgspec.json.decode(encode_diff_record(report))
 
 
-def _record(report: DiffReport, capture_a: Any, diff: Any) -> dict[str, Any]:
-    """The record around capture A and the worded diff, given as data or as their JSON already
-    encoded (``msgspec.Raw``): capture B is made here, as its delta against A."""
+def _head(report: DiffReport) -> dict[str, Any]:
+    """The record's fields before ``diff`` and ``captures``, in their order."""
     from fusiondiff.records.version import __version__
 
     result = report.result
@@ -113,32 +116,79 @@ def _record(report: DiffReport, capture_a: Any, diff: Any) -> dict[str, Any]:
             "A": {"label": result.label_a, "path": report.path_a},
             "B": {"label": result.label_b, "path": report.path_b},
         },
-        "diff": diff,
-        "captures": {"A": capture_a, "B": _capture_delta(report.a, report.b)},
     }
 
 
+def record_chunks(report: DiffReport) -> Iterator[bytes]:
+    """The diff record as compact UTF-8 JSON, in pieces of about a megabyte that join to it
+    (:mod:`fusiondiff.records.streamed`): the diff and capture A are encoded part by part as they
+    are written, and of capture B only its differences from A are ever held."""
+    head = msgspec.json.encode(_head(report))
+    with collector_paused():  # the delta of a whole session is millions of objects (records.collector)
+        capture_b = msgspec.json.encode(_capture_delta(report.a, report.b))
+    parts = (
+        [head[:-1], b',"diff":'],
+        encode_chunks(worded(report.result)),
+        [b',"captures":{"A":'],
+        encode_chunks(report.a),
+        [b',"B":', capture_b, b"}}\n"],
+    )
+    yield from batched(chunk for part in parts for chunk in part)
+
+
 def _capture_delta(a: Capture, b: Capture) -> dict[str, Any]:
-    """Capture B as its delta against capture A, what :func:`delta` of their data gives, made
-    fusion by fusion: neither side's data is ever whole at once (at 10,000 fusions, a fifth of the
-    command's memory each). Where a side has no fusion, the two are compared whole."""
+    """Capture B as its delta against capture A (what :func:`delta` of their data gives), made
+    fusion by fusion, and kernel by kernel in a fusion of many: neither side's data is ever whole
+    at once (at 10,000 fusions, a fifth of the command's memory). Where a side has no fusion, the
+    two are compared whole."""
     if not b.fusions or not a.fusions:
         return delta(plain_data(a), plain_data(b))
-    change = delta(plain_data(dataclasses.replace(a, fusions=())), plain_data(dataclasses.replace(b, fusions=())))
-    items = {}
-    for i, fusion in enumerate(b.fusions):
-        fusion_b = plain_data(fusion)
-        if i >= len(a.fusions):
-            items[str(i)] = {"=": fusion_b}
-            continue
-        fusion_a = plain_data(a.fusions[i])
-        if fusion_a != fusion_b:
-            items[str(i)] = delta(fusion_a, fusion_b)
-    if items or len(b.fusions) != len(a.fusions):
-        change["~"]["fusions"] = (
-            {"[~]": items, "len": len(b.fusions)} if len(b.fusions) != len(a.fusions) else {"[~]": items}
-        )
+    change = delta(plain_data(shell(a, fusions=())), plain_data(shell(b, fusions=())))
+    change["~"].pop("fusions", None)
+    items = _items_delta(a.fusions, b.fusions, _fusion_delta)
+    if items is not None:
+        change["~"]["fusions"] = items
     return change
+
+
+def _items_delta(
+    a: tuple[Any, ...], b: tuple[Any, ...], item_delta: Callable[[Any, Any], dict[str, Any] | None]
+) -> dict[str, Any] | None:
+    """The delta of two lists of records (``b`` not empty), each position's by ``item_delta``
+    (None where equal); None where the lists are equal."""
+    items = {}
+    for i, record in enumerate(b):
+        if i >= len(a):
+            items[str(i)] = {"=": plain_data(record)}
+        else:
+            change = item_delta(a[i], record)
+            if change is not None:
+                items[str(i)] = change
+    if len(b) != len(a):
+        return {"[~]": items, "len": len(b)}
+    return {"[~]": items} if items else None
+
+
+def _record_delta(a: Any, b: Any) -> dict[str, Any] | None:
+    data_a, data_b = plain_data(a), plain_data(b)
+    return None if data_a == data_b else delta(data_a, data_b)
+
+
+def _fusion_delta(a: FusionRecord, b: FusionRecord) -> dict[str, Any] | None:
+    """Fusion B's delta against fusion A, None where equal; a fusion of many kernels is compared
+    kernel by kernel (its kernels' delta placed where :func:`delta` places it)."""
+    if len(a.kernels) <= KERNELS_COMPARED_WHOLE and len(b.kernels) <= KERNELS_COMPARED_WHOLE:
+        return _record_delta(a, b)
+    data_b = plain_data(shell(b, kernels=()))
+    change = delta(plain_data(shell(a, kernels=())), data_b)
+    if b.kernels:
+        kernels = _items_delta(a.kernels, b.kernels, _record_delta)
+    else:
+        kernels = {"=": plain_data(b.kernels)}
+    if kernels is not None:
+        changed = change["~"]
+        change["~"] = {k: kernels if k == "kernels" else changed[k] for k in data_b if k == "kernels" or k in changed}
+    return None if change == {"~": {}} else change
 
 
 def dumps_diff_record(report: DiffReport) -> str:
@@ -146,19 +196,9 @@ def dumps_diff_record(report: DiffReport) -> str:
     return encode_diff_record(report).decode()
 
 
-def encode_diff_record(report: DiffReport) -> bytearray:
-    """The diff record as UTF-8 JSON bytes (:func:`dumps_diff_record`'s text, for a file): the bytes
-    of :func:`build_diff_record`'s data, made without it. Capture A and the diff are encoded from
-    their records (msgspec writes a record as it writes its data, in half the time, and no copy of
-    a whole capture as dicts and lists is made), and the line's end is added in place."""
-    with collector_paused():
-        record = _record(
-            report, msgspec.Raw(msgspec.json.encode(report.a)), msgspec.Raw(msgspec.json.encode(worded(report.result)))
-        )
-        out = bytearray()
-        msgspec.json.Encoder().encode_into(record, out)
-        out += b"\n"
-    return out
+def encode_diff_record(report: DiffReport) -> bytes:
+    """The diff record as UTF-8 JSON bytes (:func:`dumps_diff_record`'s text, for a file)."""
+    return b"".join(record_chunks(report))
 
 
 def is_diff_record(data: Any) -> bool:

@@ -14,7 +14,7 @@ from fusiondiff.report.thunder_view import thunder_text
 def render_diff_terminal(report: DiffReport, width: int | None = None) -> str:
     """The four (Thunder's figures last, where a side has them), no line wider than ``width`` (the terminal's; 100 columns when piped)."""
     return (
-        render_diff_text(report.result, width)
+        render_diff_text(report.result, width, report.selection)
         + block_section(report, width)
         + conditions_text(report, width)
         + thunder_text(report, width)

@@ -4,31 +4,40 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from fusiondiff.report.interface import DiffReport, Renderer
 
 
 class TextRenderer(Renderer):
     name = "text"
 
-    def render(self, report: DiffReport) -> str:
-        from fusiondiff.report.blocks import block_section
-        from fusiondiff.report.diff_text import render_diff_text
-        from fusiondiff.report.environment_view import conditions_text
-        from fusiondiff.report.thunder_view import thunder_text
+    def __init__(self, width: int | None = None) -> None:
+        self.width = width
+        """The columns its lines are wrapped to; None: as long as they are (a file)."""
 
-        text = render_diff_text(report.result) + block_section(report) + conditions_text(report) + thunder_text(report)
-        return f"({report.selection})\n{text}" if report.selection else text
+    def laid_out(self, width: int) -> Renderer:
+        return TextRenderer(width)
+
+    def render(self, report: DiffReport) -> str:
+        from fusiondiff.report.terminal import render_diff_terminal
+
+        return render_diff_terminal(report, self.width)
 
 
 class JsonRenderer(Renderer):
     name = "json"
 
     def render(self, report: DiffReport) -> str:
+        return "".join(self.chunks(report))
+
+    def chunks(self, report: DiffReport) -> Iterator[str]:
         from fusiondiff.records.errors import ReportError
-        from fusiondiff.report.record import dumps_diff_record
+        from fusiondiff.report.record import record_chunks
 
         if report.selection:
             raise ReportError(
                 "the diff record is always whole: leave out --top, --fusion and --min-gap with --format json"
             )
-        return dumps_diff_record(report)
+        for chunk in record_chunks(report):
+            yield chunk.decode()

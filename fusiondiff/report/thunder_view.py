@@ -83,7 +83,52 @@ def thunder_text(report: DiffReport, width: int | None = None) -> str:
         return ""
     lines = ["", "Thunder's own figures beside fusiondiff's (medians per call; each timer measures another thing)"]
     lines += table(("region", "figure", "A", "B"), rows, width)
-    timers = sorted({figure.split(" ")[1] for _, figure, *_ in rows if figure.startswith("Thunder ")})
-    lines += [f"  {TIMER_MEANINGS.get(timer, f'Thunder {timer}')}" for timer in timers]
-    lines += [f"  {meaning}" for meaning in FUSIONDIFF_MEANINGS]
+    lines += [f"  {meaning}" for meaning in _meanings(rows)]
     return "".join(printable(line) + "\n" for line in fit_all(lines, width))
+
+
+def _meanings(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    """What each timer shown measured: Thunder's timers in the rows, then fusiondiff's two."""
+    timers = sorted({figure.split(" ")[1] for _, figure, *_ in rows if figure.startswith("Thunder ")})
+    return [TIMER_MEANINGS.get(timer, f"Thunder {timer}") for timer in timers] + list(FUSIONDIFF_MEANINGS)
+
+
+def thunder_markdown(report: DiffReport) -> list[str]:
+    """The section of the Markdown report (no lines when no side carries Thunder's figures for a
+    paired region); every cell escaped by :func:`md_text.table`."""
+    from fusiondiff.report.md_text import inline, table
+
+    rows = list(thunder_rows(report))
+    if not rows:
+        return []
+    lines = [
+        "### Thunder's own figures beside fusiondiff's",
+        "",
+        "Medians per call; each timer measures another thing.",
+        "",
+    ]
+    lines += table(("region", "figure", report.result.label_a, report.result.label_b), rows, "llrr")
+    return [*lines, "", *(f"- {inline(meaning)}" for meaning in _meanings(rows)), ""]
+
+
+def thunder_html(report: DiffReport) -> str:
+    """The section of the HTML report (empty when there is nothing to show), every cell escaped."""
+    from fusiondiff.report.md_text import html_text
+
+    rows = list(thunder_rows(report))
+    if not rows:
+        return ""
+    head = "".join(
+        f"<th>{html_text(h)}</th>" for h in ("region", "figure", report.result.label_a, report.result.label_b)
+    )
+    body = "".join(
+        f"<tr><td>{html_text(region)}</td><td>{html_text(figure)}</td>"
+        f'<td class="num">{html_text(a)}</td><td class="num">{html_text(b)}</td></tr>'
+        for region, figure, a, b in rows
+    )
+    notes = "".join(f"<li>{html_text(meaning)}</li>" for meaning in _meanings(rows))
+    return (
+        "<h2>Thunder's own figures beside fusiondiff's</h2><p>Medians per call; each timer measures another thing.</p>"
+        f'<div class="tw"><table class="fdt"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+        f"<ul>{notes}</ul>"
+    )

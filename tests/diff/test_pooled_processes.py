@@ -54,7 +54,7 @@ def test_the_cli_pools_each_side_and_says_so():
     run = fusiondiff("diff", LIVE[0], REPLAYS[0], *_also("--also-a", LIVE[1:]), *_also("--also-b", REPLAYS[1:]))
     assert run.returncode == 0, run.stdout + run.stderr
     assert "A pooled from 5 processes" in run.stderr and "B pooled from 5 processes" in run.stderr
-    assert "verdict: same speed" in run.stdout
+    assert "kernel: same speed" in run.stdout
 
 
 def test_a_planted_offset_stays_first_against_the_replays_own_measured_spread():

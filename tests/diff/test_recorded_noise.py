@@ -85,8 +85,8 @@ def test_gate_host_on_the_demo_pair_without_host_times_is_not_measured(tmp_path)
     code, text = _cli(str(a), str(b), "--gate", "host")
     assert code == 3 and "host: fd.execute's host time was not measured on both sides" in text
     html = HtmlRenderer().render(open_report([a, b]))
-    host = html.split("Host time per call", 1)[1].split("</div>", 1)[0]
-    assert 'class="verdict unknown"' in host and "ok" not in host.split('class="verdict', 1)[1][:10]
+    # the host answer, at the top of the page, is neither a pass nor a failure
+    assert '<div class="verdict unknown" data-question="host"><strong>host:</strong>' in html
 
 
 def test_two_unrelated_programs_are_said_first_and_compare_no_time():
@@ -100,7 +100,7 @@ def test_two_unrelated_programs_are_said_first_and_compare_no_time():
         assert result.outcome("fidelity") == "fails" and result.exit_code() == 1
         assert all(ledger.gap_ns == 0 for ledger in result.ledgers)  # no cause takes a gap
         code, text = _cli(str(x), str(y), "--strict")
-        assert code == 1 and text.split("verdict: ", 1)[1].startswith("A and B run different programs")
+        assert code == 1 and text.startswith("kernel: A and B run different programs")
 
 
 def test_a_changed_definition_of_one_program_is_still_compared():

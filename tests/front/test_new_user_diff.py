@@ -35,7 +35,7 @@ def test_a_plain_diff_of_two_ranks_ranks_the_planted_offset_first_as_ranks_does(
     ranks = fusiondiff("ranks", rank0, rank1)
     assert "top finding: [storage_offset, cause] Input 0 of nvFusion0 [forward]" in ranks.stdout
     # the same diff: the verdict of rank 1 in `ranks` is the verdict line of the plain diff
-    verdict = plain.stdout.split("verdict: ", 1)[1].splitlines()[0]
+    verdict = plain.stdout.split("kernel: ", 1)[1].splitlines()[0]
     assert f"rank 1: {verdict}" in ranks.stdout
 
 
@@ -97,7 +97,8 @@ def test_times_read_in_a_unit_chosen_for_them_and_integers_as_integers():
     ranks = fusiondiff("ranks", FSDP).stdout
     table = ranks.split("communication kernels per rank", 1)[1]
     assert not re.search(r"\d x \d", table), "calls and totals are two columns, not a product"
-    assert "rank 0 calls rank 0 total ms rank 1 calls rank 1 total ms" in table
+    # wrapped to 100 columns: read with its line breaks as spaces
+    assert "rank 0 calls rank 0 total ms rank 1 calls rank 1 total ms" in " ".join(table.split())
     assert "time in collectives differs by 83 %: rank 0 2.01 s, rank 1 0.33 s" in table
     llama = fusiondiff("diff", LLAMA3 / "live.json", LLAMA3 / "replay.json").stdout
     # piped, diff wraps its lines at 100 columns (issue #41): read with the line breaks as spaces
@@ -120,13 +121,13 @@ def test_a_verdict_on_one_fusion_reads_as_one_and_the_table_says_what_its_column
     seed = DATA / "zoo" / "seed_method"
     undecided = fusiondiff("diff", seed / "live.json", seed / "replay.json").stdout
     # the verdict wrapped at 100 columns (issue #41): the whole paragraph, up to the host line
-    verdict = " ".join(undecided.split("verdict: ", 1)[1].split("\nhost: ", 1)[0].split())
+    verdict = " ".join(undecided.split("kernel: ", 1)[1].split("\nhost: ", 1)[0].split())
     assert verdict.startswith(
         "kernel time not measured: only 1 sample(s) on side A: too few to know its median (at least 3)"
     ), verdict
     assert "fusion(s) timed" not in verdict
     offset = fusiondiff("diff", DATA / "offset" / "live.json", DATA / "offset" / "replay_nvfuser.json").stdout
-    assert "verdict: B is 1.40x faster: 27.07 us in A, 19.39 us in B" in offset
+    assert offset.startswith("kernel: B is 1.40x faster: 27.07 us in A, 19.39 us in B")
     table = offset.split("\nfusions\n", 1)[1].split("\n\n", 1)[0]
     assert "0.72x" in table
     # the legend closes the table, wrapped at 100 columns (issue #41)
@@ -145,8 +146,8 @@ def test_long_lists_and_paths_of_the_recording_machine_are_shortened_in_the_text
     llama = fusiondiff("diff", LLAMA3 / "live.json", LLAMA3 / "replay.json").stdout
     lines = llama.splitlines()
     # B's line, wrapped at 100 columns (issue #41): it and its indented continuation lines
-    at = next(i for i, line in enumerate(lines) if line.startswith("  B (replay): "))
-    end = next(i for i in range(at + 1, len(lines)) if not lines[i].startswith("      "))
+    at = next(i for i, line in enumerate(lines) if line.startswith("B (replay): "))
+    end = next(i for i in range(at + 1, len(lines)) if not lines[i].startswith("    "))
     header = " ".join(" ".join(lines[at:end]).split())
     assert header.endswith(
         "(26 scripts: llama3/repros/backward_nvFusion13.py, llama3/repros/backward_nvFusion14.py, "
@@ -158,7 +159,7 @@ def test_long_lists_and_paths_of_the_recording_machine_are_shortened_in_the_text
     # B's label keeps the path as given and shortens the script's: checked on a path as short as the
     # checkout's place cannot change (a long absolute path wraps at 100 columns), and on the record
     offset = fusiondiff("diff", "live.json", "replay_nvfuser.json", cwd=DATA / "offset").stdout
-    assert "  B (replay): replay_nvfuser.json (…/offset_nvfuser_repro.py)" in offset.splitlines(), offset
+    assert "B (replay): replay_nvfuser.json (…/offset_nvfuser_repro.py)" in offset.splitlines(), offset
     assert "/tmp/rec/scratch" not in offset
     replay = DATA / "offset" / "replay_nvfuser.json"
     record = json.loads(fusiondiff("diff", "--format", "json", DATA / "offset" / "live.json", replay).stdout)

@@ -37,4 +37,4 @@ def test_notebook_runs(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         for o in outputs
         if o.output_type in ("execute_result", "display_data") and "text/html" in o.get("data", {})
     ]
-    assert any("Verdict:" in h for h in html), "a diff shows itself as the HTML report"
+    assert any("<strong>kernel:</strong>" in h for h in html), "a diff shows itself as the HTML report"

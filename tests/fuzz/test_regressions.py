@@ -5,6 +5,16 @@
 - A definition nesting 30,000 unary minus around a gather's dimension: MemoryError from the parser.
 - A round trip with a link planted where its script goes and an input no script can name: exit 2
   with its summary saying why (NOT REPLAYED), nothing written through the link.
+- A kernel's block of 0 threads: the Perfetto trace's SM tracks divided by it (ZeroDivisionError).
+- A definition nesting 1,000 unary minus (the parser's depth, not the printer's): `repro`'s refusal
+  printed the expression and recursed past Python's limit (RecursionError).
+- A gzipped capture (41 kB) whose warning is 2,000,000 colour escapes: the Markdown and HTML
+  reports wrote it whole (20 and 16 MB, 465 MB of memory, past 384 MiB + 4x the input).
+- A capture whose nvFuser version is 2,000,000 colour escapes (20 MB): the Markdown report wrote it
+  three times (the environment table, the finding's evidence, the property table: 60 MB), past the
+  10 s CPU limit, and the process killed there left its temporary file.
+
+Each is kept with the command that broke the rule (the harness printed it with two more).
 """
 
 from __future__ import annotations
@@ -40,6 +50,34 @@ KEPT = [
         ),
         commands=("roundtrip-folder",),
         plants=(("out/t.json", "link-folder"), ("out/script_fusion0.py", "link-dangling")),
+    ),
+    Case(
+        kind="capture",
+        seed="cli",
+        mutations=(("fusions.0.kernels.0.launch.block.0", "set", 0),),
+        commands=("perfetto",),
+    ),
+    Case(
+        kind="capture",
+        seed="constants",
+        mutations=(
+            ("fusions.0.definition", "definition", ("constants", 1000)),
+            ("fusions.0.definition", "definition", ("long-literal", 500000)),
+            ("fusions.0.definition", "definition", ("unary-minus-gather", 1000)),
+        ),
+        commands=("repro",),
+    ),
+    Case(
+        kind="gzip",
+        seed="blocks",
+        mutations=(("warnings.0", "text", ("\x1b[31m", 2000000)),),
+        commands=("md",),
+    ),
+    Case(
+        kind="capture",
+        seed="offset",
+        mutations=(("environment.nvfuser_version", "text", ("\x1b[31m", 2000000)),),
+        commands=("md", "html"),
     ),
 ]
 

@@ -57,3 +57,23 @@ def test_the_diff_names_the_offset_first_and_shows_thunders_figures_beside_fusio
         assert "Thunder's own figures beside fusiondiff's" in text
         assert "Thunder WallTime (nvfuser) 54.09 us" in text and "Thunder KernelTime (nvfuser) 52.19 us" in text
         assert "fusiondiff kernel 58.77 us 50.78 us" in text
+
+
+@pytest.mark.parametrize("suffix", ["md", "html"])
+def test_the_markdown_and_html_reports_show_thunders_figures_beside_fusiondiffs(tmp_path, suffix):
+    out = tmp_path / f"report.{suffix}"
+    run = fusiondiff("report", RECORDED / "live.json", RECORDED / "replay_report.json", "-o", out)
+    assert run.returncode == 0, run.stderr
+    page = out.read_text()
+    assert "Thunder's own figures beside fusiondiff's" in page
+    row = page[page.index("Thunder WallTime (nvfuser)") :][:120]
+    assert "54.09 us" in row
+    kernel = page[page.index("fusiondiff kernel", page.index("Thunder's own figures")) :][:160]
+    assert "58.77 us" in kernel and "50.78 us" in kernel
+    assert "torch.profiler" in page and "cold L2" in page  # what each timer measured
+
+
+def test_a_report_without_thunders_figures_has_no_such_section(tmp_path):
+    out = tmp_path / "report.md"
+    assert fusiondiff("report", RECORDED / "live.json", RECORDED / "replay_repros.json", "-o", out).returncode == 0
+    assert "Thunder's own figures" not in out.read_text()

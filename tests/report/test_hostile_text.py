@@ -162,3 +162,17 @@ def test_pipes_in_code_spans_stay_in_their_table_cell() -> None:
     html = _github(f"| x | y |\n|---|---|\n{row}\n")
     assert _tags(html).tags["td"] == 2 and "img" not in _tags(html).tags
     assert "<code>a|b&lt;img src=x&gt;</code>" in html
+
+
+def test_a_text_past_the_document_limit_is_cut_and_counted():
+    """A recorded text made megabytes long is cut in the Markdown and HTML reports, and says how
+    much it left out (the fuzz harness: a 10 MB nvFuser version written three times)."""
+    from fusiondiff.records.limits import TEXT_CHARS
+    from fusiondiff.report.html_parts import escaped
+    from fusiondiff.report.md_text import inline
+
+    long = "v" * (TEXT_CHARS + 123)
+    for shown in (inline(long), inline(long, table=True), escaped(long)):
+        assert shown.startswith("v" * TEXT_CHARS) and "123 more characters not shown" in shown
+        assert len(shown) < TEXT_CHARS + 100
+    assert inline("v" * TEXT_CHARS) == "v" * TEXT_CHARS == escaped("v" * TEXT_CHARS)

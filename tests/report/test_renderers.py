@@ -133,7 +133,10 @@ def test_html_is_one_self_contained_well_formed_page(inputs: list[Path]) -> None
     kernels = sum(len(p.kernels) for p in report.result.pairs)
     several = sum(1 for p in report.result.pairs if len(p.kernels) > 1)
     assert page.count("<svg") == kernels + several
-    assert "Verdict:" in page and report.result.label_a in page and report.result.label_b in page
+    # the answer first: each question's line, labelled, before the title and the sides
+    answers = [page.index(f"<strong>{q}:</strong>") for q in ("kernel", "host", "fidelity")]
+    assert answers == sorted(answers) and answers[-1] < page.index("<h1>") and "Verdict:" not in page
+    assert report.result.label_a in page and report.result.label_b in page
     assert "/tmp/" not in page
 
 
@@ -250,7 +253,9 @@ def test_report_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     md = tmp_path / "r.md"
     # 0 once written, though the runs differ (issue #41); --exit-code gives the diff's 1
     assert main(["report", *map(str, OFFSET), "-o", str(md)]) == 0
-    assert md.read_text().startswith("## fusiondiff: A (live) vs B (replay)")
+    first = md.read_text().splitlines()
+    assert [line.split(":**")[0] for line in first[:3]] == ["**kernel", "**host", "**fidelity"]
+    assert "## fusiondiff: A (live) vs B (replay)" in first
     record = tmp_path / "diff.json"
     assert main(["report", *map(str, OFFSET), "-o", str(record), "--exit-code"]) == 1
     assert json.loads(record.read_text())["record"] == "fusiondiff diff"
@@ -260,7 +265,7 @@ def test_report_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert "traceEvents" in json.loads(trace.read_text())
     capsys.readouterr()
     assert main(["report", str(record), "--format", "text", "--exit-code"]) == 1
-    assert "verdict:" in capsys.readouterr().out
+    assert capsys.readouterr().out.startswith("kernel: ")
     assert main(["report", str(OFFSET[0])]) == 2
     assert "not a diff record" in capsys.readouterr().err
     with pytest.raises(SystemExit) as refused:  # argparse's choices: usage and one line, exit 2
@@ -293,7 +298,7 @@ def test_notebook_api(offset_report) -> None:
     assert "fusion0" in capture._repr_html_()
     assert list(capture.to_dataframe("kernels").registers_per_thread) == [31]
     d = fdn.diff(*OFFSET)
-    assert "Verdict:" in d._repr_html_()
+    assert "<strong>kernel:</strong> B is 1.40x faster" in d._repr_html_()
     kernels = d.to_dataframe("kernels")
     assert list(kernels[["block_a", "block_b", "verdict"]].iloc[0]) == ["512x1x1", "128x1x1", "FASTER"]
     assert set(d.to_dataframe("samples").side) == {"A", "B"}
@@ -319,9 +324,11 @@ def test_report_narrowed_by_top_fusion_and_min_gap(capsys: pytest.CaptureFixture
     assert select(seed, Selection()) is seed
     with pytest.raises(ReportError, match="side A of this diff has no fusion 'nvFusion99'; did you mean nvFusion9"):
         select(seed, Selection(fusion="nvFusion99"))
-    # the whole diff's code: same speed
+    # the code of what is shown: same speed
     assert main(["report", *map(str, SEED), "--top", "2", "--format", "text", "--exit-code"]) == 0
-    assert capsys.readouterr().out.startswith("(narrowed by --top 2: 2 of 13")
+    lines = capsys.readouterr().out.splitlines()
+    starts = [next(i for i, line in enumerate(lines) if line.startswith(s)) for s in ("fidelity:", "(narrowed", "A (")]
+    assert starts == sorted(starts) and lines[starts[1]].startswith("(narrowed by --top 2: 2 of 13")
     assert main(["report", *map(str, SEED), "--top", "2", "--format", "json"]) == 2
 
 
