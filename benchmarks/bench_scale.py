@@ -7,6 +7,8 @@ A's, as a replay's do, and a record must hold both). Per size and per checkout, 
 process, as a user runs it:
 
 - **load**: ``store.load_capture`` of A (the process's CPU time, best of ``--repeat``);
+- **alone**: ``diff.core.diff(A, B)`` of the two captures loaded, in one process (its CPU time,
+  best of ``--repeat``): the differ's own cost, the issue's "the diff <= 1 s of CPU";
 - **diff**: ``python -m fusiondiff diff A B`` (CPU time of the process, user and system);
 - **diff --json**: the same with ``--json FILE``: its CPU time, its peak resident memory (over the
   two input files) and the record's size (over the two captures).
@@ -45,6 +47,19 @@ for _ in range({repeat}):
     capture = load_capture(sys.argv[1])
     best = min(best, time.process_time() - start)
     del capture
+print(best)
+"""
+
+_ALONE = """
+import sys, time
+from fusiondiff.diff.core import diff
+from fusiondiff.io.store import load_capture
+a, b = load_capture(sys.argv[1]), load_capture(sys.argv[2])
+best = float("inf")
+for _ in range({repeat}):
+    start = time.process_time()
+    diff(a, b)
+    best = min(best, time.process_time() - start)
 print(best)
 """
 
@@ -134,6 +149,7 @@ def measure(root: Path, a: Path, b: Path, record: Path, repeat: int) -> dict[str
         inputs = a.stat().st_size + b.stat().st_size
         return {
             "load": float(out),
+            "alone": float("nan"),
             "diff": plain,
             "json": cpu,
             "memory": rss / inputs,
@@ -142,6 +158,7 @@ def measure(root: Path, a: Path, b: Path, record: Path, repeat: int) -> dict[str
             "record_mib": record.stat().st_size / 2**20,
         }
     load = float(run(root, ["-c", _LOAD.format(repeat=repeat), str(a)])[2])
+    alone = float(run(root, ["-c", _ALONE.format(repeat=repeat), str(a), str(b)])[2])
     plain = min(run(root, ["-m", "fusiondiff", "diff", str(a), str(b)])[0] for _ in range(repeat))
     best = (float("inf"), 0)
     for _ in range(repeat):
@@ -150,6 +167,7 @@ def measure(root: Path, a: Path, b: Path, record: Path, repeat: int) -> dict[str
     inputs = a.stat().st_size + b.stat().st_size
     return {
         "load": load,
+        "alone": alone,
         "diff": plain,
         "json": best[0],
         "memory": best[1] / inputs,
@@ -177,7 +195,10 @@ def main() -> int:
     print(
         f"bench_scale on {os.cpu_count()} CPU(s), Python {sys.version.split()[0]}; CPU seconds, best of {args.repeat}"
     )
-    print(f"  {'fusions':>8} {'checkout':<8} {'load':>7} {'diff':>7} {'--json':>7} {'peak mem':>9} {'record':>8}")
+    print(
+        f"  {'fusions':>8} {'checkout':<8} {'load':>7} {'alone':>7} {'diff':>7} {'--json':>7} {'peak mem':>9} "
+        f"{'record':>8}"
+    )
     figures: dict[tuple[str, int], dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="fusiondiff-scale-") as tmp:
         folder = Path(tmp)
@@ -191,7 +212,7 @@ def main() -> int:
                     continue
                 f = figures[name, count] = measure(root, a, b, record, repeat)
                 print(
-                    f"  {count:>8,} {name:<8} {f['load']:7.3f} {f['diff']:7.3f} {f['json']:7.3f} "
+                    f"  {count:>8,} {name:<8} {f['load']:7.3f} {f['alone']:7.3f} {f['diff']:7.3f} {f['json']:7.3f} "
                     f"{f['memory']:6.2f}x ({f['rss_gib']:.1f} GiB) {f['record']:6.2f}x ({f['record_mib']:.0f} MiB)",
                     flush=True,
                 )

@@ -6,7 +6,10 @@ fusiondiff from the checkout measured:
 - ``python -c pass``: the interpreter alone, the unit of every ratio;
 - ``import``: the modules ``fusiondiff diff`` imports before it answers (the command line, the
   store, the differ, the text report);
-- ``diff``: ``fusiondiff diff`` of the one-fusion pair recorded on the H200 (``tests/data/offset``);
+- ``diff``: ``fusiondiff diff`` of the one-fusion pair recorded on the H200 (``tests/data/offset``),
+  whose verdicts run no rank test;
+- ``diff, U test``: ``fusiondiff diff`` of a one-fusion pair whose host question runs the
+  Mann-Whitney test (``tests/data/zoo/control``: what most one-fusion diffs do);
 - ``demo``: ``fusiondiff demo`` (without a GPU: the diff of the bundled captures).
 
 The rounds alternate the commands and the checkouts (this one, then ``--base``), so a machine that
@@ -29,6 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OFFSET = ROOT / "tests" / "data" / "offset"
+CONTROL = ROOT / "tests" / "data" / "zoo" / "control"
 IMPORTS = (
     "import fusiondiff.front.cli, fusiondiff.io.store, fusiondiff.diff.core, fusiondiff.report.terminal, "
     "fusiondiff.report.diff_text"
@@ -37,9 +41,10 @@ COMMANDS: dict[str, list[str]] = {
     "python -c pass": ["-c", "pass"],
     "import": ["-c", IMPORTS],
     "diff, one fusion": ["-m", "fusiondiff", "diff", str(OFFSET / "live.json"), str(OFFSET / "replay_nvfuser.json")],
+    "diff, U test": ["-m", "fusiondiff", "diff", str(CONTROL / "live.json"), str(CONTROL / "replay.json")],
     "demo": ["-m", "fusiondiff", "demo"],
 }
-TARGETS_S = {"diff, one fusion": 0.5, "demo": 1.5}
+TARGETS_S = {"diff, one fusion": 0.5, "diff, U test": 0.5, "demo": 1.5}
 """The issue's targets on a quiet machine, in seconds of wall time."""
 
 

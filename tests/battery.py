@@ -1,6 +1,10 @@
 """The harness of the bad-input battery (``tests/front/test_bad_inputs.py``): what a case is, the
 mutations of the recorded capture, the set-ups of a case's directory, the checks after a run, and
-:func:`run_case`, which runs one case through the real command line in a fresh process.
+:func:`run_case`, which runs one case through the real command line: in the test's process where
+the case asks nothing of a fresh one (:func:`in_process`: most cases; a fresh interpreter costs a
+second of imports under load), else in a fresh process, as a user starts it (the cases of the
+process's own streams, its environment and limits, the console script, and the commands that start
+processes, and those that could hang: about a third).
 
 A case is one :class:`Case`: a name, the command (``{cap}`` is the mutated capture, ``{other}``
 an untouched copy of the recording, ``{tmp}`` the case's directory), the mutation of the recorded
@@ -14,9 +18,11 @@ from __future__ import annotations
 
 import ast
 import atexit
+import contextlib
 import copy
 import functools
 import hashlib
+import io
 import json
 import os
 import re
@@ -364,9 +370,47 @@ def _preexec(case: Case) -> Callable[[], None] | None:
     return closed_streams
 
 
+PROCESS_GROUPS = frozenset({"streams", "ambiguous", "surrogate", "hangs"})
+"""Classes whose cases are about the process itself (its standard streams, Ctrl-C as it starts,
+what its stdout's encoder takes), or would stop the suite if they failed (a command that hangs:
+the fresh process has a timeout): each runs in a fresh one."""
+PROCESS_COMMANDS = frozenset({"roundtrip", "replay", "capture"})
+"""Commands that start processes of their own, or need the live side's stand-ins on the path."""
+
+
+def in_process(case: Case) -> bool:
+    """Whether ``case`` runs in the test's own process (:func:`run_here`): it asks nothing of a
+    fresh one (no environment, console script, closed descriptor, file-size limit or stdout file;
+    no command that starts processes; no class about the process). A fresh interpreter costs a
+    second of imports under load and tells these cases nothing more."""
+    special = case.env or case.console or case.close or case.file_size_limit is not None or case.stdout_to
+    return not special and case.group not in PROCESS_GROUPS and case.command.split()[0] not in PROCESS_COMMANDS
+
+
+def run_here(argv: list[str], cwd: Path) -> tuple[int, str, str]:
+    """``fusiondiff ARGV`` run in ``cwd`` by :func:`fusiondiff.front.cli.main` in this process: its
+    exit code, stdout and stderr. The streams encode UTF-8 strictly, as a process's do under a
+    UTF-8 locale: text no encoder takes fails here as it would there."""
+    from fusiondiff.front.cli import main
+
+    out, err = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict", write_through=True) for _ in "12")
+    here = os.getcwd()
+    try:
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as exc:  # argparse's refusals
+                code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    finally:
+        os.chdir(here)
+    return code, *(s.buffer.getvalue().decode("utf-8") for s in (out, err))  # type: ignore[attr-defined]
+
+
 def run_case(case: Case, tmp_path: Path) -> None:
     """Run ``case`` in ``tmp_path`` through the real command line and check everything a case
-    asserts (see the module docstring)."""
+    asserts (see the module docstring): in this process where the case asks nothing of a fresh
+    one (:func:`in_process`), else in a fresh process."""
     if case.needs_non_root and IS_ROOT:
         pytest.skip("permission bits do not stop root")
     cap = _prepare(case, tmp_path)
@@ -374,6 +418,33 @@ def run_case(case: Case, tmp_path: Path) -> None:
     if case.setup:
         case.setup(tmp_path, cap)
     argv = shlex.split(case.command.format(cap=cap, other=tmp_path / "other.json", tmp=tmp_path))
+    if in_process(case):
+        try:
+            returncode, out, err = run_here(argv, tmp_path)
+        finally:
+            cap.chmod(0o644)
+    else:
+        returncode, out, err = _run_fresh(case, argv, tmp_path, cap)
+    assert "Traceback" not in out + err, err
+    assert returncode == case.code, err
+    lines = [line for line in err.splitlines() if not (case.progress and line.startswith(case.progress))]
+    if case.stderr is None:
+        assert lines == [], err
+    else:
+        assert len(lines) == 1 and err.endswith("\n"), err
+        assert re.search(case.stderr, lines[0]), lines[0]
+        if case.code == 2:
+            assert re.match(rf"fusiondiff {argv[0]}: error: ", lines[0]), lines[0]
+    assert all(line.isprintable() for line in out.splitlines() + err.splitlines())
+    assert _snapshot(tmp_path).items() >= before.items(), "a file that existed before the command changed"
+    assert not list(tmp_path.rglob("*.tmp")), "a temporary file was left behind"
+    if case.check:
+        # a check asserts; one that returns a value (a lambda's bool) would check nothing
+        assert case.check(Run(tmp_path, out, err)) is None, "a check must assert, not return"
+
+
+def _run_fresh(case: Case, argv: list[str], tmp_path: Path, cap: Path) -> tuple[int, str, str]:
+    """``case``'s command in a fresh process, as a user starts it: its exit code, stdout and stderr."""
     to_file = case.stdout_to is not None
     stdout = open(case.stdout_to, "w") if to_file else subprocess.PIPE  # type: ignore[arg-type]  # noqa: SIM115
     try:
@@ -391,21 +462,4 @@ def run_case(case: Case, tmp_path: Path) -> None:
         if to_file:
             stdout.close()  # type: ignore[union-attr]
         cap.chmod(0o644)
-    out = result.stdout.decode("utf-8") if result.stdout else ""
-    err = result.stderr.decode("utf-8")
-    assert "Traceback" not in out + err, err
-    assert result.returncode == case.code, err
-    lines = [line for line in err.splitlines() if not (case.progress and line.startswith(case.progress))]
-    if case.stderr is None:
-        assert lines == [], err
-    else:
-        assert len(lines) == 1 and err.endswith("\n"), err
-        assert re.search(case.stderr, lines[0]), lines[0]
-        if case.code == 2:
-            assert re.match(rf"fusiondiff {argv[0]}: error: ", lines[0]), lines[0]
-    assert all(line.isprintable() for line in out.splitlines() + err.splitlines())
-    assert _snapshot(tmp_path).items() >= before.items(), "a file that existed before the command changed"
-    assert not list(tmp_path.rglob("*.tmp")), "a temporary file was left behind"
-    if case.check:
-        # a check asserts; one that returns a value (a lambda's bool) would check nothing
-        assert case.check(Run(tmp_path, out, err)) is None, "a check must assert, not return"
+    return result.returncode, result.stdout.decode("utf-8") if result.stdout else "", result.stderr.decode("utf-8")

@@ -192,12 +192,16 @@ def _timing_verdicts(
                 timings.append((ta, tb))
         places.append(kernel_places)
     gpus = (captures[0].environment.gpu_name, captures[1].environment.gpu_name)
-    judged = sum(
-        1 for fa, fb in records if not fa.failure and not fb.failure and measured(fa.timing) and measured(fb.timing)
-    )
-    verdicts = compare_timings(timings, gpus, judged)
+    # the family: the fusions that did not fail, where both sides are measured (compare_timings reads
+    # that from its arrays); their kernels are not in it
+    family = [not fa.failure and not fb.failure for fa, fb in records]
+    family += [False] * (len(timings) - len(records))
+    verdicts = compare_timings(timings, gpus, family=family)
     several = [i for i, (fa, fb) in enumerate(records) if fa.other_process_timings or fb.other_process_timings]
     if several:  # a side timed in several processes: its fusion judged against their measured spread
+        judged = sum(
+            1 for fa, fb in records if not fa.failure and not fb.failure and measured(fa.timing) and measured(fb.timing)
+        )
         pooled = compare_processes(
             [(processes_of(records[i][0]), processes_of(records[i][1])) for i in several], gpus, judged
         )

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from statistics import NormalDist
+from typing import NamedTuple
 
 import numpy as np
 
@@ -153,11 +154,11 @@ def _coverage(t: float, df: int) -> float:
     return 2 / math.pi * (theta + s * total)
 
 
-@dataclass(frozen=True)
-class _Side:
-    """One side of one pair, reduced to what the verdict reads."""
+class _Side(NamedTuple):
+    """One side of one pair, reduced to what the verdict reads (a named tuple: a diff of thousands
+    of fusions makes two per verdict, and a tuple is made in C)."""
 
-    count: int
+    samples: int
     """Samples, over all its processes."""
     median: float
     """The median of its processes' medians (NaN without samples)."""
@@ -210,12 +211,18 @@ def compare_timings(
     pairs: Sequence[tuple[Timing, Timing]],
     gpus: tuple[str | None, str | None] = (None, None),
     judged: int | None = None,
+    *,
+    family: Sequence[bool] | None = None,
 ) -> list[TimingVerdict]:
     """:func:`compare_processes` for one process a side (a capture against a capture), its floors
-    computed as arrays: a diff of thousands of fusions judges tens of thousands of pairs."""
+    computed as arrays: a diff of thousands of fusions judges tens of thousands of pairs.
+    ``judged`` is how many pairs are judged at once (the family whose false alarms the floor
+    bounds); without it, those of ``family`` (a flag per pair, all by default) both sides measured."""
     a, b = SampleArrays([x for x, _ in pairs]), SampleArrays([y for _, y in pairs])
     ok = (a.counts >= FEW_SAMPLES) & (a.medians > 0) & (b.counts >= FEW_SAMPLES) & (b.medians > 0)
-    z = family_quantile(int(np.count_nonzero(ok)) if judged is None else judged)
+    if judged is None:
+        judged = int(np.count_nonzero(ok if family is None else ok & np.asarray(family, dtype=bool)))
+    z = family_quantile(judged)
     (spread_a, at_a, names_a), (spread_b, at_b, names_b) = (
         _calibrated(gpus[0], a.medians),
         _calibrated(gpus[1], b.medians),
@@ -316,38 +323,54 @@ def _floor(a: _Side, b: _Side, gpus: tuple[str | None, str | None], z: float, ju
 def _judged(a: _Side, b: _Side, floor: float, spread: Spread, spread_of: str) -> TimingVerdict:
     """The verdict of two reduced sides, given the floor of their gap."""
     ratio = b.median / a.median if a.median > 0 and not math.isnan(b.median) else math.nan
-    common = dict(
+    warnings = _warnings("A", a) + _warnings("B", b) if _noisy(a) or _noisy(b) else ()
+    if not (_measured(a) and _measured(b)):
+        verdict: Verdict = "NOT MEASURED"
+        reason = _not_measured(*(("A", a) if not _measured(a) else ("B", b)))
+        floor, spread, spread_of = math.nan, "", ""
+    else:
+        gap = _log_ratio(b.median, a.median)
+        verdict = "SAME" if abs(gap) <= floor else ("SLOWER" if gap > 0 else "FASTER")
+        shown = f"median gap {duration(b.median - a.median, signed=True)} ({100 * gap:+.1f} %)"
+        where = f"between-process spread {spread_of}" if spread == "measured" else f"calibrated spread: {spread_of}"
+        word = "within" if verdict == "SAME" else "beyond"
+        reason = f"{shown} is {word} +-{100 * floor:.1f} %, the smallest gap these data can show ({where})"
+    return TimingVerdict(
         median_a_ns=a.median,
         median_b_ns=b.median,
         iqr_a_ns=a.iqr,
         iqr_b_ns=b.iqr,
-        count_a=a.count,
-        count_b=b.count,
+        count_a=a.samples,
+        count_b=b.samples,
         ratio=ratio,
         p_value=None,
+        verdict=verdict,
+        reason=reason,
+        warnings=warnings,
+        floor=floor,
+        spread=spread,
+        spread_of=spread_of,
         processes_a=max(a.processes, 1),
         processes_b=max(b.processes, 1),
-        warnings=_warnings("A", a) + _warnings("B", b) if _noisy(a) or _noisy(b) else (),
     )
-    unmeasured = [(side, s) for side, s in (("A", a), ("B", b)) if not _measured(s)]
-    if unmeasured:
-        side, s = unmeasured[0]
-        if s.count == 0:
-            why = f"no samples on side {side}"
-        elif math.isnan(s.median):
-            why = f"side {side}'s samples are not numbers (NaN): nothing was timed"
-        elif s.median <= 0:
-            why = f"side {side}'s median sample is 0 ns: its kernels were not timed"
-        else:
-            why = f"only {s.count} sample(s) on side {side}: too few to know its median (at least {FEW_SAMPLES})"
-        return TimingVerdict(**common, verdict="NOT MEASURED", reason=why)  # type: ignore[arg-type]
-    gap = math.log(b.median / a.median)
-    verdict: Verdict = "SAME" if abs(gap) <= floor else ("SLOWER" if gap > 0 else "FASTER")
-    shown = f"median gap {duration(b.median - a.median, signed=True)} ({100 * gap:+.1f} %)"
-    where = f"between-process spread {spread_of}" if spread == "measured" else f"calibrated spread: {spread_of}"
-    word = "within" if verdict == "SAME" else "beyond"
-    reason = f"{shown} is {word} +-{100 * floor:.1f} %, the smallest gap these data can show ({where})"
-    return TimingVerdict(**common, verdict=verdict, reason=reason, floor=floor, spread=spread, spread_of=spread_of)  # type: ignore[arg-type]
+
+
+def _log_ratio(high: float, low: float) -> float:
+    """``ln(high / low)`` of two positive numbers, also where their quotient leaves the floats (a
+    median of a few subnormal nanoseconds against one of microseconds)."""
+    quotient = high / low
+    return math.log(quotient) if 0 < quotient < math.inf else math.log(high) - math.log(low)
+
+
+def _not_measured(side: str, s: _Side) -> str:
+    """Why a side that was not measured cannot be judged, in one line."""
+    if s.samples == 0:
+        return f"no samples on side {side}"
+    if math.isnan(s.median):
+        return f"side {side}'s samples are not numbers (NaN): nothing was timed"
+    if s.median <= 0:
+        return f"side {side}'s median sample is 0 ns: its kernels were not timed"
+    return f"only {s.samples} sample(s) on side {side}: too few to know its median (at least {FEW_SAMPLES})"
 
 
 def _noisy(side: _Side) -> bool:

@@ -205,7 +205,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
     if args.json:
         check_not_input(args.json, [args.a, args.b, *args.also_a, *args.also_b])
-    # Read both before importing the differ (scipy takes a second or two): a bad file fails at once.
+    # Read both before importing the differ (numpy and the rules): a bad file fails at once.
     a, b = load_capture(args.a), load_capture(args.b)
     if args.also_a or args.also_b:
         from fusiondiff.io.captures import pooled

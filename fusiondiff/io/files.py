@@ -93,7 +93,7 @@ def write_text(path: str | os.PathLike[str], text: str, *, devices: bool = True)
     write_bytes(path, text.encode("utf-8"), devices=devices)
 
 
-def write_bytes(path: str | os.PathLike[str], data: bytes, *, devices: bool = True) -> None:
+def write_bytes(path: str | os.PathLike[str], data: bytes | bytearray, *, devices: bool = True) -> None:
     """Write ``data`` to ``path`` as :func:`write_text` writes text (for text already encoded: a
     record of a whole session is not copied into a string and back)."""
     path = Path(path)

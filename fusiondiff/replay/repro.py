@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import inspect
 import os
 import re
@@ -29,12 +30,11 @@ from fusiondiff.records.errors import FusionDiffError, ReplayError
 from fusiondiff.records.escape import printable
 from fusiondiff.records.limits import REPRO_INPUTS
 from fusiondiff.records.model import Capture, FusionRecord, TensorMeta
-from fusiondiff.replay.legacy import translate_legacy
-from fusiondiff.replay.rebuild import Rebuilt, faithful_definition
+from fusiondiff.replay.rebuild import Rebuilt
+from fusiondiff.replay.repro_definition import direct_definition, faithful
 from fusiondiff.replay.saved_inputs import usable_saved_inputs
 from fusiondiff.replay.script_proof import pinned_header, write_script
 from fusiondiff.replay.script_safety import (
-    check_definition,
     comment_text,
     dtype_expression,
     literal,
@@ -72,8 +72,8 @@ def render_repro(
             f"{printable(fusion.key)}: {len(fusion.inputs)} inputs, more than the {REPRO_INPUTS} a repro script is "
             "written for"
         )
-    printed, function = _definition(fusion)
-    rebuilt = faithful_definition(printed, fusion.exact_constants)
+    printed, function = direct_definition(fusion)
+    rebuilt = faithful(printed, tuple(fusion.exact_constants))
     inputs = sorted(fusion.inputs, key=lambda m: m.index)
     if tensors_file is not None:
         inputs = [_loaded_if(m, saved_keys) for m in inputs]
@@ -206,18 +206,10 @@ def _rebuild_notes(rebuilt: Rebuilt) -> list[str]:
     return lines or [""]
 
 
-def _definition(fusion: FusionRecord) -> tuple[str, str]:
-    """The definition in direct syntax and the name of the function it defines."""
-    where = f"the definition of {fusion.key}"
-    # The text comes from a capture and becomes code: it is proven to be only fd calls before it
-    # is translated (so the translator never walks a hostile tree) and again after.
-    check_definition(fusion.definition, where)
-    # A capture made with the legacy frontend (nvFuser 0.2.27-0.2.35) prints legacy calls.
-    try:
-        text = translate_legacy(fusion.definition, filename=comment_text(where)).source  # compile() refuses NUL
-    except ReplayError as exc:
-        raise ReplayError(f"{fusion.key}: {exc}") from None
-    return text, check_definition(text, where)
+@functools.cache
+def _source(helper: Callable[..., Any]) -> list[str]:
+    """The source lines of a helper copied into scripts (read from its file once)."""
+    return inspect.getsource(helper).rstrip("\n").splitlines()
 
 
 def _header(
@@ -283,7 +275,7 @@ def _helpers(inputs: list[TensorMeta], tensors_file: str | None) -> list[str]:
         helpers += [synthesis.alignment_of, synthesis.check_alignment]
     lines: list[str] = []
     for helper in helpers:
-        lines += ["", *inspect.getsource(helper).rstrip("\n").splitlines(), ""]
+        lines += ["", *_source(helper), ""]
     if tensors_file is not None:
         lines += [
             "",

@@ -3,10 +3,8 @@ it selects (no GPU needed)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+from inprocess import fusiondiff
 
 from fusiondiff.front.cli import _recording_options, _split_script_args, build_parser
 from fusiondiff.recording.recorder import Recorder
@@ -53,9 +51,7 @@ def test_the_flags_set_the_recording_options(argv, runs, overhead):
     "bad", [["--sm-timeline-runs", "0"], ["--sm-timeline-runs", "x"], ["--sm-timeline-max-overhead", "-5"]]
 )
 def test_impossible_values_are_refused_before_anything_runs(bad):
-    result = subprocess.run(
-        [sys.executable, "-m", "fusiondiff", "replay", "r.py", "-o", "o.json", *bad], capture_output=True, text=True
-    )
+    result = fusiondiff("replay", "r.py", "-o", "o.json", *bad)
     assert result.returncode == 2 and "--sm-timeline" in result.stderr.splitlines()[-1]
 
 

@@ -182,3 +182,10 @@ def test_the_array_path_of_one_process_a_side_agrees_with_the_general_one(pairs)
     for f, g in zip(fast, general):
         assert (f.verdict, f.reason, f.spread_of, f.warnings) == (g.verdict, g.reason, g.spread_of, g.warnings)
         assert f.floor == pytest.approx(g.floor, rel=1e-9, nan_ok=True)
+
+
+def test_a_subnormal_median_is_judged_without_a_math_error():
+    """A median of 5e-324 ns against one of 2 ns: their quotient is 0 in floats, their log ratio is
+    not (within the absolute floor: SAME)."""
+    (v,) = compare_timings([(Timing((0.0, 2.0, 2.0)), Timing((0.0, 1.0, 5e-324)))], (H200, None))
+    assert v.verdict == "SAME" and v.ratio == 0.0 and "median gap" in v.reason

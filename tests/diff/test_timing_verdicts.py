@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import binom, mannwhitneyu
 
-from fusiondiff.diff.stats import compare_timing, compare_timings, median_interval
+from fusiondiff.diff.stats import _medians_and_iqrs, compare_timing, compare_timings, median_interval
 from fusiondiff.records.model import Timing
 
 from synthetic import samples
@@ -121,3 +124,20 @@ def test_the_median_interval_is_the_narrowest_order_statistics_with_99_percent_c
     else:
         assert coverage(k) >= 0.99 and (k + 1 > (n + 1) // 2 or coverage(k + 1) < 0.99)
     assert median_interval([]) == pytest.approx((math.nan, math.nan), nan_ok=True)
+
+
+sample_values = st.one_of(st.floats(min_value=0, max_value=1e7), st.integers(0, 5).map(float), st.just(math.inf))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 40), st.data())
+def test_the_medians_and_iqrs_of_one_sort_are_numpys_to_the_bit(rows, count, data):
+    values = data.draw(st.lists(sample_values, min_size=rows * count, max_size=rows * count))
+    samples = np.reshape(np.asarray(values), (rows, count))
+    if data.draw(st.booleans()):
+        samples[0, data.draw(st.integers(0, count - 1))] = math.nan
+    medians, iqrs = _medians_and_iqrs(samples)
+    with np.errstate(invalid="ignore"):
+        expected_iqrs = np.subtract(*np.percentile(samples, [75, 25], axis=1)) if count >= 2 else np.zeros(rows)
+        assert np.array_equal(medians, np.median(samples, axis=1), equal_nan=True)
+    assert np.array_equal(iqrs, expected_iqrs, equal_nan=True)

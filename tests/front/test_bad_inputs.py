@@ -1,6 +1,7 @@
 """The bad-input battery: captures mutated from a recording, output faults, hostile text, crafted
-diff records, output folders and streams, each run through the real command line in a fresh
-process (the harness, and what every case asserts, is in ``tests/battery.py``).
+diff records, output folders and streams, each run through the real command line, in this
+process or, where the case is about the process or starts processes, in a fresh one (the harness,
+what every case asserts and which run where, is in ``tests/battery.py``).
 
 A case is one line of ``CASES``. The classes of issue #12 are here: code from a capture reaching a
 script (``code``), records lost (``records``), output faults (``output``), crafted JSON (``json``),

@@ -1,17 +1,17 @@
 """Programs outside the repo's fixtures, run on the H200 as a new user would (tests/data/newuser,
 its README says how): an OLMo-2 training step with block timelines and its round trip, and a
 thunderfx op mix captured while another process kept the GPU busy, with its clean control. Checked
-through the real command line."""
+through the command line (run in the test's process: nothing here is about the process)."""
 
 from __future__ import annotations
 
 import dataclasses
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from host_copies import with_host_samples
+from inprocess import fusiondiff
 
 from fusiondiff.diff import diff
 from fusiondiff.io.store import load_capture
@@ -21,9 +21,8 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "newuser"
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fusiondiff", *args], cwd=DATA, capture_output=True, text=True, timeout=120
-    )
+    """``fusiondiff ARGS`` in the recordings' folder, run in this process (:mod:`inprocess`)."""
+    return fusiondiff(*args, cwd=DATA)
 
 
 def _section(text: str, title: str) -> list[str]:

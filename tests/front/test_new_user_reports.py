@@ -7,11 +7,11 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+from inprocess import fusiondiff
 
 DATA = Path(__file__).parent.parent / "data"
 LLAMA3 = (DATA / "fidelity" / "llama3" / "live.json", DATA / "fidelity" / "llama3" / "replay.json")
@@ -31,12 +31,8 @@ document.body.appendChild(out);
 
 
 def html_report(inputs: tuple[Path, Path], out: Path) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "fusiondiff", "report", *map(str, inputs), "-o", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    """``fusiondiff report A B -o OUT`` (run in this process: the page is what is tested), the page."""
+    result = fusiondiff("report", *inputs, "-o", out)
     assert result.returncode in (0, 1), result.stderr
     return out.read_text()
 

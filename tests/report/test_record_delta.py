@@ -79,3 +79,21 @@ def test_a_diff_record_gives_capture_b_back_whatever_its_fusions(extra):
     b = dataclasses.replace(report.b, fusions=fusions, warnings=(*report.b.warnings, "built here"))
     record = json.loads(json.dumps(build_diff_record(DiffReport(diff(report.a, b), report.a, b))))
     assert report_from_record(record).b == b
+
+
+@pytest.mark.parametrize(
+    "pair", [("seed", "live_forward.json", "replay_forward.json"), ("zoo/seed_method", "live.json", "replay.json")]
+)
+def test_the_record_encoded_from_the_records_is_the_record_of_its_data(pair):
+    """``encode_diff_record`` writes capture A and the diff from their records, without their data;
+    its bytes are those of :func:`build_diff_record`'s data, and B holds no field neither file holds."""
+    import msgspec
+
+    from fusiondiff.report.record import build_diff_record, encode_diff_record
+
+    folder, a, b = pair
+    report = open_report([DATA / folder / a, DATA / folder / b])
+    encoded = encode_diff_record(report)
+    assert bytes(encoded) == msgspec.json.encode(build_diff_record(report)) + b"\n"
+    top = json.loads(encoded)["captures"]["B"]["~"]
+    assert all(name in plain_data(report.a) or name in plain_data(report.b) for name in top)

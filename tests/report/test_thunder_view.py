@@ -10,10 +10,9 @@ figures (values written here) added as ``fusiondiff replay DIR --thunder-stream`
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from inprocess import fusiondiff
 
 from fusiondiff.diff.core import diff
 from fusiondiff.diff.match import match_fusions
@@ -89,13 +88,6 @@ def test_the_region_names_its_live_fusion_among_equal_definitions() -> None:
 
 def test_the_diff_command_prints_the_section(tmp_path: Path) -> None:
     save_capture(_thunder_replay(), tmp_path / "replay.json")
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "160"}
-    result = subprocess.run(
-        [sys.executable, "-m", "fusiondiff", "diff", str(PAIR / "live.json"), str(tmp_path / "replay.json")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = fusiondiff("diff", PAIR / "live.json", tmp_path / "replay.json")
     assert "Thunder's own figures beside fusiondiff's" in result.stdout
     assert f"{duration(66018.0)}" in result.stdout
