@@ -102,6 +102,8 @@ def _held(value: Any, budget: int) -> int:
         items = getattr(value, name)
         if _records(items):
             count += len(items)
+            if not any(_list_fields(kind) for kind in {type(item) for item in items}):
+                continue  # records that hold no lists (a fusion's inputs, its kernels): counted
             for item in items:
                 if count > budget:
                     return count
