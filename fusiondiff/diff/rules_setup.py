@@ -172,6 +172,8 @@ def _on(side: str, value: EvidenceValue) -> tuple[EvidenceValue, EvidenceValue]:
 def unshared(found_a: list[Evidence], found_b: list[Evidence]) -> list[Evidence]:
     """A's evidence about its own side and B's about its own, but what the other side shows alike
     (same field, subject and value): a weakness both sides share does not make them unlike."""
+    if not found_a or not found_b:  # nothing to share: each side's as it is (the common case, per fusion)
+        return found_a + found_b
     on_a = {(e.field, e.subject, repr(e.a)) for e in found_a}
     on_b = {(e.field, e.subject, repr(e.b)) for e in found_b}
     return [e for e in found_a if (e.field, e.subject, repr(e.a)) not in on_b] + [

@@ -17,6 +17,7 @@ import pytest
 from fusiondiff.diff.core import diff
 from fusiondiff.front.api import open_report
 from fusiondiff.io.files import write_chunks
+from fusiondiff.records import streamed
 from fusiondiff.records.codec import plain_data
 from fusiondiff.records.errors import OutputError
 from fusiondiff.records.streamed import batched, encode_chunks
@@ -141,3 +142,14 @@ def test_the_timing_table_shows_its_first_rows_and_says_how_many_it_left_out(man
     assert f"{total - 10} more row(s) of {total} left out (a report shows the first 10)" in cut
     assert len(cut) < len(whole) / 2
     assert whole.count("nvfuser_pointwise_g5") and not cut.count("nvfuser_pointwise_g20")
+
+
+def test_a_record_of_few_records_is_one_piece_and_the_same_bytes(many_report):
+    small = many_report.a.fusions[1]  # the second fusion: a few kernels, under WHOLE_RECORDS
+    assert streamed._held(small, streamed.WHOLE_RECORDS) <= streamed.WHOLE_RECORDS
+    assert list(encode_chunks(small)) == [msgspec.json.encode(small)]
+    big = many_report.a.fusions[0]  # more kernels than that: kernel by kernel
+    assert len(list(encode_chunks(big))) > len(big.kernels)
+    # the fields searched for records are read from the annotations: lists of records, not names or numbers
+    fields = streamed._list_fields(type(big))
+    assert {"kernels", "inputs", "outputs"} <= set(fields) and not {"name", "call_count", "warnings"} & set(fields)
