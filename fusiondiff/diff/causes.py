@@ -1,7 +1,8 @@
 """The causal model the diagnosis reasons with, declared as data: every node a rule can detect,
 what kind of node it is, which question its effect is counted on, and what it follows from.
 
-fusiondiff answers three questions about two captures, each apart (:data:`QUESTIONS`):
+fusiondiff answers three questions about two captures, each apart (:data:`QUESTIONS`, declared
+with their gates in :mod:`fusiondiff.records.gates`):
 
 - ``kernel``: does the same fusion's kernel time differ, and why (Thunder #1869);
 - ``host``: does the host time per call differ, measured like for like (``fd.execute`` against
@@ -25,8 +26,8 @@ import functools
 from dataclasses import dataclass
 
 from fusiondiff.diff.records import Question, Role
-
-QUESTIONS: tuple[Question, ...] = ("kernel", "host", "fidelity")
+from fusiondiff.records.gates import KERNEL
+from fusiondiff.records.gates import QUESTIONS as QUESTIONS
 
 
 @dataclass(frozen=True)
@@ -214,6 +215,6 @@ def rules_table() -> list[str]:
     its name, its role (with the question where it is not the kernel question's) and what it means."""
     rows = ["| rule | role | what it means |", "|---|---|---|"]
     for n in NODES:
-        role = n.role if n.question == "kernel" else f"{n.role} ({n.question})"
+        role = n.role if n.question == KERNEL else f"{n.role} ({n.question})"
         rows.append(f"| `{n.name}` | {role} | {MEANINGS[n.name]} |")
     return rows

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from fusiondiff.diff.causes import ancestors, node
 from fusiondiff.diff.context import fusion_gap_ns, verdict_gap_ns
 from fusiondiff.diff.records import DiffResult, Finding, FusionPair, Ledger, LedgerEntry, Status, TimingVerdict
+from fusiondiff.records.gates import FIDELITY, HOST, KERNEL
 
 Allocation = dict[str, tuple[str, ...]]
 """Each fusion label with a gap -> the causes its gap went to (empty: unexplained)."""
@@ -76,7 +77,7 @@ def _counts(f: Finding, question: str) -> bool:
     n = node(f.rule)
     if not f.evidenced or not n.explains or n.role in ("failure", "unexplained"):
         return False
-    return n.question == question if question == "kernel" else n.host
+    return n.question == question if question == KERNEL else n.host
 
 
 def present_by_label(findings: Iterable[Finding], question: str) -> dict[str, set[str]]:
@@ -93,12 +94,12 @@ def ledgers(pairs: Sequence[FusionPair], findings: Sequence[Finding]) -> tuple[t
     """The kernel, host and fidelity ledgers of a diff, and the kernel ledger's allocation."""
     timed = [p for p in pairs if not p.failed]
     kernel, allocation = attribute(
-        "kernel", ((p.label, fusion_gap_ns(p)) for p in timed), present_by_label(findings, "kernel")
+        KERNEL, ((p.label, fusion_gap_ns(p)) for p in timed), present_by_label(findings, KERNEL)
     )
     host, _ = attribute(
-        "host",
+        HOST,
         ((p.label, _confirmed_gap_ns(p.host)) for p in timed if p.host is not None),
-        present_by_label(findings, "host"),
+        present_by_label(findings, HOST),
     )
     return (kernel, host, _fidelity(timed, findings, allocation)), allocation
 
@@ -129,7 +130,7 @@ def _fidelity(pairs: Sequence[FusionPair], findings: Sequence[Finding], allocati
         else:
             unexplained += gap
             rest.append(p.label)
-    return Ledger("fidelity", total, _entries(amounts, fusions), unexplained, tuple(rest))
+    return Ledger(FIDELITY, total, _entries(amounts, fusions), unexplained, tuple(rest))
 
 
 def credit(findings: Sequence[Finding], pairs: Sequence[FusionPair], allocation: Allocation) -> list[Finding]:
@@ -144,7 +145,7 @@ def credit(findings: Sequence[Finding], pairs: Sequence[FusionPair], allocation:
         explained, alone, joint = 0.0, 0.0, set[str]()
         if f.role == "unexplained":
             explained = sum(gap[label] for label in dict.fromkeys(f.fusions) if allocation.get(label) == ())
-        elif f.question == "kernel" and _counts(f, "kernel"):
+        elif f.question == KERNEL and _counts(f, KERNEL):
             for label in dict.fromkeys(f.fusions):
                 causes = allocation.get(label, ())
                 # two inputs of one fusion at another offset are two findings of one rule: the first
@@ -218,7 +219,7 @@ def rank(findings: Sequence[Finding]) -> tuple[Finding, ...]:
         f = findings[i]
         return (
             f.role != "failure",
-            f.question != "kernel",
+            f.question != KERNEL,
             -f.explained_ns,
             not f.evidenced,  # seen, but with no sign that it acted: after what was seen acting
             len(ancestors(f.rule) & present),  # after what it follows from, among what is present

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fusiondiff.front.block_options import add_timeline_options
+from fusiondiff.records.gates import QUESTIONS, STRICT_GATE
 
 if TYPE_CHECKING:
     from fusiondiff.report.interface import DiffReport
@@ -56,7 +57,7 @@ def add_gate_options(p: argparse.ArgumentParser, whose: str = "") -> None:
     p.add_argument(
         "--gate",
         action="append",
-        choices=("kernel", "host", "fidelity"),
+        choices=QUESTIONS,
         default=[],
         help="also exit 1 when this question fails, 3 when it could not be judged (repeatable): host, the host time per call "
         "(fd.execute against fd.execute) or a side whose host keeps its GPU waiting; fidelity, as --strict "
@@ -72,7 +73,9 @@ def add_gate_options(p: argparse.ArgumentParser, whose: str = "") -> None:
 
 def gates(args: argparse.Namespace) -> tuple[str, ...]:
     """The questions ``--gate`` and ``--strict`` add to the kernel question's gate."""
-    return tuple(dict.fromkeys([*getattr(args, "gate", []), *(["fidelity"] if getattr(args, "strict", False) else [])]))
+    return tuple(
+        dict.fromkeys([*getattr(args, "gate", []), *([STRICT_GATE] if getattr(args, "strict", False) else [])])
+    )
 
 
 def narrowed(report: DiffReport, args: argparse.Namespace) -> DiffReport:

@@ -12,6 +12,7 @@ from fusiondiff.diff.ledger import fidelity_findings, status_of
 from fusiondiff.diff.records import DiffResult, Finding, FusionPair, Status, TimingVerdict
 from fusiondiff.records.codec import to_jsonable
 from fusiondiff.records.escape import printable
+from fusiondiff.records.gates import FIDELITY, KERNEL
 from fusiondiff.records.model import traced_name
 from fusiondiff.records.units import Column, duration, floor_cell, ratio
 from fusiondiff.report import wording
@@ -255,7 +256,7 @@ def questions_json(result: DiffResult) -> dict[str, Any]:
             "judged": result.judged(view.question),
             "passes": result.passes(view.question),
             "exit_code": result.exit_code(gates=(view.question,)),
-            "findings": [f.rank for f in (fidelity_findings(result) if view.question == "fidelity" else view.findings)],
+            "findings": [f.rank for f in (fidelity_findings(result) if view.question == FIDELITY else view.findings)],
         }
         for view in question_views(result)
     }
@@ -271,7 +272,7 @@ def _question_sections(result: DiffResult, width: int | None = None) -> list[str
     budget = MAX_FINDINGS
     for view in question_views(result):
         # a question that passes, or was not measured (its line at the top says so), needs no section
-        quiet = view.question != "kernel" and not view.findings and result.outcome(view.question) != "fails"
+        quiet = view.question != KERNEL and not view.findings and result.outcome(view.question) != "fails"
         if quiet and not result.ledger(view.question).gap_ns > 0:
             continue
         lines.append(f"{view.title} ({view.gate}): {view.ledger}")

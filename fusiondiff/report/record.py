@@ -13,7 +13,7 @@ render many"). Layout (``DIFF_RECORD_VERSION`` 4)::
       "properties_identical": false,     # DiffResult.properties_identical
       "comparable": false,               # DiffResult.comparable: both of the above
       "exit_code": 1,                    # DiffResult.exit_code(): the kernel question's gate alone
-      "questions": {                     # the three questions, each apart (diff.causes.QUESTIONS)
+      "questions": {                     # the three questions, each apart (records.gates.QUESTIONS)
         "kernel": {"verdict": "...",     # its verdict line
                    "ledger": "...",      # its ledger in words (DiffResult.ledgers holds the numbers)
                    "judged": true,       # DiffResult.judged(question): false, not measured enough
