@@ -197,6 +197,16 @@ def node(name: str) -> Node:
     return GRAPH.get(name, _UNKNOWN)
 
 
+_POSITION = {n.name: i for i, n in enumerate(NODES)}
+
+
+def declared_position(name: str) -> int:
+    """Where ``name`` stands in :data:`NODES` (upstream first; a rule unknown here, after all):
+    the stable order of what nothing else tells apart, such as two causes holding one gap jointly.
+    It is an order to list them in, not a judgement between them, so it is not their names'."""
+    return _POSITION.get(name, len(NODES))
+
+
 @functools.cache
 def ancestors(name: str) -> frozenset[str]:
     """Every node ``name`` follows from, directly or through others."""

@@ -19,7 +19,7 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
-from fusiondiff.diff.causes import ancestors, node
+from fusiondiff.diff.causes import ancestors, declared_position, node
 from fusiondiff.diff.context import fusion_gap_ns, verdict_gap_ns
 from fusiondiff.diff.records import DiffResult, Finding, FusionPair, Ledger, LedgerEntry, Status, TimingVerdict
 from fusiondiff.records.gates import FIDELITY, HOST, KERNEL
@@ -57,9 +57,10 @@ def attribute(
 def _entries(
     amounts: Mapping[tuple[str, ...], float], fusions: Mapping[tuple[str, ...], list[str]]
 ) -> tuple[LedgerEntry, ...]:
-    """The ledger's entries, largest first, equal ones in the order of their causes' names."""
+    """The ledger's entries, largest first; equal ones (a tie) in the causal model's declared order of
+    their causes (:func:`~fusiondiff.diff.causes.declared_position`), not their names'."""
     entries = (LedgerEntry(causes, amount, tuple(fusions[causes])) for causes, amount in amounts.items())
-    return tuple(sorted(entries, key=lambda e: (-e.explained_ns, e.causes)))
+    return tuple(sorted(entries, key=lambda e: (-e.explained_ns, [declared_position(c) for c in e.causes])))
 
 
 def _roots(names: Iterable[str]) -> tuple[str, ...]:
@@ -204,8 +205,10 @@ def rank(findings: Sequence[Finding]) -> tuple[Finding, ...]:
     taken like for like by (``setup``: until it is fixed, nothing else's share can be judged),
     what the fusion was given (``cause``), mechanisms; then what accounts for more of what was seen
     (how many present findings follow from it: of two causes sharing a gap, the one the observed
-    mechanisms can follow from), then by rule name and fusion;
-    then the host question's in the same order. Each finding that follows from another of the same
+    mechanisms can follow from); then the host question's in the same order. What none of these
+    tells apart is a tie (two causes holding one gap jointly: their words say "jointly with"):
+    it is listed in the causal model's declared order (:func:`~fusiondiff.diff.causes.declared_position`,
+    upstream first), a stable order and not a judgement, then by fusion, never by the rule's name. Each finding that follows from another of the same
     fusions lists it in ``caused_by``, and that one lists it in ``supported_by``."""
 
     present = {f.rule for f in findings if f.evidenced}
@@ -225,7 +228,7 @@ def rank(findings: Sequence[Finding]) -> tuple[Finding, ...]:
             len(ancestors(f.rule) & present),  # after what it follows from, among what is present
             _ROLE_ORDER.get(node(f.rule).role, len(_ROLE_ORDER)),
             -accounts_for[i],
-            f.rule,
+            declared_position(f.rule),  # a tie: listed in the declared order, not settled by a name
             f.fusions[:1],
             i,  # the order a rule yielded its findings in (an input rule: by input index)
         )
