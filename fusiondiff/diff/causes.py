@@ -17,7 +17,9 @@ segmentation and kernel variant, the block-level shape). The ledger
 (:mod:`fusiondiff.diff.ledger`) gives each question's gap to the nodes present that have no present
 ancestor, so a mechanism is counted only where none of the causes it follows from was recorded.
 
-Adding a rule is adding its node here (with its edges) and its rule to ``findings.RULES``.
+Adding a rule is adding its node here with its edges, out of it and into it (the ``follows_from``
+of what can follow from it), its line in :data:`MEANINGS`, and its rule to ``findings.RULES``
+(ARCHITECTURE.md's recipe lists the rest).
 """
 
 from __future__ import annotations
