@@ -230,7 +230,7 @@ class Finding:
     data: tuple[Evidence, ...] = ()
     """The evidence as data: numbers with their units, values and names from the records. The
     words (a title, a line per piece of evidence) are the renderers', all from
-    :mod:`fusiondiff.report.wording`."""
+    :mod:`fusiondiff.report.words.wording`."""
     title: str = ""
     """Empty as a rule yields it. In the JSON of a diff, the title the reports show, written from
     ``data`` for readers of the JSON; in a diff record of schema 1 (before findings were data), the

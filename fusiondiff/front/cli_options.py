@@ -80,8 +80,8 @@ def gates(args: argparse.Namespace) -> tuple[str, ...]:
 
 def narrowed(report: DiffReport, args: argparse.Namespace) -> DiffReport:
     """``report`` narrowed to the fusions ``--top``, ``--fusion`` and ``--min-gap`` pick
-    (:func:`fusiondiff.report.filters.select`)."""
-    from fusiondiff.report.filters import Selection, select
+    (:func:`fusiondiff.report.views.filters.select`)."""
+    from fusiondiff.report.views.filters import Selection, select
 
     min_gap_ns = None if args.min_gap is None else args.min_gap * 1000
     return select(report, Selection(top=args.top, fusion=args.fusion, min_gap_ns=min_gap_ns))

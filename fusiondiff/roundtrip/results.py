@@ -98,9 +98,9 @@ def finish(
             ),
         )
         from fusiondiff.diff.core import diff
+        from fusiondiff.report.formats.record import dumps_diff_record
         from fusiondiff.report.interface import DiffReport
-        from fusiondiff.report.paths import display_paths, source_label
-        from fusiondiff.report.record import dumps_diff_record
+        from fusiondiff.report.words.paths import display_paths, source_label
 
         result = diff(
             # the replay ran on the worker's GPU (cuda:0 of its CUDA_VISIBLE_DEVICES), which the
@@ -135,10 +135,10 @@ def finish(
 
 
 def question_rows(result: Any) -> tuple[QuestionRow, ...]:
-    """Each question's verdict line and gate (:mod:`fusiondiff.report.questions`), for the summary."""
+    """Each question's verdict line and gate (:mod:`fusiondiff.report.words.questions`), for the summary."""
     from fusiondiff.records.gates import QUESTIONS
-    from fusiondiff.report.diff_text import verdict_line
-    from fusiondiff.report.questions import ledger_line, question_lines
+    from fusiondiff.report.formats.diff_text import verdict_line
+    from fusiondiff.report.words.questions import ledger_line, question_lines
 
     lines = question_lines(result, kernel=verdict_line(result))
     return tuple(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from fusiondiff.diff.findings import RULES
 from fusiondiff.records.gates import QUESTIONS
-from fusiondiff.report import environment_words, wording
+from fusiondiff.report.words import environment_words, wording
 
 DIFF = Path(__file__).resolve().parent.parent.parent / "fusiondiff" / "diff"
 

@@ -14,8 +14,8 @@ from fusiondiff.diff.ledger import recount
 from fusiondiff.diff.records import DiffResult
 from fusiondiff.io.store import load_capture
 from fusiondiff.records.gates import KERNEL
-from fusiondiff.report.diff_text import explains_text
-from fusiondiff.report.questions import fidelity_line
+from fusiondiff.report.formats.diff_text import explains_text
+from fusiondiff.report.words.questions import fidelity_line
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "h100" / "offset_thunderfx_4096"
 

@@ -17,7 +17,7 @@ from fusiondiff.diff.ledger import fidelity_findings
 from fusiondiff.diff.records import DiffResult, Evidence, Finding, FusionPair, Ledger, LedgerEntry, TimingVerdict
 from fusiondiff.records.gates import FIDELITY, HOST, KERNEL, QUESTIONS, Outcome
 from fusiondiff.records.units import duration, durations, p_value, ratio
-from fusiondiff.report.environment_words import host_side
+from fusiondiff.report.words.environment_words import host_side
 
 TITLES = {KERNEL: "kernel time", HOST: "host time per call", FIDELITY: "repro fidelity"}
 """Each question's heading, in every output."""

@@ -11,8 +11,8 @@ from fusiondiff.diff.stats import MIN_SAMPLES
 from fusiondiff.records.environment import RUNTIME_VARIABLES
 from fusiondiff.records.gates import HOST, KERNEL
 from fusiondiff.records.model import SEED_METHOD
-from fusiondiff.report import speed_of_light_view
-from fusiondiff.report.shown import by_field, limited, mib, on_side, show, side_of
+from fusiondiff.report.views import speed_of_light_view
+from fusiondiff.report.words.shown import by_field, limited, mib, on_side, show, side_of
 
 Words = tuple[str, list[str]]
 
