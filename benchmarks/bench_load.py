@@ -72,8 +72,8 @@ from fusiondiff.diff import compare  # noqa: E402
 from fusiondiff.diff.core import diff  # noqa: E402
 from fusiondiff.diff.match import match_fusions, match_kernels  # noqa: E402
 from fusiondiff.io.store import dumps_capture, load_capture  # noqa: E402
-from fusiondiff.report.diff_text import render_diff_text  # noqa: E402
-from fusiondiff.report.html import capture_html  # noqa: E402
+from fusiondiff.report.formats.diff_text import render_diff_text  # noqa: E402
+from fusiondiff.report.formats.html import capture_html  # noqa: E402
 from fusiondiff.report.text import render_capture_text  # noqa: E402
 
 SOURCE = ROOT / "tests" / "data" / "fidelity" / "llama3" / "live.json"

@@ -127,7 +127,7 @@ import sys, time
 from fusiondiff.diff.core import diff
 from fusiondiff.records.codec import decode_capture_bytes
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.record import encode_diff_record
+from fusiondiff.report.formats.record import encode_diff_record
 start = time.process_time()
 a = decode_capture_bytes(open(sys.argv[1], "rb").read())
 load = time.process_time() - start

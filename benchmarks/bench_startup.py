@@ -35,7 +35,7 @@ OFFSET = ROOT / "tests" / "data" / "offset"
 CONTROL = ROOT / "tests" / "data" / "zoo" / "control"
 IMPORTS = (
     "import fusiondiff.front.cli, fusiondiff.io.store, fusiondiff.diff.core, fusiondiff.report.terminal, "
-    "fusiondiff.report.diff_text"
+    "fusiondiff.report.formats.diff_text"
 )
 COMMANDS: dict[str, list[str]] = {
     "python -c pass": ["-c", "pass"],

@@ -26,7 +26,7 @@ SURROGATE = "nv\ud800x"
 
 def _record_of_recording() -> dict[str, Any]:
     from fusiondiff.front.api import open_report
-    from fusiondiff.report.record import dumps_diff_record
+    from fusiondiff.report.formats.record import dumps_diff_record
 
     return json.loads(dumps_diff_record(open_report([RECORDED, RECORDED])))
 

@@ -4,7 +4,7 @@ fusion runs at the same speed on both sides and rank what explains any gap.
 ``diff(a, b)`` pairs fusions (:mod:`.match`), compares every recorded property (:mod:`.compare`),
 judges the timings from the raw samples (:mod:`.stats`), and runs one rule per cause
 (:mod:`.findings`). The result is a :class:`DiffResult` of frozen records; renderers live in
-:mod:`fusiondiff.report.diff_text`.
+:mod:`fusiondiff.report.formats.diff_text`.
 """
 
 from fusiondiff.diff.core import diff

@@ -1,7 +1,8 @@
 """The causal model the diagnosis reasons with, declared as data: every node a rule can detect,
 what kind of node it is, which question its effect is counted on, and what it follows from.
 
-fusiondiff answers three questions about two captures, each apart (:data:`QUESTIONS`):
+fusiondiff answers three questions about two captures, each apart (:data:`QUESTIONS`, declared
+with their gates in :mod:`fusiondiff.records.gates`):
 
 - ``kernel``: does the same fusion's kernel time differ, and why (Thunder #1869);
 - ``host``: does the host time per call differ, measured like for like (``fd.execute`` against
@@ -16,7 +17,9 @@ segmentation and kernel variant, the block-level shape). The ledger
 (:mod:`fusiondiff.diff.ledger`) gives each question's gap to the nodes present that have no present
 ancestor, so a mechanism is counted only where none of the causes it follows from was recorded.
 
-Adding a rule is adding its node here (with its edges) and its rule to ``findings.RULES``.
+Adding a rule is adding its node here with its edges, out of it and into it (the ``follows_from``
+of what can follow from it), its line in :data:`MEANINGS`, and its rule to ``findings.RULES``
+(ARCHITECTURE.md's recipe lists the rest).
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ import functools
 from dataclasses import dataclass
 
 from fusiondiff.diff.records import Question, Role
-
-QUESTIONS: tuple[Question, ...] = ("kernel", "host", "fidelity")
+from fusiondiff.records.gates import KERNEL
+from fusiondiff.records.gates import QUESTIONS as QUESTIONS
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,16 @@ def node(name: str) -> Node:
     return GRAPH.get(name, _UNKNOWN)
 
 
+_POSITION = {n.name: i for i, n in enumerate(NODES)}
+
+
+def declared_position(name: str) -> int:
+    """Where ``name`` stands in :data:`NODES` (upstream first; a rule unknown here, after all):
+    the stable order of what nothing else tells apart, such as two causes holding one gap jointly.
+    It is an order to list them in, not a judgement between them, so it is not their names'."""
+    return _POSITION.get(name, len(NODES))
+
+
 @functools.cache
 def ancestors(name: str) -> frozenset[str]:
     """Every node ``name`` follows from, directly or through others."""
@@ -214,6 +227,6 @@ def rules_table() -> list[str]:
     its name, its role (with the question where it is not the kernel question's) and what it means."""
     rows = ["| rule | role | what it means |", "|---|---|---|"]
     for n in NODES:
-        role = n.role if n.question == "kernel" else f"{n.role} ({n.question})"
+        role = n.role if n.question == KERNEL else f"{n.role} ({n.question})"
         rows.append(f"| `{n.name}` | {role} | {MEANINGS[n.name]} |")
     return rows

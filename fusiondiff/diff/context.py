@@ -1,7 +1,7 @@
 """What every finding rule gets to look at, and the arithmetic rules share (gaps, labels).
 
 Rules say what they found as data (:class:`~fusiondiff.diff.records.Evidence`); no words or units
-are chosen here: :mod:`fusiondiff.report.wording` writes them."""
+are chosen here: :mod:`fusiondiff.report.words.wording` writes them."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def make_finding(
     evidenced: bool = True,
 ) -> Finding:
     """A finding of the node ``rule`` before the ledger counts it, its evidence as data
-    (:mod:`fusiondiff.report.wording` words it); its role and question are the causal model's
+    (:mod:`fusiondiff.report.words.wording` words it); its role and question are the causal model's
     (:mod:`fusiondiff.diff.causes`). ``evidenced``: False where the rule saw the node but no sign
     that it acted."""
     n = node(rule)

@@ -27,6 +27,7 @@ from fusiondiff.diff import (
 from fusiondiff.diff.context import Rule, RuleContext, kernel_label, make_finding
 from fusiondiff.diff.ledger import credit, ledgers, present_by_label, rank, settle
 from fusiondiff.diff.records import Evidence, Finding, Ledger
+from fusiondiff.records.gates import KERNEL
 
 RULES: tuple[Rule, ...] = (
     # failures: a side has no numbers for the fusion; the cause the data shows comes first
@@ -84,7 +85,7 @@ def unexplained(ctx: RuleContext, found: Sequence[Finding]) -> list[Finding]:
     of it: the fusion's medians and ``verdict`` (its reason as ``subject``), and each kernel's that
     is faster or slower (its name as ``subject``). What describes how the time went (the block
     level) or was not seen acting (an idle process) leaves a pair unexplained."""
-    covered = present_by_label(found, "kernel")
+    covered = present_by_label(found, KERNEL)
     findings = []
     for pair in ctx.pairs:
         kernels = [k for k in pair.kernels if k.timing.verdict in _DIRECTIONS]

@@ -19,9 +19,10 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
-from fusiondiff.diff.causes import ancestors, node
+from fusiondiff.diff.causes import ancestors, declared_position, node
 from fusiondiff.diff.context import fusion_gap_ns, verdict_gap_ns
 from fusiondiff.diff.records import DiffResult, Finding, FusionPair, Ledger, LedgerEntry, Status, TimingVerdict
+from fusiondiff.records.gates import FIDELITY, HOST, KERNEL
 
 Allocation = dict[str, tuple[str, ...]]
 """Each fusion label with a gap -> the causes its gap went to (empty: unexplained)."""
@@ -56,9 +57,10 @@ def attribute(
 def _entries(
     amounts: Mapping[tuple[str, ...], float], fusions: Mapping[tuple[str, ...], list[str]]
 ) -> tuple[LedgerEntry, ...]:
-    """The ledger's entries, largest first, equal ones in the order of their causes' names."""
+    """The ledger's entries, largest first; equal ones (a tie) in the causal model's declared order of
+    their causes (:func:`~fusiondiff.diff.causes.declared_position`), not their names'."""
     entries = (LedgerEntry(causes, amount, tuple(fusions[causes])) for causes, amount in amounts.items())
-    return tuple(sorted(entries, key=lambda e: (-e.explained_ns, e.causes)))
+    return tuple(sorted(entries, key=lambda e: (-e.explained_ns, [declared_position(c) for c in e.causes])))
 
 
 def _roots(names: Iterable[str]) -> tuple[str, ...]:
@@ -76,7 +78,7 @@ def _counts(f: Finding, question: str) -> bool:
     n = node(f.rule)
     if not f.evidenced or not n.explains or n.role in ("failure", "unexplained"):
         return False
-    return n.question == question if question == "kernel" else n.host
+    return n.question == question if question == KERNEL else n.host
 
 
 def present_by_label(findings: Iterable[Finding], question: str) -> dict[str, set[str]]:
@@ -93,12 +95,12 @@ def ledgers(pairs: Sequence[FusionPair], findings: Sequence[Finding]) -> tuple[t
     """The kernel, host and fidelity ledgers of a diff, and the kernel ledger's allocation."""
     timed = [p for p in pairs if not p.failed]
     kernel, allocation = attribute(
-        "kernel", ((p.label, fusion_gap_ns(p)) for p in timed), present_by_label(findings, "kernel")
+        KERNEL, ((p.label, fusion_gap_ns(p)) for p in timed), present_by_label(findings, KERNEL)
     )
     host, _ = attribute(
-        "host",
+        HOST,
         ((p.label, _confirmed_gap_ns(p.host)) for p in timed if p.host is not None),
-        present_by_label(findings, "host"),
+        present_by_label(findings, HOST),
     )
     return (kernel, host, _fidelity(timed, findings, allocation)), allocation
 
@@ -129,7 +131,7 @@ def _fidelity(pairs: Sequence[FusionPair], findings: Sequence[Finding], allocati
         else:
             unexplained += gap
             rest.append(p.label)
-    return Ledger("fidelity", total, _entries(amounts, fusions), unexplained, tuple(rest))
+    return Ledger(FIDELITY, total, _entries(amounts, fusions), unexplained, tuple(rest))
 
 
 def credit(findings: Sequence[Finding], pairs: Sequence[FusionPair], allocation: Allocation) -> list[Finding]:
@@ -144,7 +146,7 @@ def credit(findings: Sequence[Finding], pairs: Sequence[FusionPair], allocation:
         explained, alone, joint = 0.0, 0.0, set[str]()
         if f.role == "unexplained":
             explained = sum(gap[label] for label in dict.fromkeys(f.fusions) if allocation.get(label) == ())
-        elif f.question == "kernel" and _counts(f, "kernel"):
+        elif f.question == KERNEL and _counts(f, KERNEL):
             for label in dict.fromkeys(f.fusions):
                 causes = allocation.get(label, ())
                 # two inputs of one fusion at another offset are two findings of one rule: the first
@@ -203,8 +205,10 @@ def rank(findings: Sequence[Finding]) -> tuple[Finding, ...]:
     taken like for like by (``setup``: until it is fixed, nothing else's share can be judged),
     what the fusion was given (``cause``), mechanisms; then what accounts for more of what was seen
     (how many present findings follow from it: of two causes sharing a gap, the one the observed
-    mechanisms can follow from), then by rule name and fusion;
-    then the host question's in the same order. Each finding that follows from another of the same
+    mechanisms can follow from); then the host question's in the same order. What none of these
+    tells apart is a tie (two causes holding one gap jointly: their words say "jointly with"):
+    it is listed in the causal model's declared order (:func:`~fusiondiff.diff.causes.declared_position`,
+    upstream first), a stable order and not a judgement, then by fusion, never by the rule's name. Each finding that follows from another of the same
     fusions lists it in ``caused_by``, and that one lists it in ``supported_by``."""
 
     present = {f.rule for f in findings if f.evidenced}
@@ -218,13 +222,13 @@ def rank(findings: Sequence[Finding]) -> tuple[Finding, ...]:
         f = findings[i]
         return (
             f.role != "failure",
-            f.question != "kernel",
+            f.question != KERNEL,
             -f.explained_ns,
             not f.evidenced,  # seen, but with no sign that it acted: after what was seen acting
             len(ancestors(f.rule) & present),  # after what it follows from, among what is present
             _ROLE_ORDER.get(node(f.rule).role, len(_ROLE_ORDER)),
             -accounts_for[i],
-            f.rule,
+            declared_position(f.rule),  # a tie: listed in the declared order, not settled by a name
             f.fusions[:1],
             i,  # the order a rule yielded its findings in (an input rule: by input index)
         )

@@ -17,13 +17,10 @@ from fusiondiff.diff.verdicts import Spread as Spread
 from fusiondiff.diff.verdicts import TimingVerdict
 from fusiondiff.diff.verdicts import Verdict as Verdict
 from fusiondiff.records.constraints import NaNFloat
-from fusiondiff.records.gates import Outcome, exit_code_of
+from fusiondiff.records.gates import FIDELITY, HOST, KERNEL, STRICT_GATE, Outcome, exit_code_of
+from fusiondiff.records.gates import Question as Question
 
 Side = Literal["A", "B"]
-
-Question = Literal["kernel", "host", "fidelity"]
-"""The three questions a diff answers, in the order every output gives them; a record naming
-another is refused when read (nothing would show its finding)."""
 
 Role = Literal["failure", "cause", "setup", "consequence", "circumstance", "unexplained"]
 """What a finding is, as the causal model (:mod:`fusiondiff.diff.causes`) declares its rule:
@@ -216,8 +213,8 @@ class Finding:
     name the same fusions."""
     supported_by: tuple[int, ...] = ()
     """For a cause: ranks of the findings that follow from it (e.g. the kernel variant it led to)."""
-    question: Question = "kernel"
-    """The question it is counted on (``kernel``, ``host``): :data:`fusiondiff.diff.causes.QUESTIONS`."""
+    question: Question = KERNEL
+    """The question it is counted on (``kernel``, ``host``): :data:`fusiondiff.records.gates.QUESTIONS`."""
     evidenced: bool = True
     """False where the rule saw the node but no sign that it acted (other processes NVML never saw
     running kernels): listed, but given no share of a gap."""
@@ -233,7 +230,7 @@ class Finding:
     data: tuple[Evidence, ...] = ()
     """The evidence as data: numbers with their units, values and names from the records. The
     words (a title, a line per piece of evidence) are the renderers', all from
-    :mod:`fusiondiff.report.wording`."""
+    :mod:`fusiondiff.report.words.wording`."""
     title: str = ""
     """Empty as a rule yields it. In the JSON of a diff, the title the reports show, written from
     ``data`` for readers of the JSON; in a diff record of schema 1 (before findings were data), the
@@ -361,7 +358,7 @@ class DiffResult:
     def same_speed(self) -> bool:
         """The kernel question passes: every matched fusion ran at the same speed on both sides
         (verdict SAME), or failed alike on both, and none is missing."""
-        return self.outcome("kernel") == "passes"
+        return self.outcome(KERNEL) == "passes"
 
     @property
     def differing(self) -> tuple[FusionPair, ...]:
@@ -380,14 +377,14 @@ class DiffResult:
     def properties_identical(self) -> bool:
         """No finding of the kernel question: every recorded property compared is the same on both
         sides (what a side's host was like, the host question's, is no property of the fusion)."""
-        return not self.findings_of("kernel") and not any(p.unmatched_kernels for p in self.pairs)
+        return not self.findings_of(KERNEL) and not any(p.unmatched_kernels for p in self.pairs)
 
     @property
     def runs_alike(self) -> bool:
         """B runs what A ran, as far as was recorded: no kernel finding names a property that
         differs (a gap nothing recorded explains is a timing, not a property) and every kernel
         launched on one side was launched on the other."""
-        return not any(f.role != "unexplained" for f in self.findings_of("kernel")) and not any(
+        return not any(f.role != "unexplained" for f in self.findings_of(KERNEL)) and not any(
             p.unmatched_kernels for p in self.pairs
         )
 
@@ -402,7 +399,7 @@ class DiffResult:
         differ in any pair, and no side's host keeps its GPU waiting (``host_bound``). What is
         only listed (``evidenced`` False: a call that waits for its own kernels) and the setup
         causes the host ledger names do not fail it: they explain a gap, they are none."""
-        return not any(f.role == "circumstance" and f.evidenced for f in self.findings_of("host")) and not any(
+        return not any(f.role == "circumstance" and f.evidenced for f in self.findings_of(HOST)) and not any(
             p.host is not None and p.host.verdict in ("FASTER", "SLOWER") for p in self.pairs
         )
 
@@ -418,21 +415,21 @@ class DiffResult:
         GPU waiting. False where no side measured host time, or every pair has too few samples:
         then :attr:`host_same` says nothing, and a gate asked for on it has not been passed."""
         judged = any(p.host is not None and p.host.verdict != "NOT MEASURED" and not p.failed for p in self.pairs)
-        return judged or any(f.role == "circumstance" and f.evidenced for f in self.findings_of("host"))
+        return judged or any(f.role == "circumstance" and f.evidenced for f in self.findings_of(HOST))
 
     def judged(self, question: str) -> bool:
         """Whether ``question`` could be judged from what was measured: ``host``, :attr:`host_judged`;
         the others, always here (their own "not measured" is the kernel verdicts')."""
-        return self.host_judged if question == "host" else True
+        return self.host_judged if question == HOST else True
 
     def outcome(self, question: str) -> Outcome:
         """The question's gate: ``kernel`` fails on a pair that differs (:attr:`differing`), a
         missing fusion or nothing matched, and is not measured where a pair could not be judged;
         ``host`` fails unless :attr:`host_same`, and is not measured where it could not be judged
         (:attr:`host_judged`); ``fidelity`` fails unless B runs what A ran (:attr:`runs_alike`)."""
-        if question == "host":
+        if question == HOST:
             return "fails" if not self.host_same else "passes" if self.host_judged else "not measured"
-        if question == "fidelity":
+        if question == FIDELITY:
             return "passes" if self.runs_alike and not self.different_programs else "fails"
         if not self.pairs or self.missing or self.differing:
             return "fails"
@@ -446,5 +443,5 @@ class DiffResult:
         """0 when every gated question passes, 1 when one fails, else 3 when one could not be
         judged (:func:`fusiondiff.records.gates.exit_code_of`). The kernel question is always
         gated; ``gates`` adds others (``host``); ``strict`` adds ``fidelity``."""
-        gated = {"kernel", *gates, *(("fidelity",) if strict else ())}
+        gated = {KERNEL, *gates, *((STRICT_GATE,) if strict else ())}
         return exit_code_of(self.outcome(q) for q in sorted(gated))

@@ -18,7 +18,7 @@ ran matmuls), so the two rules about it look at each run, the others at medians 
 
 They describe how the time went, not why: the causal model (:mod:`fusiondiff.diff.causes`) gives
 them no share of a gap. The evidence is numbers with units (:class:`~fusiondiff.diff.records.Evidence`); the sentences are
-:mod:`fusiondiff.report.wording`'s. The thresholds are set above what two runs of one kernel
+:mod:`fusiondiff.report.words.wording`'s. The thresholds are set above what two runs of one kernel
 differ by (``tests/data/blocks/same_kernel``: CTA median 3 %, p99 10 %, tail 7 %, first starts
 30 ns apart) and are module constants, so they can be read and tested.
 """

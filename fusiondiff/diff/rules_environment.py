@@ -12,7 +12,7 @@ NVML never saw running kernels are reported, but are no evidence that they acted
 The host's side (a host that keeps the GPU waiting) is :mod:`fusiondiff.diff.rules_host`.
 
 Every finding's evidence is numbers with units (:class:`~fusiondiff.diff.records.Evidence`); the
-sentences are in :mod:`fusiondiff.report.environment_words`. What a side did not record (no NVML,
+sentences are in :mod:`fusiondiff.report.words.environment_words`. What a side did not record (no NVML,
 another timer, a file older than the field) is ``None`` there, never a zero.
 """
 

@@ -1,7 +1,7 @@
 """Rules about the fusion itself (definition, constants, options) and what nvFuser made of it
 (segments, kernel variants, generated source, runtime cache history).
 
-Each finding's evidence is data; the words are :mod:`fusiondiff.report.fusion_words`'. A kernel's
+Each finding's evidence is data; the words are :mod:`fusiondiff.report.words.fusion_words`'. A kernel's
 evidence names the kernel (its normalized name) as ``subject``; a recorded property's evidence is
 the property's path as ``field`` with both values as recorded.
 """

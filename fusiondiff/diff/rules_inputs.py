@@ -13,7 +13,7 @@ strides, and ``dtype_shape`` already says so.
 Each finding's evidence is data, every piece of it with the input's position (``Evidence.index``):
 ``input``, what the input is (``(kind, dtype, shape)`` as A recorded it, or B where A lacks it), then
 the fields of :class:`~fusiondiff.records.model.TensorMeta` that differ by their names, with both values.
-The words are :mod:`fusiondiff.report.input_words`'.
+The words are :mod:`fusiondiff.report.words.input_words`'.
 """
 
 from __future__ import annotations

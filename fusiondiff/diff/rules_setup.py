@@ -3,7 +3,7 @@ the quality of the measurement, and the machine and software versions.
 
 Setup findings say the two numbers were not taken like for like, so they are given the whole gap
 of every fusion they invalidate: comparing under one protocol on one machine comes first. Their
-evidence is data, worded by :mod:`fusiondiff.report.setup_words`; the warnings they act on are read
+evidence is data, worded by :mod:`fusiondiff.report.words.setup_words`; the warnings they act on are read
 by code (:mod:`fusiondiff.records.notes`). ``DiffResult.warnings`` (:func:`capture_warnings`) are still lines.
 """
 

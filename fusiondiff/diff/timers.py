@@ -5,7 +5,7 @@ the same process: each timer records its own capture (``fusiondiff replay --time
 replay twice, in two child processes), and this module says whether the two agree: the same kernels
 (by normalized name, in launch order), the same launch configurations, and medians within a
 tolerance. Every disagreement is kept, as data (:class:`Disagreement`); nothing is averaged away.
-:mod:`fusiondiff.report.timers_text` words them. No torch needed.
+:mod:`fusiondiff.report.formats.timers_text` words them. No torch needed.
 """
 
 from __future__ import annotations

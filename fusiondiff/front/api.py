@@ -28,7 +28,7 @@ def diff_files(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str]) -
     from fusiondiff.diff.core import diff
     from fusiondiff.io.captures import given_path
     from fusiondiff.io.store import load_capture
-    from fusiondiff.report.paths import source_label
+    from fusiondiff.report.words.paths import source_label
 
     path_a, path_b = given_path(path_a, "diff_files"), given_path(path_b, "diff_files")
 
@@ -40,11 +40,11 @@ def diff_files(path_a: str | os.PathLike[str], path_b: str | os.PathLike[str]) -
 
 def open_report(inputs: Sequence[str | os.PathLike[str]]) -> DiffReport:
     """The report of two capture files (diffed now, their timeline files read too) or of one diff
-    record written before (:mod:`fusiondiff.report.record`)."""
+    record written before (:mod:`fusiondiff.report.formats.record`)."""
     from fusiondiff.io.captures import given_paths
     from fusiondiff.io.store import load_capture, read_json
     from fusiondiff.records.errors import ReportError
-    from fusiondiff.report.record import is_diff_record, report_from_record
+    from fusiondiff.report.formats.record import is_diff_record, report_from_record
 
     inputs = given_paths(inputs, "open_report")
     if len(inputs) == 1:
@@ -63,7 +63,7 @@ def open_report(inputs: Sequence[str | os.PathLike[str]]) -> DiffReport:
     from fusiondiff.io.captures import given_paths
     from fusiondiff.io.timelines import load_arrays
     from fusiondiff.report.interface import DiffReport
-    from fusiondiff.report.paths import display_paths, source_label
+    from fusiondiff.report.words.paths import display_paths, source_label
 
     path_a, path_b = display_paths(inputs)
     arrays_a, arrays_b = load_arrays(inputs[0], a), load_arrays(inputs[1], b)

@@ -178,7 +178,7 @@ def _cmd_timers(args: argparse.Namespace) -> int:
 def _print_timers(a: str, b: str, tolerance_pct: float) -> int:
     from fusiondiff.diff.timers import reconcile
     from fusiondiff.io.store import load_capture
-    from fusiondiff.report.timers_text import render_reconciliation
+    from fusiondiff.report.formats.timers_text import render_reconciliation
 
     result = reconcile(load_capture(a), load_capture(b), tolerance_pct / 100)
     emit(render_reconciliation(result), fit=True)
@@ -213,8 +213,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         a, b = pooled("A", a, args.also_a, _progress), pooled("B", b, args.also_b, _progress)
     from fusiondiff.diff.core import diff
     from fusiondiff.report.interface import DiffReport
-    from fusiondiff.report.paths import display_paths, source_label
     from fusiondiff.report.terminal import render_diff_terminal
+    from fusiondiff.report.words.paths import display_paths, source_label
 
     result = diff(a, b, source_a=source_label(args.a, a.source), source_b=source_label(args.b, b.source))
     path_a, path_b = display_paths([args.a, args.b])
@@ -223,8 +223,10 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     if report.selection and args.format == "json":
         raise ReportError("the diff record is always whole: leave out --top, --fusion and --min-gap with --format json")
     unwritten = None
-    if args.json or args.format == "json":  # the exported diff record (report/record.py): the whole diff, B as a delta
-        from fusiondiff.report.record import record_chunks
+    if (
+        args.json or args.format == "json"
+    ):  # the exported diff record (report/formats/record.py): the whole diff, B as a delta
+        from fusiondiff.report.formats.record import record_chunks
     if args.json:
         try:
             write_chunks(args.json, record_chunks(whole))
@@ -242,7 +244,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 def _cmd_ranks(args: argparse.Namespace) -> int:
     from fusiondiff.diff.ranks import diff_ranks
     from fusiondiff.front.api import load_rank_captures
-    from fusiondiff.report.ranks_text import render_ranks_text
+    from fusiondiff.report.formats.ranks_text import render_ranks_text
 
     result = diff_ranks(load_rank_captures(args.captures))
     emit(render_ranks_text(result), fit=True)

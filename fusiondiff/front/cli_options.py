@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fusiondiff.front.block_options import add_timeline_options
+from fusiondiff.records.gates import QUESTIONS, STRICT_GATE
 
 if TYPE_CHECKING:
     from fusiondiff.report.interface import DiffReport
@@ -56,7 +57,7 @@ def add_gate_options(p: argparse.ArgumentParser, whose: str = "") -> None:
     p.add_argument(
         "--gate",
         action="append",
-        choices=("kernel", "host", "fidelity"),
+        choices=QUESTIONS,
         default=[],
         help="also exit 1 when this question fails, 3 when it could not be judged (repeatable): host, the host time per call "
         "(fd.execute against fd.execute) or a side whose host keeps its GPU waiting; fidelity, as --strict "
@@ -72,13 +73,15 @@ def add_gate_options(p: argparse.ArgumentParser, whose: str = "") -> None:
 
 def gates(args: argparse.Namespace) -> tuple[str, ...]:
     """The questions ``--gate`` and ``--strict`` add to the kernel question's gate."""
-    return tuple(dict.fromkeys([*getattr(args, "gate", []), *(["fidelity"] if getattr(args, "strict", False) else [])]))
+    return tuple(
+        dict.fromkeys([*getattr(args, "gate", []), *([STRICT_GATE] if getattr(args, "strict", False) else [])])
+    )
 
 
 def narrowed(report: DiffReport, args: argparse.Namespace) -> DiffReport:
     """``report`` narrowed to the fusions ``--top``, ``--fusion`` and ``--min-gap`` pick
-    (:func:`fusiondiff.report.filters.select`)."""
-    from fusiondiff.report.filters import Selection, select
+    (:func:`fusiondiff.report.views.filters.select`)."""
+    from fusiondiff.report.views.filters import Selection, select
 
     min_gap_ns = None if args.min_gap is None else args.min_gap * 1000
     return select(report, Selection(top=args.top, fusion=args.fusion, min_gap_ns=min_gap_ns))

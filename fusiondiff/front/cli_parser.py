@@ -52,7 +52,7 @@ FUSION_HELP = (
     "#N, its position from #0 as `fusiondiff show` numbers them, or a name (nvFusion0), name and pass "
     "('nvFusion0 [forward]'), key (forward/nvFusion0/1a2b3c4d5e6f) or the start of a key"
 )
-"""The ``--fusion`` grammar of every command, in words (:mod:`fusiondiff.report.filters`)."""
+"""The ``--fusion`` grammar of every command, in words (:mod:`fusiondiff.report.views.filters`)."""
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -434,7 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_narrowing_options(p: argparse.ArgumentParser) -> None:
     """``--top``, ``--fusion``, ``--min-gap``: the fusions a diff's answer speaks of, alike in
-    ``diff`` and ``report`` (:mod:`fusiondiff.report.filters`)."""
+    ``diff`` and ``report`` (:mod:`fusiondiff.report.views.filters`)."""
     g = p.add_argument_group("narrowing (the verdicts, ledgers and gates then speak of the fusions shown)")
     g.add_argument("--top", type=COUNT, metavar="N", help="only the N matched fusions with the largest median gap")
     g.add_argument(

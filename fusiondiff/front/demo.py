@@ -51,7 +51,7 @@ and for a repro script from a bug report:
 
 def _diff_and_render(a: Path, b: Path, out: Writer, width: int | None) -> None:
     from fusiondiff.front.api import diff_files
-    from fusiondiff.report.diff_text import render_diff_text
+    from fusiondiff.report.formats.diff_text import render_diff_text
 
     out.write(render_diff_text(diff_files(a, b), width))
 
@@ -62,7 +62,7 @@ def run_offline(out: Writer, progress: Progress, width: int | None = None) -> No
     then from fusiondiff's (no gap); then the unplanted seed model on today's stack."""
     from fusiondiff.front.api import diff_files
     from fusiondiff.io.store import load_capture
-    from fusiondiff.report.diff_text import verdict_line
+    from fusiondiff.report.formats.diff_text import verdict_line
     from fusiondiff.report.layout import fit_all
 
     live = BUNDLED / "live.json"

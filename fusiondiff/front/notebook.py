@@ -63,7 +63,7 @@ class CaptureView:
     """The measured CTA arrays of its block timelines, where they were read (``ctas`` table)."""
 
     def _repr_html_(self) -> str:
-        from fusiondiff.report.html import capture_html
+        from fusiondiff.report.formats.html import capture_html
 
         return capture_html(self.capture, self.path)
 
@@ -77,11 +77,11 @@ class CaptureView:
         pd = _pandas()
         rows: list[dict[str, Any]] = []
         if table == "ctas":  # one row per measured CTA: which SM ran it, and when
-            from fusiondiff.report.blocks import cta_rows
+            from fusiondiff.report.views.blocks import cta_rows
 
             return pd.DataFrame(list(cta_rows(None, self.capture, self.arrays)))
         if table == "traffic":
-            from fusiondiff.report.traffic_data import dataframe_rows
+            from fusiondiff.report.views.traffic_data import dataframe_rows
 
             return pd.DataFrame(dataframe_rows(self.capture))
         for f in self.capture.fusions:
@@ -149,7 +149,7 @@ class DiffView:
         return self.report.result.passes(question)
 
     def _repr_html_(self) -> str:
-        from fusiondiff.report.html import diff_html_fragment
+        from fusiondiff.report.formats.html import diff_html_fragment
 
         return diff_html_fragment(self.report)
 
@@ -180,17 +180,17 @@ class DiffView:
         ``samples``: one per sample, side and kernel (long form); ``findings``: ranked findings (with
         their question); ``ledger``: each question's gap apportioned, one row per share;
         ``traffic``: each side's kernels against its own measured peak (a ``side`` column)."""
-        from fusiondiff.report import wording
+        from fusiondiff.report.words import wording
 
         pd = _pandas()
         report, result = self.report, self.report.result
         rows: list[dict[str, Any]] = []
         if table == "ctas":
-            from fusiondiff.report.blocks import cta_rows
+            from fusiondiff.report.views.blocks import cta_rows
 
             rows = [*cta_rows("A", report.a, report.arrays_a), *cta_rows("B", report.b, report.arrays_b)]
         elif table == "traffic":
-            from fusiondiff.report.traffic_data import dataframe_rows
+            from fusiondiff.report.views.traffic_data import dataframe_rows
 
             rows = [*dataframe_rows(report.a, "A"), *dataframe_rows(report.b, "B")]
         elif table == "findings":
@@ -230,7 +230,7 @@ class DiffView:
                 ]
             ]
         elif table == "samples":
-            from fusiondiff.report.content import samples_of
+            from fusiondiff.report.views.content import samples_of
 
             for fusion, kernel, a, b in samples_of(report):
                 for side, samples in (("A", a), ("B", b)):

@@ -9,7 +9,7 @@
 
 Every record it names is selected (``repro`` wants one and says so when there are more). A name
 that matches nothing is one line with at most :data:`MAX_NAMED` candidates ("did you mean"), never
-a list of every record. A report's narrowing by it is :mod:`fusiondiff.report.filters`.
+a list of every record. A report's narrowing by it is :mod:`fusiondiff.report.views.filters`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""A gated question's outcome and the exit code a command gives for several of them.
+"""The questions a diff answers, a gated question's outcome and the exit code a command gives for
+several of them.
 
 Every command that diffs (``diff``, ``report --exit-code``, ``ranks``, ``roundtrip``) answers
 questions (kernel time, host time per call, repro fidelity), each gated or not. A gated question
@@ -10,7 +11,24 @@ failure (a failure says more) and above a pass.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Final, Literal
+
+Question = Literal["kernel", "host", "fidelity"]
+"""The three questions a diff answers, in the order every output gives them; a record naming
+another is refused when read (nothing would show its finding)."""
+
+KERNEL: Final = "kernel"
+"""Does the same fusion's kernel time differ, and why: always gated (``exit_code``)."""
+HOST: Final = "host"
+"""Does the host time per call differ, and does a side's host keep its GPU waiting: gated with
+``--gate host``."""
+FIDELITY: Final = "fidelity"
+"""What B runs differently from A: gated with ``--gate fidelity`` or ``--strict``."""
+QUESTIONS: Final[tuple[Question, ...]] = (KERNEL, HOST, FIDELITY)
+"""The questions in the order every output gives them; the only place their names are written
+(everything else compares with these constants)."""
+STRICT_GATE: Final = FIDELITY
+"""The question ``--strict`` gates."""
 
 Outcome = Literal["passes", "fails", "not measured"]
 """What a gated question says: it passes, fails, or could not be judged."""

@@ -29,10 +29,10 @@ class DiffReport:
     b: Capture
     path_a: str | None = None
     """Where A's capture file is, as shown in reports: relative to the captures' folder
-    (:func:`fusiondiff.report.paths.display_paths`), never an absolute path."""
+    (:func:`fusiondiff.report.words.paths.display_paths`), never an absolute path."""
     path_b: str | None = None
     selection: str = ""
-    """Non-empty when the report was narrowed to some fusions (:mod:`fusiondiff.report.filters`):
+    """Non-empty when the report was narrowed to some fusions (:mod:`fusiondiff.report.views.filters`):
     how, in one line, which every renderer shows next to the verdict."""
     arrays_a: Mapping[tuple[int, int], Any] = field(default_factory=dict)
     """A's measured CTA arrays (:class:`fusiondiff.io.timelines.KernelArrays`) by (fusion
@@ -80,8 +80,8 @@ class DiffReport:
 
 def verdict_sentence(result: DiffResult) -> str:
     """The one-sentence verdict every report opens with. The wording belongs to the diff summary
-    (:mod:`fusiondiff.report.diff_text`); this is the one place reports take it from."""
-    from fusiondiff.report.diff_text import verdict_line
+    (:mod:`fusiondiff.report.formats.diff_text`); this is the one place reports take it from."""
+    from fusiondiff.report.formats.diff_text import verdict_line
 
     return verdict_line(result)
 

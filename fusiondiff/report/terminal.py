@@ -1,14 +1,14 @@
-"""What ``fusiondiff diff`` prints: the summary (:mod:`fusiondiff.report.diff_text`), then the
-block-level (:mod:`fusiondiff.report.blocks`) and conditions (:mod:`fusiondiff.report.environment_view`)
+"""What ``fusiondiff diff`` prints: the summary (:mod:`fusiondiff.report.formats.diff_text`), then the
+block-level (:mod:`fusiondiff.report.views.blocks`) and conditions (:mod:`fusiondiff.report.views.environment_view`)
 tables, laid out for the terminal (issue #41)."""
 
 from __future__ import annotations
 
-from fusiondiff.report.blocks import block_section
-from fusiondiff.report.diff_text import render_diff_text
-from fusiondiff.report.environment_view import conditions_text
+from fusiondiff.report.formats.diff_text import render_diff_text
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.thunder_view import thunder_text
+from fusiondiff.report.views.blocks import block_section
+from fusiondiff.report.views.environment_view import conditions_text
+from fusiondiff.report.views.thunder_view import thunder_text
 
 
 def render_diff_terminal(report: DiffReport, width: int | None = None) -> str:

@@ -8,9 +8,9 @@ from fusiondiff.records import limits
 from fusiondiff.records.escape import printable
 from fusiondiff.records.model import Capture, FusionRecord, KernelRecord, LaunchConfig, traced_name
 from fusiondiff.records.units import Column, duration
+from fusiondiff.report.formats.traffic_text import kernel_figure, text_lines
 from fusiondiff.report.layout import fit_all
-from fusiondiff.report.traffic_text import kernel_figure, text_lines
-from fusiondiff.report.traffic_view import TrafficRow, capture_view
+from fusiondiff.report.views.traffic_view import TrafficRow, capture_view
 
 
 def _dims(d: tuple[int, int, int] | None) -> str:

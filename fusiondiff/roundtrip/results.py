@@ -98,9 +98,9 @@ def finish(
             ),
         )
         from fusiondiff.diff.core import diff
+        from fusiondiff.report.formats.record import dumps_diff_record
         from fusiondiff.report.interface import DiffReport
-        from fusiondiff.report.paths import display_paths, source_label
-        from fusiondiff.report.record import dumps_diff_record
+        from fusiondiff.report.words.paths import display_paths, source_label
 
         result = diff(
             # the replay ran on the worker's GPU (cuda:0 of its CUDA_VISIBLE_DEVICES), which the
@@ -135,12 +135,12 @@ def finish(
 
 
 def question_rows(result: Any) -> tuple[QuestionRow, ...]:
-    """Each question's verdict line and gate (:mod:`fusiondiff.report.questions`), for the summary."""
-    from fusiondiff.diff.causes import QUESTIONS
-    from fusiondiff.report.diff_text import verdict_line
-    from fusiondiff.report.questions import fidelity_line, host_line, ledger_line
+    """Each question's verdict line and gate (:mod:`fusiondiff.report.words.questions`), for the summary."""
+    from fusiondiff.records.gates import QUESTIONS
+    from fusiondiff.report.formats.diff_text import verdict_line
+    from fusiondiff.report.words.questions import ledger_line, question_lines
 
-    lines = {"kernel": verdict_line(result), "host": host_line(result), "fidelity": fidelity_line(result)}
+    lines = question_lines(result, kernel=verdict_line(result))
     return tuple(
         QuestionRow(q, result.passes(q), lines[q], ledger_line(result.ledger(q)), result.outcome(q)) for q in QUESTIONS
     )
@@ -157,6 +157,8 @@ def _rows(
     sources: Sequence[LiveSource] = (),
 ) -> list[FusionRow]:
     """Every live fusion against the replay of its distinct fusion (see :class:`FusionRow`)."""
+    from fusiondiff.records.gates import KERNEL
+
     several = len(sources) > 1
 
     def where(index: int) -> tuple[int | None, int | None]:
@@ -174,7 +176,7 @@ def _rows(
     unexplained_labels: set[str] = set()
     if result is not None:
         # the kernel question's ledger says which fusions' gaps nothing recorded explains
-        unexplained_labels = set(result.ledger("kernel").unexplained_fusions)
+        unexplained_labels = set(result.ledger(KERNEL).unexplained_fusions)
         for p in result.pairs:
             pair_of[have[p.index_a].index] = p
     crossed: dict[int, int] = {}  # live fusion -> the fusion whose replay the diff paired it with

@@ -7,9 +7,9 @@ import statistics
 from fusiondiff.records.model import traced_name
 from fusiondiff.records.units import Column, duration, durations
 from fusiondiff.replay.stages import GATE_IMPORTS, PREPARE_HANDOVER
-from fusiondiff.report.diff_text import MAX_FUSION_ROWS
+from fusiondiff.report.formats.diff_text import MAX_FUSION_ROWS
 from fusiondiff.report.layout import fit_all
-from fusiondiff.report.questions import TITLES
+from fusiondiff.report.words.questions import TITLES
 from fusiondiff.roundtrip.host_totals import host_lines
 from fusiondiff.roundtrip.plan import device_words
 from fusiondiff.roundtrip.records import FusionRow, RoundTripResult

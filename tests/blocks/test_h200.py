@@ -13,7 +13,7 @@ from fusiondiff.diff import diff
 from fusiondiff.front.api import open_report
 from fusiondiff.io.store import load_capture
 from fusiondiff.report import render
-from fusiondiff.report.occupancy import occupancy
+from fusiondiff.report.views.occupancy import occupancy
 from tests.blocks.conftest import BLOCKS
 
 H200 = BLOCKS / "h200"

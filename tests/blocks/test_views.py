@@ -93,7 +93,7 @@ def test_names_from_a_capture_are_escaped_in_the_block_views(tmp_path):
 
 
 def _trace(inputs: list[str], sm_tracks: bool = True) -> dict:
-    from fusiondiff.report.perfetto import PerfettoRenderer
+    from fusiondiff.report.formats.perfetto import PerfettoRenderer
 
     return json.loads(PerfettoRenderer(sm_tracks=sm_tracks).render(open_report(inputs)))
 

@@ -22,8 +22,8 @@ from fusiondiff.front.api import diff_files
 from fusiondiff.front.cli import main
 from fusiondiff.io.store import load_capture
 from fusiondiff.records.model import Capture, Timing
-from fusiondiff.report import wording
-from fusiondiff.report.questions import host_line
+from fusiondiff.report.words import wording
+from fusiondiff.report.words.questions import host_line
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"

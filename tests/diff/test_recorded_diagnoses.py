@@ -14,8 +14,8 @@ from fusiondiff.front.cli import main
 from fusiondiff.io.store import load_capture
 from fusiondiff.recording.nvfuser_adapter import canonical_source
 from fusiondiff.replay.repro import render_repro
-from fusiondiff.report.diff_text import render_diff_text
-from fusiondiff.report.questions import kernel_line
+from fusiondiff.report.formats.diff_text import render_diff_text
+from fusiondiff.report.words.questions import kernel_line
 from repro.zoo.run_zoo import SCENARIOS, planted_cause
 
 DATA = Path(__file__).parent.parent / "data"

@@ -13,7 +13,7 @@ import pytest
 from fusiondiff.front.api import diff_files
 from fusiondiff.io.store import load_capture
 from fusiondiff.replay.repro import render_repro
-from fusiondiff.report.diff_text import verdict_line
+from fusiondiff.report.formats.diff_text import verdict_line
 
 DATA = Path(__file__).parent.parent / "data" / "fidelity"
 TRAINING_STEPS = {"llama3": 26, "pythia": 12, "qwen": 18}

@@ -15,8 +15,8 @@ from fusiondiff.diff import diff
 from fusiondiff.front.api import diff_files, open_report
 from fusiondiff.front.cli import main
 from fusiondiff.io.store import load_capture
-from fusiondiff.report.html import HtmlRenderer
-from fusiondiff.report.questions import fidelity_line, kernel_line
+from fusiondiff.report.formats.html import HtmlRenderer
+from fusiondiff.report.words.questions import fidelity_line, kernel_line
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))

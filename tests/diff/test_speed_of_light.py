@@ -20,8 +20,8 @@ from fusiondiff.diff.speed_of_light import PEAK_FIELDS, peak_missing, row_label
 from fusiondiff.io.store import load_capture
 from fusiondiff.records.environment import PeakBandwidth
 from fusiondiff.records.model import Capture, FusionRecord
+from fusiondiff.report.formats.record import dumps_diff_record, report_from_record
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.record import dumps_diff_record, report_from_record
 
 DATA = Path(__file__).parent.parent / "data"
 

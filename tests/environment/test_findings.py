@@ -19,7 +19,7 @@ from fusiondiff.records.conditions import (
     TimingConditions,
 )
 from fusiondiff.records.model import Capture, FusionRecord
-from fusiondiff.report import wording
+from fusiondiff.report.words import wording
 
 import synthetic as syn
 

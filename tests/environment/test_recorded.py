@@ -14,8 +14,9 @@ from fusiondiff.diff import diff
 from fusiondiff.diff.clocks import is_idle, max_clock_mhz
 from fusiondiff.io.store import load_capture, write_capture
 from fusiondiff.records.model import Capture
-from fusiondiff.report import render, wording
+from fusiondiff.report import render
 from fusiondiff.report.interface import DiffReport
+from fusiondiff.report.words import wording
 from fusiondiff.roundtrip import render_summary, roundtrip
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "environment"

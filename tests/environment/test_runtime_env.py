@@ -19,9 +19,9 @@ from fusiondiff.io.store import load_capture, write_capture
 from fusiondiff.recording.environment import runtime_variables
 from fusiondiff.records.environment import RUNTIME_VARIABLES
 from fusiondiff.records.model import Capture
-from fusiondiff.report import wording
-from fusiondiff.report.content import environment_rows
 from fusiondiff.report.interface import DiffReport
+from fusiondiff.report.views.content import environment_rows
+from fusiondiff.report.words import wording
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SEED = DATA / "seed" / "live_forward.json"

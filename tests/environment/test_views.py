@@ -7,8 +7,8 @@ import dataclasses
 
 from fusiondiff.diff import diff
 from fusiondiff.records.conditions import TimingConditions
-from fusiondiff.report.environment_view import conditions_rows, conditions_text
 from fusiondiff.report.interface import DiffReport
+from fusiondiff.report.views.environment_view import conditions_rows, conditions_text
 from tests.environment.test_findings import QUIET, _fusion, _pair, _quiet
 
 import synthetic as syn

@@ -131,7 +131,7 @@ INTERRUPT_AT_IMPORT = textwrap.dedent(
         "json",
         "fusiondiff.records.codec",
         "fusiondiff.diff.core",
-        "fusiondiff.report.diff_text",
+        "fusiondiff.report.formats.diff_text",
     ],
 )
 def test_ctrl_c_while_modules_import_is_one_line_and_130(module):

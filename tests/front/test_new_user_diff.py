@@ -11,7 +11,7 @@ from pathlib import Path
 
 from inprocess import fusiondiff
 
-from fusiondiff.report.record import report_from_record
+from fusiondiff.report.formats.record import report_from_record
 
 DATA = Path(__file__).parent.parent / "data"
 PLANTED = DATA / "multigpu" / "planted"

@@ -15,7 +15,7 @@ from inprocess import fusiondiff
 
 from fusiondiff.diff import diff
 from fusiondiff.io.store import load_capture
-from fusiondiff.report.diff_text import render_diff_text
+from fusiondiff.report.formats.diff_text import render_diff_text
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "newuser"
 

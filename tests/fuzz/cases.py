@@ -309,7 +309,7 @@ def _plant_names(rng: random.Random) -> list[str]:
 def record_data(seed: str) -> Any:
     """The diff record of the seed's recorded pair, as ``report A B -o diff.json`` writes it."""
     from fusiondiff.front.api import open_report
-    from fusiondiff.report.record import dumps_diff_record
+    from fusiondiff.report.formats.record import dumps_diff_record
 
     a, b = SEEDS[seed]
     return json.loads(dumps_diff_record(open_report([b, a])))

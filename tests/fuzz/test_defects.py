@@ -133,7 +133,7 @@ def test_the_html_report_of_ten_thousand_kernels_is_linear():
     """10,000 kernels took 8-12 s in the HTML report (each kernel's records found by a scan)."""
     from fusiondiff.diff.core import diff
     from fusiondiff.io.store import dumps_capture
-    from fusiondiff.report.html import render_html
+    from fusiondiff.report.formats.html import render_html
     from fusiondiff.report.interface import DiffReport
 
     import synthetic as syn
@@ -172,7 +172,7 @@ def _arrays(ctas: int, sms: int, runs: int = 1) -> KernelArrays:
 def test_perfetto_sm_tracks_hold_a_bound_over_all_kernels():
     """150 kernels of 20,000 CTAs each: MemoryError at 4.8 GB from a 29 MB capture (a bound per
     kernel, none overall)."""
-    from fusiondiff.report.block_perfetto import MeasuredSMs
+    from fusiondiff.report.formats.block_perfetto import MeasuredSMs
 
     kernels = 150
     shared = _arrays(limits.CTAS_PER_KERNEL, 132)
@@ -184,7 +184,7 @@ def test_perfetto_sm_tracks_hold_a_bound_over_all_kernels():
 
 def test_the_html_block_pictures_hold_a_bound_over_the_page():
     """24 kernels on 4096 SMs: a 498 MB page from 38 MB (4096 rows x 160 bins per kernel)."""
-    from fusiondiff.report.block_html import _fusion_plots
+    from fusiondiff.report.formats.block_html import _fusion_plots
 
     budget = [limits.BLOCK_CELLS]
     pages = []
@@ -269,7 +269,7 @@ def test_a_diff_record_whose_failed_and_failure_kinds_disagree(tmp_path):
 
 def test_an_against_peaks_residual_past_any_printing(tmp_path):
     """A residual of 1e308: OverflowError in the table; now ``too large``."""
-    from fusiondiff.report.speed_of_light_view import _signed
+    from fusiondiff.report.views.speed_of_light_view import _signed
 
     assert _signed(1e308) == "too large" and _signed(-1e308) == "too large" and _signed(0.25) == "+25 %"
     pair = DATA / "h100" / "zoo" / "l2_cold_vs_warm"

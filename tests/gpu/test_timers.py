@@ -177,7 +177,7 @@ def test_one_fusion_recorded_by_both_timers_agrees(tmp_path, capsys):
     from fusiondiff.diff.timers import reconcile
     from fusiondiff.front.cli import main
     from fusiondiff.io.store import load_capture
-    from fusiondiff.report.timers_text import render_reconciliation
+    from fusiondiff.report.formats.timers_text import render_reconciliation
 
     script = tmp_path / "rmsnorm.py"
     script.write_text(RMSNORM_SCRIPT)

@@ -32,7 +32,7 @@ from fusiondiff.records import codec
 from fusiondiff.records.errors import CaptureFormatError
 from fusiondiff.records.model import Capture, CommunicationKernel, LaunchConfig
 from fusiondiff.records.options import RecordingOptions
-from fusiondiff.report.ranks_text import render_ranks_text
+from fusiondiff.report.formats.ranks_text import render_ranks_text
 from fusiondiff.report.text import render_capture_text
 
 PYTHIA = Path(__file__).parent.parent / "data" / "fidelity" / "pythia" / "live.json"

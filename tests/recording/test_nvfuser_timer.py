@@ -30,7 +30,7 @@ from fusiondiff.records.errors import ProfilerError
 from fusiondiff.records.model import Capture, LaunchConfig, ReportedBandwidth, Timing, TimingProtocol
 from fusiondiff.records.options import RecordingOptions, timer_outputs
 from fusiondiff.records.traffic import gathers
-from fusiondiff.report.timers_text import render_reconciliation
+from fusiondiff.report.formats.timers_text import render_reconciliation
 
 import synthetic
 

@@ -18,8 +18,8 @@ from fusiondiff.diff.records import DiffResult
 from fusiondiff.front.api import open_report
 from fusiondiff.records.units import duration
 from fusiondiff.report import render
-from fusiondiff.report.html import diff_html_fragment
-from fusiondiff.report.questions import answer_lines
+from fusiondiff.report.formats.html import diff_html_fragment
+from fusiondiff.report.words.questions import answer_lines
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from inprocess import fusiondiff  # noqa: E402

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from fusiondiff.front.api import open_report
 from fusiondiff.records.errors import FusionDiffError, ReportError
 from fusiondiff.report import FORMATS, get_renderer
-from fusiondiff.report.record import dumps_diff_record
+from fusiondiff.report.formats.record import dumps_diff_record
 
 DATA = Path(__file__).parent.parent / "data" / "offset"
 RECORD = json.loads(dumps_diff_record(open_report([DATA / "live.json", DATA / "replay_nvfuser.json"])))

@@ -17,7 +17,7 @@ from fusiondiff.front.cli import main
 from fusiondiff.io.store import save_capture
 from fusiondiff.records.codec import to_jsonable
 from fusiondiff.records.model import SCHEMA_VERSION, LaunchConfig, Timing
-from fusiondiff.report.diff_text import render_diff_json, render_diff_text
+from fusiondiff.report.formats.diff_text import render_diff_json, render_diff_text
 
 import synthetic as syn
 
@@ -284,7 +284,7 @@ def test_differ_and_renderer_run_without_torch():
         "sys.meta_path.insert(0, NoTorch())\n"
         "import synthetic as syn\n"
         "from fusiondiff.diff import diff\n"
-        "from fusiondiff.report.diff_text import render_diff_text\n"
+        "from fusiondiff.report.formats.diff_text import render_diff_text\n"
         "a = syn.capture([syn.fusion()])\n"
         "b = syn.capture([syn.fusion(kernels=[syn.kernel(median_ns=30000, seed=1)])])\n"
         "print(render_diff_text(diff(a, b)).splitlines()[0])\n"
@@ -296,7 +296,7 @@ def test_differ_and_renderer_run_without_torch():
 
 
 def test_a_long_list_of_unmatched_fusions_is_cut_to_forty_with_a_count_of_the_rest():
-    from fusiondiff.report.diff_text import MAX_UNMATCHED
+    from fusiondiff.report.formats.diff_text import MAX_UNMATCHED
 
     # two live sessions, the second ran 2 of the first's 45 fusions: 43 are only in A
     a = syn.capture([syn.fusion(f"nvFusion{i}") for i in range(45)])

@@ -1,4 +1,4 @@
-"""The words of every rule's finding (:mod:`fusiondiff.report.wording`), on the cases of
+"""The words of every rule's finding (:mod:`fusiondiff.report.words.wording`), on the cases of
 tests/diff/test_rules.py (which checks their data): a line each case's first finding must read,
 and every finding worded, the same again once read back from a diff record."""
 
@@ -13,9 +13,9 @@ from fusiondiff.diff import diff
 from fusiondiff.diff.records import Finding
 from fusiondiff.records.codec import to_jsonable
 from fusiondiff.records.model import TimerName, TimingProtocol
-from fusiondiff.report import wording
+from fusiondiff.report.formats.record import dumps_diff_record, report_from_record
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.record import dumps_diff_record, report_from_record
+from fusiondiff.report.words import wording
 
 from diff.test_rules import CASES, b_kernel, base_fusion, live, replay_of, seed_case
 
@@ -105,7 +105,7 @@ def test_a_schema_1_finding_keeps_its_sentences():
 
 
 def test_a_schema_1_record_is_still_rendered_with_its_sentences():
-    from fusiondiff.report.diff_text import render_diff_text
+    from fusiondiff.report.formats.diff_text import render_diff_text
 
     a, b = seed_case()
     result = diff(a, b)

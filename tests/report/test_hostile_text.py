@@ -24,7 +24,7 @@ from markdown_it import MarkdownIt
 from fusiondiff.front.api import open_report
 from fusiondiff.records.escape import printable
 from fusiondiff.report import get_renderer
-from fusiondiff.report.md_text import code, fence, inline
+from fusiondiff.report.formats.md_text import code, fence, inline
 
 DATA = Path(__file__).parent.parent / "data" / "cuda_source"
 
@@ -168,8 +168,8 @@ def test_a_text_past_the_document_limit_is_cut_and_counted():
     """A recorded text made megabytes long is cut in the Markdown and HTML reports, and says how
     much it left out (the fuzz harness: a 10 MB nvFuser version written three times)."""
     from fusiondiff.records.limits import TEXT_CHARS
-    from fusiondiff.report.html_parts import escaped
-    from fusiondiff.report.md_text import inline
+    from fusiondiff.report.formats.html_parts import escaped
+    from fusiondiff.report.formats.md_text import inline
 
     long = "v" * (TEXT_CHARS + 123)
     for shown in (inline(long), inline(long, table=True), escaped(long)):

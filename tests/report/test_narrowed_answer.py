@@ -9,8 +9,8 @@ from pathlib import Path
 
 from fusiondiff.diff.core import diff
 from fusiondiff.io.store import load_capture
-from fusiondiff.report.filters import Selection, select
 from fusiondiff.report.interface import DiffReport
+from fusiondiff.report.views.filters import Selection, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from inprocess import fusiondiff  # noqa: E402

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from fusiondiff.front.api import open_report
 from fusiondiff.records.codec import plain_data
 from fusiondiff.records.errors import ReportError
-from fusiondiff.report.record_delta import apply, delta
+from fusiondiff.report.formats.record_delta import apply, delta
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -69,8 +69,8 @@ def test_a_diff_record_gives_capture_b_back_whatever_its_fusions(extra):
     import dataclasses
 
     from fusiondiff.diff.core import diff
+    from fusiondiff.report.formats.record import build_diff_record, report_from_record
     from fusiondiff.report.interface import DiffReport
-    from fusiondiff.report.record import build_diff_record, report_from_record
 
     report = open_report([DATA / "seed" / "live_forward.json", DATA / "seed" / "replay_forward.json"])
     fusions = (
@@ -89,7 +89,7 @@ def test_the_record_encoded_from_the_records_is_the_record_of_its_data(pair):
     its bytes are those of :func:`build_diff_record`'s data, and B holds no field neither file holds."""
     import msgspec
 
-    from fusiondiff.report.record import build_diff_record, encode_diff_record
+    from fusiondiff.report.formats.record import build_diff_record, encode_diff_record
 
     folder, a, b = pair
     report = open_report([DATA / folder / a, DATA / folder / b])

@@ -21,11 +21,11 @@ from fusiondiff.front.cli import main
 from fusiondiff.records.environment import Environment
 from fusiondiff.records.model import LaunchConfig
 from fusiondiff.report import FORMATS, ReportError, get_renderer, render
-from fusiondiff.report.content import unified
-from fusiondiff.report.occupancy import occupancy
-from fusiondiff.report.paths import display_paths, scrub_paths
-from fusiondiff.report.perfetto import build_trace
-from fusiondiff.report.record import DIFF_RECORD_VERSION, build_diff_record, report_from_record
+from fusiondiff.report.formats.perfetto import build_trace
+from fusiondiff.report.formats.record import DIFF_RECORD_VERSION, build_diff_record, report_from_record
+from fusiondiff.report.views.content import unified
+from fusiondiff.report.views.occupancy import occupancy
+from fusiondiff.report.words.paths import display_paths, scrub_paths
 
 DATA = Path(__file__).parent.parent / "data"
 GOLDEN = Path(__file__).parent.parent / "golden"
@@ -309,7 +309,7 @@ def test_notebook_api(offset_report) -> None:
 
 
 def test_report_narrowed_by_top_fusion_and_min_gap(capsys: pytest.CaptureFixture[str]) -> None:
-    from fusiondiff.report.filters import Selection, select
+    from fusiondiff.report.views.filters import Selection, select
 
     seed = open_report(SEED)
     top = select(seed, Selection(top=3))

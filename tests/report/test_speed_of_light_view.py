@@ -8,12 +8,12 @@ from __future__ import annotations
 import dataclasses
 
 from fusiondiff.diff.core import diff
-from fusiondiff.report.diff_text import render_diff_text
-from fusiondiff.report.filters import Selection, select
-from fusiondiff.report.html import render_html
+from fusiondiff.report.formats.diff_text import render_diff_text
+from fusiondiff.report.formats.html import render_html
+from fusiondiff.report.formats.markdown import render_markdown
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.markdown import render_markdown
-from fusiondiff.report.speed_of_light_view import shown_rows
+from fusiondiff.report.views.filters import Selection, select
+from fusiondiff.report.views.speed_of_light_view import shown_rows
 
 from diff.test_speed_of_light import H100, two_gpus, with_peak
 
@@ -93,7 +93,7 @@ def test_a_narrowed_report_keeps_its_own_rows_and_a_long_table_keeps_those_off_t
 
 
 def test_a_hostile_fusion_name_in_the_peaks_table_is_escaped_as_everywhere_else_in_the_page():
-    from fusiondiff.report.speed_of_light_view import peaks_html
+    from fusiondiff.report.views.speed_of_light_view import peaks_html
 
     a, b = two_gpus()
     hostile = "nvFusion3\x1b[31m<b>\u202e"  # a name as a crafted capture may carry it

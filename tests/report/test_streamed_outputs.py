@@ -21,13 +21,13 @@ from fusiondiff.records import streamed
 from fusiondiff.records.codec import plain_data
 from fusiondiff.records.errors import OutputError
 from fusiondiff.records.streamed import batched, encode_chunks
-from fusiondiff.report import perfetto
+from fusiondiff.report.formats import perfetto
+from fusiondiff.report.formats.perfetto import build_trace, render_perfetto, trace_chunks
+from fusiondiff.report.formats.record import KERNELS_COMPARED_WHOLE as SPLICE_ITEMS
+from fusiondiff.report.formats.record import _capture_delta, encode_diff_record, record_chunks, report_from_record
+from fusiondiff.report.formats.record_delta import delta
+from fusiondiff.report.formats.text_json import JsonRenderer
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.perfetto import build_trace, render_perfetto, trace_chunks
-from fusiondiff.report.record import KERNELS_COMPARED_WHOLE as SPLICE_ITEMS
-from fusiondiff.report.record import _capture_delta, encode_diff_record, record_chunks, report_from_record
-from fusiondiff.report.record_delta import delta
-from fusiondiff.report.text_json import JsonRenderer
 
 import synthetic as syn
 
@@ -130,7 +130,9 @@ def test_a_failure_while_the_pieces_come_leaves_nothing(tmp_path):
 
 @pytest.mark.parametrize("name", ["md", "html"])
 def test_the_timing_table_shows_its_first_rows_and_says_how_many_it_left_out(many_report, monkeypatch, name):
-    from fusiondiff.report import content, get_renderer, html, markdown
+    from fusiondiff.report import get_renderer
+    from fusiondiff.report.formats import html, markdown
+    from fusiondiff.report.views import content
 
     total = content.timing_row_count(many_report)
     assert total == len(content.timing_rows(many_report)) > 3 * SPLICE_ITEMS

@@ -110,7 +110,7 @@ def test_diff_piped_has_no_line_over_100_columns(a: Path, b: Path, tmp_path: Pat
     joined = " ".join(done.stdout.split())
     # the legend and every fusion's label are all there once the wrapping is undone
     from fusiondiff.front.api import diff_files
-    from fusiondiff.report.diff_text import LEGEND, listed_pairs
+    from fusiondiff.report.formats.diff_text import LEGEND, listed_pairs
 
     assert " ".join(LEGEND.split()) in joined
     for pair in listed_pairs(diff_files(_unpacked(a, tmp_path), b).pairs):
@@ -121,9 +121,9 @@ def test_the_conditions_and_block_tables_fold_their_columns_losing_nothing(tmp_p
     """A table wider than the terminal is split into groups of columns, each repeating the fusion
     or kernel and the side: every header and every cell is still there."""
     from fusiondiff.front.api import open_report
-    from fusiondiff.report.blocks import HEADER as BLOCK_HEADER
-    from fusiondiff.report.blocks import block_rows, block_section, cells
-    from fusiondiff.report.environment_view import HEADER, conditions_rows, conditions_text
+    from fusiondiff.report.views.blocks import HEADER as BLOCK_HEADER
+    from fusiondiff.report.views.blocks import block_rows, block_section, cells
+    from fusiondiff.report.views.environment_view import HEADER, conditions_rows, conditions_text
 
     stream = open_report(
         [DATA / "environment" / "stream" / "live.json", DATA / "environment" / "stream" / "replay.json"]

@@ -22,7 +22,7 @@ from fusiondiff.records.thunder import ThunderFigure
 from fusiondiff.records.units import duration
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.terminal import render_diff_terminal
-from fusiondiff.report.thunder_view import thunder_rows, thunder_text
+from fusiondiff.report.views.thunder_view import thunder_rows, thunder_text
 
 REPO = Path(__file__).parent.parent.parent
 PAIR = REPO / "tests" / "data" / "h100" / "offset_thunderfx_4096"

@@ -23,12 +23,12 @@ from fusiondiff.records.errors import ReportError
 from fusiondiff.records.model import Capture, TensorMeta
 from fusiondiff.records.traffic import capture_traffic, furthest_from_peak
 from fusiondiff.report import render
-from fusiondiff.report.html import capture_html
+from fusiondiff.report.formats.html import capture_html
+from fusiondiff.report.formats.record import build_diff_record, report_from_record
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.record import build_diff_record, report_from_record
 from fusiondiff.report.text import render_capture_text
-from fusiondiff.report.traffic_data import view_data
-from fusiondiff.report.traffic_view import ABOVE_PEAK_NOTE, NOT_MEASURED, OLD_FILE, capture_view
+from fusiondiff.report.views.traffic_data import view_data
+from fusiondiff.report.views.traffic_view import ABOVE_PEAK_NOTE, NOT_MEASURED, OLD_FILE, capture_view
 
 from .test_renderers import _Tags
 
@@ -254,7 +254,7 @@ def test_notebook_traffic_tables():
 
 def test_the_environment_table_shows_each_sides_peak_and_marks_only_a_real_difference():
     from fusiondiff.records.environment import PeakBandwidth
-    from fusiondiff.report.content import _peak_row
+    from fusiondiff.report.views.content import _peak_row
 
     h100 = PeakBandwidth(gbs=3007.3, best_gbs=3012.0, copy_bytes=1 << 30, copies=20, seconds=0.017)
     again = PeakBandwidth(gbs=2990.0, best_gbs=3009.0, copy_bytes=1 << 30, copies=20, seconds=0.017)

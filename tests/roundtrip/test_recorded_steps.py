@@ -137,7 +137,7 @@ def test_plain_diff_of_a_step_against_its_round_trip_counts_the_records_each_rep
 
     from fusiondiff.front.api import diff_files
     from fusiondiff.io.store import load_capture, save_capture
-    from fusiondiff.report.diff_text import MAX_UNMATCHED, render_diff_text
+    from fusiondiff.report.formats.diff_text import MAX_UNMATCHED, render_diff_text
 
     live = tmp_path / "live.json"
     live.write_bytes(gzip.decompress((DATA / "live.json.gz").read_bytes()))

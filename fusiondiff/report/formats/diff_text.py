@@ -12,17 +12,18 @@ from fusiondiff.diff.ledger import fidelity_findings, status_of
 from fusiondiff.diff.records import DiffResult, Finding, FusionPair, Status, TimingVerdict
 from fusiondiff.records.codec import to_jsonable
 from fusiondiff.records.escape import printable
+from fusiondiff.records.gates import FIDELITY, KERNEL
 from fusiondiff.records.model import traced_name
 from fusiondiff.records.units import Column, duration, floor_cell, ratio
-from fusiondiff.report import wording
 from fusiondiff.report.layout import fit_all
-from fusiondiff.report.paths import short_list
-from fusiondiff.report.questions import answer_lines, kernel_line, question_views
-from fusiondiff.report.speed_of_light_view import peaks_text
 from fusiondiff.report.text import NAME_WIDTH
+from fusiondiff.report.views.speed_of_light_view import peaks_text
+from fusiondiff.report.words import wording
+from fusiondiff.report.words.paths import short_list
+from fusiondiff.report.words.questions import answer_lines, kernel_line, question_views
 
 verdict_line = kernel_line
-"""The kernel question's verdict line, by its older name (:func:`fusiondiff.report.questions.kernel_line`)."""
+"""The kernel question's verdict line, by its older name (:func:`fusiondiff.report.words.questions.kernel_line`)."""
 
 MAX_FUSION_ROWS = 20
 """Beyond this many fusions, SAME ones are counted instead of listed."""
@@ -208,7 +209,7 @@ def _more_line(count: int, hint: str = "") -> list[str]:
 
 def render_diff_text(result: DiffResult, width: int | None = None, selection: str = "") -> str:
     """A short terminal summary: first the answer (each question's line, labelled ``kernel:``,
-    ``host:``, ``fidelity:``), then how it was narrowed (``selection``, :mod:`fusiondiff.report.filters`)
+    ``host:``, ``fidelity:``), then how it was narrowed (``selection``, :mod:`fusiondiff.report.views.filters`)
     and where it came from (each side's path); per fusion the medians (us), ratio and verdict of B
     relative to A; unmatched fusions; each question's ledger and ranked findings with their
     evidence; warnings. Plain text, every line escaped (:func:`~fusiondiff.records.escape.printable`),
@@ -255,7 +256,7 @@ def questions_json(result: DiffResult) -> dict[str, Any]:
             "judged": result.judged(view.question),
             "passes": result.passes(view.question),
             "exit_code": result.exit_code(gates=(view.question,)),
-            "findings": [f.rank for f in (fidelity_findings(result) if view.question == "fidelity" else view.findings)],
+            "findings": [f.rank for f in (fidelity_findings(result) if view.question == FIDELITY else view.findings)],
         }
         for view in question_views(result)
     }
@@ -271,7 +272,7 @@ def _question_sections(result: DiffResult, width: int | None = None) -> list[str
     budget = MAX_FINDINGS
     for view in question_views(result):
         # a question that passes, or was not measured (its line at the top says so), needs no section
-        quiet = view.question != "kernel" and not view.findings and result.outcome(view.question) != "fails"
+        quiet = view.question != KERNEL and not view.findings and result.outcome(view.question) != "fails"
         if quiet and not result.ledger(view.question).gap_ns > 0:
             continue
         lines.append(f"{view.title} ({view.gate}): {view.ledger}")

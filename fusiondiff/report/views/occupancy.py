@@ -5,7 +5,7 @@ per-SM limits, the way CUDA's occupancy calculator does it: the number of blocks
 once is the smallest of what its threads, registers, shared memory and block slots allow. The
 limits are those of the compute capability recorded in the capture's environment; a capability
 not in :data:`SM_LIMITS` is treated as 9.0 (Hopper) and said so. Nothing here was measured: the
-per-SM view built from it (:mod:`fusiondiff.report.perfetto`) is labelled as derived.
+per-SM view built from it (:mod:`fusiondiff.report.formats.perfetto`) is labelled as derived.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any
 
 from fusiondiff.records.model import Capture
 from fusiondiff.records.traffic import vendor_gbs
-from fusiondiff.report.traffic_view import TrafficRow, capture_view
+from fusiondiff.report.views.traffic_view import TrafficRow, capture_view
 
 
 def row_data(row: TrafficRow) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The reports' unified diffs of two texts of one fusion or kernel (printed definitions, generated
 CUDA sources), with lines lined up ignoring nvFuser's numbered value names; read through
-:mod:`fusiondiff.report.content` by the Markdown and HTML renderers."""
+:mod:`fusiondiff.report.views.content` by the Markdown and HTML renderers."""
 
 from __future__ import annotations
 

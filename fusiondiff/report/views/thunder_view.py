@@ -96,7 +96,7 @@ def _meanings(rows: Sequence[tuple[str, ...]]) -> list[str]:
 def thunder_markdown(report: DiffReport) -> list[str]:
     """The section of the Markdown report (no lines when no side carries Thunder's figures for a
     paired region); every cell escaped by :func:`md_text.table`."""
-    from fusiondiff.report.md_text import inline, table
+    from fusiondiff.report.formats.md_text import inline, table
 
     rows = list(thunder_rows(report))
     if not rows:
@@ -113,7 +113,7 @@ def thunder_markdown(report: DiffReport) -> list[str]:
 
 def thunder_html(report: DiffReport) -> str:
     """The section of the HTML report (empty when there is nothing to show), every cell escaped."""
-    from fusiondiff.report.md_text import html_text
+    from fusiondiff.report.formats.md_text import html_text
 
     rows = list(thunder_rows(report))
     if not rows:

@@ -13,7 +13,7 @@ open. Times are in microseconds, as the format wants.
   outweighs the rest of the trace), one process per side (``A (live): SMs, derived``) with a
   track per SM: for each kernel, how
   its blocks fill the SMs in waves, from the grid, the block and the occupancy the GPU's limits
-  allow (:mod:`fusiondiff.report.occupancy`). Full waves are one event per SM; the tail wave shows
+  allow (:mod:`fusiondiff.report.views.occupancy`). Full waves are one event per SM; the tail wave shows
   which SMs still have blocks and which idle. This is derived, not measured: it assumes blocks
   are dealt to SMs in turn and take equal time, and every event says so in its args (as in
   FlashInfer's SM-level profiler, but without per-block timestamps).
@@ -28,12 +28,12 @@ from typing import Any
 from fusiondiff.diff.records import FusionPair, KernelPair, TimingVerdict
 from fusiondiff.records.limits import CTAS_SHOWN, DERIVED_EVENTS, TRACE_NAME_CHARS
 from fusiondiff.records.model import Capture, FusionRecord, KernelRecord, traced_name
-from fusiondiff.report import content as c
-from fusiondiff.report.block_perfetto import NOTE as MEASURED_NOTE
-from fusiondiff.report.block_perfetto import MeasuredSMs, block_args
+from fusiondiff.report.formats.block_perfetto import NOTE as MEASURED_NOTE
+from fusiondiff.report.formats.block_perfetto import MeasuredSMs, block_args
 from fusiondiff.report.interface import DiffReport, Renderer
 from fusiondiff.report.layout import cut
-from fusiondiff.report.occupancy import occupancy
+from fusiondiff.report.views import content as c
+from fusiondiff.report.views.occupancy import occupancy
 
 GAP_NS = 2000
 """Space between consecutive fusions on the timeline."""

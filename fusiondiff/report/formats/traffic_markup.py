@@ -5,11 +5,11 @@ renderers call these hooks and nothing else of it (the terminal's is :mod:`.traf
 from __future__ import annotations
 
 from fusiondiff.records.model import Capture
-from fusiondiff.report import md_text
-from fusiondiff.report.html_parts import escaped as _e
-from fusiondiff.report.html_parts import number_table
+from fusiondiff.report.formats import md_text
+from fusiondiff.report.formats.html_parts import escaped as _e
+from fusiondiff.report.formats.html_parts import number_table
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.traffic_view import (
+from fusiondiff.report.views.traffic_view import (
     ABOVE_PEAK,
     ALL_ROWS,
     KERNEL_ROWS,
@@ -37,7 +37,7 @@ CSS = """
 .fd sup.mk1 { display: inline-block; min-width: 0.6em; text-align: left; }
 .fd p.peak { margin: 2px 0 8px; }
 """
-"""The HTML report's rules for these parts (added to :data:`fusiondiff.report.html.CSS`)."""
+"""The HTML report's rules for these parts (added to :data:`fusiondiff.report.formats.html.CSS`)."""
 
 
 # --- Markdown --------------------------------------------------------------------------------

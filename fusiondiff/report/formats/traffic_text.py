@@ -5,7 +5,7 @@ then the notes they carry, those furthest from the limit and nvFuser's own figur
 from __future__ import annotations
 
 from fusiondiff.report.layout import table
-from fusiondiff.report.traffic_view import (
+from fusiondiff.report.views.traffic_view import (
     RANKED_TITLE,
     REPORTED_HEADER,
     TrafficRow,

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fusiondiff.diff.records import Evidence, Finding
-from fusiondiff.report.shown import by_field, items, label, on_side, show
+from fusiondiff.report.words.shown import by_field, items, label, on_side, show
 
 Words = tuple[str, list[str]]
 

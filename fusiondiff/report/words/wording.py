@@ -1,9 +1,9 @@
 """The words for findings: every rule's finding carries its evidence as data (:attr:`Finding.data`)
 and every renderer takes a finding's title and evidence lines from here, so one sentence is
 written in one place. The block level's words are here; the other rules' are in the module of
-their kind, which this one hands them to: :mod:`~fusiondiff.report.environment_words`,
-:mod:`~fusiondiff.report.setup_words`, :mod:`~fusiondiff.report.input_words` (inputs, failures)
-and :mod:`~fusiondiff.report.fusion_words` (the fusion, nvFuser's consequences, ``unexplained``).
+their kind, which this one hands them to: :mod:`~fusiondiff.report.words.environment_words`,
+:mod:`~fusiondiff.report.words.setup_words`, :mod:`~fusiondiff.report.words.input_words` (inputs, failures)
+and :mod:`~fusiondiff.report.words.fusion_words` (the fusion, nvFuser's consequences, ``unexplained``).
 
 A finding read from a diff record written before findings were data (schema 1) holds its
 sentences: they pass through unchanged. Units are chosen here, when rendering: ns as us with two
@@ -17,8 +17,8 @@ import math
 from collections.abc import Callable
 
 from fusiondiff.diff.records import DiffResult, Evidence, Finding
-from fusiondiff.report import environment_words, fusion_words, input_words, setup_words
-from fusiondiff.report.shown import show
+from fusiondiff.report.words import environment_words, fusion_words, input_words, setup_words
+from fusiondiff.report.words.shown import show
 
 _LABELS = {
     "sms_used": "SMs used",

@@ -81,7 +81,7 @@ def _scrubbed_value(value: EvidenceValue) -> EvidenceValue:
 def source_label(path: str | os.PathLike[str], source: str | None, *, whole: bool = False) -> str:
     """How a diff names a side read from ``path``: the path as given, then what the capture ran
     (:attr:`Capture.source`) with the recording machine's absolute paths cut and a long list of
-    scripts shortened (:mod:`fusiondiff.report.paths`), as reports show it. ``whole`` keeps what it
+    scripts shortened (:mod:`fusiondiff.report.words.paths`), as reports show it. ``whole`` keeps what it
     ran as recorded (:func:`diff_files` and the round trip's diff record)."""
     if not source:
         return str(path)

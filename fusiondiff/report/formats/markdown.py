@@ -13,16 +13,18 @@ from collections.abc import Sequence
 from fusiondiff.diff.causes import node
 from fusiondiff.records.limits import TIMING_ROWS
 from fusiondiff.records.model import traced_name
-from fusiondiff.report import content as c
-from fusiondiff.report import md_text, speed_of_light_view, wording
-from fusiondiff.report.blocks import block_markdown
-from fusiondiff.report.diff_text import explains_text
-from fusiondiff.report.environment_view import conditions_markdown
+from fusiondiff.report.formats import md_text
+from fusiondiff.report.formats.diff_text import explains_text
+from fusiondiff.report.formats.md_text import table
+from fusiondiff.report.formats.traffic_markup import traffic_markdown
 from fusiondiff.report.interface import DiffReport, Renderer
-from fusiondiff.report.md_text import table
-from fusiondiff.report.questions import answer_lines, question_views
-from fusiondiff.report.thunder_view import thunder_markdown
-from fusiondiff.report.traffic_markup import traffic_markdown
+from fusiondiff.report.views import content as c
+from fusiondiff.report.views import speed_of_light_view
+from fusiondiff.report.views.blocks import block_markdown
+from fusiondiff.report.views.environment_view import conditions_markdown
+from fusiondiff.report.views.thunder_view import thunder_markdown
+from fusiondiff.report.words import wording
+from fusiondiff.report.words.questions import answer_lines, question_views
 
 FOLD_ROWS = 12
 """Tables longer than this fold into ``<details>``."""

@@ -69,7 +69,7 @@ class BlockRow:
 def probe_note(timeline: KernelTimeline | None, launch: Any, environment: Any) -> str:
     """``+12.4 %, 40->47 regs, 12->10 CTAs/SM``: the probe's overhead, and its registers and the
     resident CTAs per SM they allow (derived occupancy) where they changed."""
-    from fusiondiff.report.occupancy import occupancy
+    from fusiondiff.report.views.occupancy import occupancy
 
     if timeline is None or timeline.overhead is None:
         return "-"
@@ -194,7 +194,7 @@ def block_markdown(report: DiffReport) -> list[str]:
     rows = list(block_rows(report))
     if not rows:
         return []
-    from fusiondiff.report.md_text import table
+    from fusiondiff.report.formats.md_text import table
 
     body = [(f"{r.fusion} / {r.kernel}" if r.side == "A" else "", r.side, *cells(r.timeline, r.probe)) for r in rows]
     return ["### Block level", "", NOTE, "", *table(HEADER, body, "ll" + "r" * (len(HEADER) - 2)), ""]

@@ -12,21 +12,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fusiondiff.diff.causes import QUESTIONS
 from fusiondiff.diff.host_stats import HOST_FLOOR_RATIO, HOST_MIN_SAMPLES
 from fusiondiff.diff.ledger import fidelity_findings
 from fusiondiff.diff.records import DiffResult, Evidence, Finding, FusionPair, Ledger, LedgerEntry, TimingVerdict
-from fusiondiff.records.gates import Outcome
+from fusiondiff.records.gates import FIDELITY, HOST, KERNEL, QUESTIONS, Outcome
 from fusiondiff.records.units import duration, durations, p_value, ratio
-from fusiondiff.report.environment_words import host_side
+from fusiondiff.report.words.environment_words import host_side
 
-TITLES = {"kernel": "kernel time", "host": "host time per call", "fidelity": "repro fidelity"}
+TITLES = {KERNEL: "kernel time", HOST: "host time per call", FIDELITY: "repro fidelity"}
 """Each question's heading, in every output."""
 
 GATES = {
-    "kernel": "gated by default",
-    "host": "gated with --gate host",
-    "fidelity": "gated with --strict",
+    KERNEL: "gated by default",
+    HOST: f"gated with --gate {HOST}",
+    FIDELITY: "gated with --strict",
 }
 
 
@@ -153,7 +152,7 @@ def _beyond(t: TimingVerdict) -> str:
 
 
 def _properties(result: DiffResult) -> str:
-    kernel = result.findings_of("kernel")
+    kernel = result.findings_of(KERNEL)
     property_findings = [f for f in kernel if f.role != "unexplained"]
     if not property_findings and not any(p.unmatched_kernels for p in result.pairs):
         if not kernel:
@@ -162,7 +161,7 @@ def _properties(result: DiffResult) -> str:
             kernels = sum(len(f.kernels) for f in kernel)
             return f"recorded properties identical ({kernels} kernel(s) inside same-speed fusions differ in time, unexplained)"
         return "recorded properties identical: nothing recorded explains the gap"
-    ledger = result.ledger("kernel")
+    ledger = result.ledger(KERNEL)
     count = len(property_findings)
     if ledger.explained_ns > 0:
         return (
@@ -201,7 +200,7 @@ def host_line(result: DiffResult) -> str:
     if thunder is not None and thunder.a is not None:
         session = times.get("session_execute_ns")
         parts.append(f"A's Thunder region call takes {_ns(thunder, 'A')} per call (its fd.execute {_ns(session, 'A')})")
-    for f in result.findings_of("host"):
+    for f in result.findings_of(HOST):
         side = host_side(f)
         waits = {e.field: e for e in f.data}.get("gpu_wait_step_ns")
         if f.evidenced:  # a side whose host keeps its GPU waiting
@@ -251,7 +250,7 @@ def fidelity_line(result: DiffResult) -> str:
         return "B runs what A ran (definition, constants, inputs, options and variables as recorded)" + rest
     rules = list(dict.fromkeys(f.rule for f in found))
     timed = [
-        e for e in result.ledger("fidelity").entries if e.explained_ns > 0 and e.causes
+        e for e in result.ledger(FIDELITY).entries if e.explained_ns > 0 and e.causes
     ]  # a damaged record may name none
     named = [_share_text(e) for e in timed]
     shared = {c for e in timed for c in e.causes}
@@ -270,14 +269,22 @@ def _share_text(entry: LedgerEntry) -> str:
 def _strict_rest(result: DiffResult, named: set[str]) -> str:
     """What else ``--strict`` fails on: recorded properties that differ and follow from nothing
     B runs differently, and kernels launched on one side only."""
-    others = sorted(
-        {f.rule for f in result.findings_of("kernel") if f.role != "unexplained" and not f.caused_by} - named
-    )
+    others = sorted({f.rule for f in result.findings_of(KERNEL) if f.role != "unexplained" and not f.caused_by} - named)
     parts = [f"other recorded properties differ ({', '.join(others)})"] if others else []
     one_sided = sum(len(p.unmatched_kernels) for p in result.pairs)
     if one_sided:
         parts.append(f"{one_sided} kernel(s) launched on one side only")
     return f"; {' and '.join(parts)}, which --strict gates too" if parts else ""
+
+
+def question_lines(result: DiffResult, kernel: str | None = None) -> dict[str, str]:
+    """Each question's verdict line by its name; ``kernel`` replaces the kernel question's own
+    (the round trip's, which names its stages)."""
+    return {
+        KERNEL: kernel_line(result) if kernel is None else kernel,
+        HOST: host_line(result),
+        FIDELITY: fidelity_line(result),
+    }
 
 
 def gate_word(result: DiffResult, question: str) -> str:
@@ -302,7 +309,7 @@ class QuestionView:
 
 def question_views(result: DiffResult) -> list[QuestionView]:
     """The three questions of a diff, in order."""
-    verdicts = {"kernel": kernel_line(result), "host": host_line(result), "fidelity": fidelity_line(result)}
+    verdicts = question_lines(result)
     return [
         QuestionView(
             q,
@@ -310,7 +317,7 @@ def question_views(result: DiffResult) -> list[QuestionView]:
             gate_word(result, q),
             verdicts[q],
             ledger_line(result.ledger(q)) if result.ledgers else "no ledger (a diff record written before it)",
-            result.findings_of(q) if q != "fidelity" else (),
+            result.findings_of(q) if q != FIDELITY else (),
         )
         for q in QUESTIONS
     ]
@@ -319,5 +326,5 @@ def question_views(result: DiffResult) -> list[QuestionView]:
 def answer_lines(result: DiffResult) -> list[tuple[str, str, Outcome]]:
     """The answer every format gives first: each question's label (``kernel``, ``host``,
     ``fidelity``), its line and its outcome (``passes``, ``fails``, ``not measured``)."""
-    lines = {"kernel": kernel_line(result), "host": host_line(result), "fidelity": fidelity_line(result)}
+    lines = question_lines(result)
     return [(q, lines[q], result.outcome(q)) for q in QUESTIONS]

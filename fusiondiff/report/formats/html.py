@@ -16,19 +16,19 @@ from fusiondiff.diff.records import DiffResult
 from fusiondiff.records.escape import printable_lines
 from fusiondiff.records.limits import TIMING_ROWS
 from fusiondiff.records.model import Capture, traced_name
-from fusiondiff.report import content as c
-from fusiondiff.report import speed_of_light_view, wording
-from fusiondiff.report.block_html import block_html
-from fusiondiff.report.diff_text import explains_text
-from fusiondiff.report.environment_view import conditions_html
-from fusiondiff.report.html_parts import escaped as _e
+from fusiondiff.report.formats.block_html import block_html
+from fusiondiff.report.formats.diff_text import explains_text
+from fusiondiff.report.formats.html_parts import escaped as _e
+from fusiondiff.report.formats.plots import COLOR_A, COLOR_B, strip_plot_svg
+from fusiondiff.report.formats.traffic_markup import CSS as TRAFFIC_CSS
+from fusiondiff.report.formats.traffic_markup import HTML_HEADER, html_cells, html_notes, html_ranked, traffic_html
 from fusiondiff.report.interface import DiffReport, Renderer
-from fusiondiff.report.plots import COLOR_A, COLOR_B, strip_plot_svg
-from fusiondiff.report.questions import answer_lines, question_views
-from fusiondiff.report.thunder_view import thunder_html
-from fusiondiff.report.traffic_markup import CSS as TRAFFIC_CSS
-from fusiondiff.report.traffic_markup import HTML_HEADER, html_cells, html_notes, html_ranked, traffic_html
-from fusiondiff.report.traffic_view import capture_view
+from fusiondiff.report.views import content as c
+from fusiondiff.report.views import speed_of_light_view
+from fusiondiff.report.views.environment_view import conditions_html
+from fusiondiff.report.views.thunder_view import thunder_html
+from fusiondiff.report.views.traffic_view import capture_view
+from fusiondiff.report.words import questions, wording
 
 CSS = (
     f"""
@@ -120,7 +120,7 @@ def _findings(report: DiffReport) -> str:
     found = report.result.findings
     rules = {f.rank: f.rule for f in found}
     sections = []
-    for view in question_views(report.result):
+    for view in questions.question_views(report.result):
         items = []
         for f in view.findings:
             links = "; ".join(
@@ -334,7 +334,7 @@ def _answers(result: DiffResult) -> str:
         + "".join(
             f'<div class="verdict {_OUTCOME_CLASS[outcome]}" data-question="{_e(question)}">'
             f"<strong>{_e(question)}:</strong> {_e(line)}</div>"
-            for question, line, outcome in answer_lines(result)
+            for question, line, outcome in questions.answer_lines(result)
         )
         + "</div>"
     )

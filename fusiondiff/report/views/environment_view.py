@@ -15,8 +15,8 @@ from fusiondiff.diff.context import fusion_gap_ns
 from fusiondiff.diff.rules_environment import THROTTLE_BITS
 from fusiondiff.records.conditions import TimingConditions
 from fusiondiff.records.units import duration
-from fusiondiff.report.environment_words import reasons_text
 from fusiondiff.report.interface import DiffReport
+from fusiondiff.report.words.environment_words import reasons_text
 
 MAX_PAIRS = 12
 """Fusions shown: those the environment's findings name, then the largest gaps."""
@@ -111,7 +111,7 @@ def conditions_markdown(report: DiffReport) -> list[str]:
     rows = list(conditions_rows(report))
     if not rows:
         return []
-    from fusiondiff.report.md_text import table
+    from fusiondiff.report.formats.md_text import table
 
     body = [(r.fusion if r.side == "A" else "", r.side, *r.cells) for r in rows]
     return ["### Conditions while timing", "", NOTE, "", *table(HEADER, body, "ll" + "r" * (len(HEADER) - 2)), ""]

@@ -9,9 +9,10 @@ from fusiondiff.diff.records import Evidence, Finding
 from fusiondiff.diff.speed_of_light import PEAK_FIELDS
 from fusiondiff.diff.stats import MIN_SAMPLES
 from fusiondiff.records.environment import RUNTIME_VARIABLES
+from fusiondiff.records.gates import HOST, KERNEL
 from fusiondiff.records.model import SEED_METHOD
-from fusiondiff.report import speed_of_light_view
-from fusiondiff.report.shown import by_field, limited, mib, on_side, show, side_of
+from fusiondiff.report.views import speed_of_light_view
+from fusiondiff.report.words.shown import by_field, limited, mib, on_side, show, side_of
 
 Words = tuple[str, list[str]]
 
@@ -30,7 +31,7 @@ def _runtime_env(f: Finding) -> Words:
     lines = []
     for name, e in zip(names, f.data):
         v = known.get(name)
-        changes = " and ".join(q for q, on in (("kernel", v and v.kernel), ("host", v and v.host)) if on)
+        changes = " and ".join(q for q, on in ((KERNEL, v and v.kernel), (HOST, v and v.host)) if on)
         what = f": {v.what} (changes {changes} time)" if v is not None and changes else ""
         lines.append(f"{name}: {show(e.a)} in A, {show(e.b)} in B{what}")
     return f"Variables that change how CUDA or PyTorch runs differ ({', '.join(names)})", lines

@@ -13,7 +13,7 @@ render many"). Layout (``DIFF_RECORD_VERSION`` 4)::
       "properties_identical": false,     # DiffResult.properties_identical
       "comparable": false,               # DiffResult.comparable: both of the above
       "exit_code": 1,                    # DiffResult.exit_code(): the kernel question's gate alone
-      "questions": {                     # the three questions, each apart (diff.causes.QUESTIONS)
+      "questions": {                     # the three questions, each apart (records.gates.QUESTIONS)
         "kernel": {"verdict": "...",     # its verdict line
                    "ledger": "...",      # its ledger in words (DiffResult.ledgers holds the numbers)
                    "judged": true,       # DiffResult.judged(question): false, not measured enough
@@ -45,7 +45,7 @@ diff sets against both peaks, in ``diff.against_peaks``. The record is written w
 
 Every time is in nanoseconds and every size in bytes, as in the capture records; words and units
 are the renderers' business: a finding holds its evidence as data (``Finding.data``), worded when
-it is rendered (:mod:`fusiondiff.report.wording`); its ``title`` and ``evidence`` are those words,
+it is rendered (:mod:`fusiondiff.report.words.wording`); its ``title`` and ``evidence`` are those words,
 written beside the data for readers of the JSON (rendering the record words the data again).
 A field added to the diff without changing another's meaning leaves the version as it is: an
 older fusiondiff reads the record and passes the field by (``against_peaks``), and a record
@@ -73,10 +73,10 @@ from fusiondiff.records.errors import CaptureFormatError, ReportError
 from fusiondiff.records.model import Capture, FusionRecord
 from fusiondiff.records.notes import from_roundtrip
 from fusiondiff.records.streamed import batched, encode_chunks, shell
-from fusiondiff.report.diff_text import json_safe, questions_json, verdict_line
+from fusiondiff.report.formats.diff_text import json_safe, questions_json, verdict_line
+from fusiondiff.report.formats.record_delta import apply, delta
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.record_delta import apply, delta
-from fusiondiff.report.wording import worded
+from fusiondiff.report.words.wording import worded
 
 DIFF_RECORD_VERSION = 4
 """Version of the diff record's layout (independent of the capture schema). 2: findings carry

@@ -7,8 +7,8 @@ from fusiondiff.diff.ranks import RankComparison, RanksResult
 from fusiondiff.diff.records import Finding
 from fusiondiff.records.escape import printable
 from fusiondiff.records.units import Column, duration, durations
-from fusiondiff.report import wording
-from fusiondiff.report.diff_text import explains_text, verdict_line
+from fusiondiff.report.formats.diff_text import explains_text, verdict_line
+from fusiondiff.report.words import wording
 
 
 def _top_finding(comparison: RankComparison) -> str:

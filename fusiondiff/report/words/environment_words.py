@@ -1,5 +1,5 @@
 """The words for the environment's findings (:mod:`fusiondiff.diff.rules_environment`): titles and
-evidence lines from their numbers, units chosen here. :mod:`fusiondiff.report.wording` hands these
+evidence lines from their numbers, units chosen here. :mod:`fusiondiff.report.words.wording` hands these
 rules to this module; nothing else words them.
 
 Which side a finding is about is read from its evidence: the side that overlapped more, had more

@@ -1,6 +1,6 @@
 """The renderers of the two formats that are no document: ``text``, the terminal summary
-(:func:`fusiondiff.report.diff_text.render_diff_text`), and ``json``, the diff record
-(:mod:`fusiondiff.report.record`)."""
+(:func:`fusiondiff.report.formats.diff_text.render_diff_text`), and ``json``, the diff record
+(:mod:`fusiondiff.report.formats.record`)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class JsonRenderer(Renderer):
 
     def chunks(self, report: DiffReport) -> Iterator[str]:
         from fusiondiff.records.errors import ReportError
-        from fusiondiff.report.record import record_chunks
+        from fusiondiff.report.formats.record import record_chunks
 
         if report.selection:
             raise ReportError(

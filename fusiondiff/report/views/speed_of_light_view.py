@@ -1,6 +1,6 @@
 """Each kernel against the two GPUs' measured DRAM peaks, in words and tables: the lines of the GPU's
 finding that come from the peaks (:func:`evidence_lines`, called by
-:mod:`~fusiondiff.report.setup_words`), and the table under that finding in the text, Markdown and
+:mod:`~fusiondiff.report.words.setup_words`), and the table under that finding in the text, Markdown and
 HTML reports (:func:`peaks_text`, :func:`peaks_markdown`, :func:`peaks_html`), from
 ``DiffResult.against_peaks`` (:mod:`fusiondiff.diff.speed_of_light` computes both). Percentages,
 GB/s and times are chosen here; the records hold fractions, GB/s and ns.
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from fusiondiff.diff.records import DiffResult, Evidence, KernelAgainstPeaks
 from fusiondiff.diff.speed_of_light import row_label
 from fusiondiff.records.units import TOO_LARGE, Column, durations
-from fusiondiff.report.html_parts import escaped, number_table
-from fusiondiff.report.shown import by_field, show
+from fusiondiff.report.formats.html_parts import escaped, number_table
+from fusiondiff.report.words.shown import by_field, show
 
 MAX_ROWS = 20
 """Rows of the table: past it, those beyond their floor, then the longest on A; the JSON record
@@ -169,7 +169,7 @@ def peaks_text(result: DiffResult, width: int | None = None, indent: str = "    
 
 def peaks_markdown(result: DiffResult, indent: str = "   ") -> list[str]:
     """The table under the GPU's finding in the Markdown report, indented into its list item."""
-    from fusiondiff.report.md_text import inline, table
+    from fusiondiff.report.formats.md_text import inline, table
 
     rows = shown_rows(result)
     if not rows:

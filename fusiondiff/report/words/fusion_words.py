@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from fusiondiff.diff.records import Evidence, Finding
 from fusiondiff.records.units import duration, durations
-from fusiondiff.report.shown import by_field, dims, items, label, limited, ns, show
+from fusiondiff.report.words.shown import by_field, dims, items, label, limited, ns, show
 
 Words = tuple[str, list[str]]
 """A finding's title and its evidence lines."""
