@@ -77,3 +77,30 @@ def test_a_report_without_thunders_figures_has_no_such_section(tmp_path):
     out = tmp_path / "report.md"
     assert fusiondiff("report", RECORDED / "live.json", RECORDED / "replay_repros.json", "-o", out).returncode == 0
     assert "Thunder's own figures" not in out.read_text()
+
+
+def test_a_hostile_region_name_is_escaped_and_cut_in_every_format():
+    """The recorded replay with its region renamed (in the test) to 100,000 characters of markup and
+    terminal escapes, as a file name may carry: the section shows it escaped, and bounded."""
+    import dataclasses
+
+    from fusiondiff.diff import diff
+    from fusiondiff.io.store import load_capture
+    from fusiondiff.records.limits import TEXT_CHARS
+    from fusiondiff.report import get_renderer
+    from fusiondiff.report.interface import DiffReport
+
+    live, replay = load_capture(RECORDED / "live.json"), load_capture(RECORDED / "replay_report.json")
+    hostile = "<script>\x1b[31m" + "x" * 100_000
+    fusions = tuple(dataclasses.replace(f, name=f.name.replace(REGION, hostile)) for f in replay.fusions)
+    figures = tuple(dataclasses.replace(f, region=hostile) for f in replay.thunder_figures if f.region == REGION)
+    replay = dataclasses.replace(replay, fusions=fusions, thunder_figures=figures)
+    report = DiffReport(diff(live, replay), live, replay)
+    for name, next_heading in (("md", "\n### "), ("html", "<h2>")):
+        page = get_renderer(name).render(report)
+        start = page.index("Thunder's own figures")
+        end = page.find(next_heading, start)
+        section = page[start : end if end >= 0 else len(page)]
+        assert "\x1b" not in section and "Thunder WallTime (nvfuser)" in section
+        assert section.count("<script>") == (section.count("\\<script>") if name == "md" else 0)  # escaped
+        assert len(section) < 4 * TEXT_CHARS  # the name cut, not written 4 times whole

@@ -112,23 +112,16 @@ def thunder_markdown(report: DiffReport) -> list[str]:
 
 
 def thunder_html(report: DiffReport) -> str:
-    """The section of the HTML report (empty when there is nothing to show), every cell escaped."""
-    from fusiondiff.report.formats.md_text import html_text
+    """The section of the HTML report (empty when there is nothing to show), every cell escaped
+    and cut as the page's other texts are (:mod:`fusiondiff.report.formats.html_parts`)."""
+    from fusiondiff.report.formats.html_parts import escaped, number_table
 
     rows = list(thunder_rows(report))
     if not rows:
         return ""
-    head = "".join(
-        f"<th>{html_text(h)}</th>" for h in ("region", "figure", report.result.label_a, report.result.label_b)
-    )
-    body = "".join(
-        f"<tr><td>{html_text(region)}</td><td>{html_text(figure)}</td>"
-        f'<td class="num">{html_text(a)}</td><td class="num">{html_text(b)}</td></tr>'
-        for region, figure, a, b in rows
-    )
-    notes = "".join(f"<li>{html_text(meaning)}</li>" for meaning in _meanings(rows))
+    table = number_table(("region", "figure", report.result.label_a, report.result.label_b), rows, left=(0, 1))
+    notes = "".join(f"<li>{escaped(meaning)}</li>" for meaning in _meanings(rows))
     return (
         "<h2>Thunder's own figures beside fusiondiff's</h2><p>Medians per call; each timer measures another thing.</p>"
-        f'<div class="tw"><table class="fdt"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
-        f"<ul>{notes}</ul>"
+        f"{table}<ul>{notes}</ul>"
     )
