@@ -199,9 +199,7 @@ def _timing_verdicts(
     verdicts = compare_timings(timings, gpus, family=family)
     several = [i for i, (fa, fb) in enumerate(records) if fa.other_process_timings or fb.other_process_timings]
     if several:  # a side timed in several processes: its fusion judged against their measured spread
-        judged = sum(
-            1 for fa, fb in records if not fa.failure and not fb.failure and measured(fa.timing) and measured(fb.timing)
-        )
+        judged = sum(1 for (fa, fb), f in zip(records, family) if f and measured(fa.timing) and measured(fb.timing))
         pooled = compare_processes(
             [(processes_of(records[i][0]), processes_of(records[i][1])) for i in several], gpus, judged
         )

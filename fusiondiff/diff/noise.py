@@ -299,6 +299,7 @@ def _floor(a: _Side, b: _Side, gpus: tuple[str | None, str | None], z: float, ju
     over its count of processes. One side's processes say nothing of the other side's: a live
     process is not assumed to move as its replays do."""
     measured_terms, calibrated_terms, names = [], [], []
+    calibrated: list[str] = []  # the calibration entries used, for a floor of calibrated sides only
     for label, side, gpu in zip("AB", (a, b), gpus):
         n = len(side.logs)
         if n >= MEASURED_PROCESSES:
@@ -310,13 +311,10 @@ def _floor(a: _Side, b: _Side, gpus: tuple[str | None, str | None], z: float, ju
         else:
             spread, name = calibrated_spread(gpu, side.median)
             calibrated_terms.append((spread**2 + side.error**2) / n)
+            calibrated.append(name)
             names.append(f"calibrated for {label}: {name}")
     if not measured_terms:  # z * sqrt(...): the array path of compare_timings computes it so, to the bit
-        return (
-            z * math.sqrt(sum(calibrated_terms)),
-            "calibration",
-            " and ".join(dict.fromkeys(n.split(": ", 1)[1] for n in names)),
-        )
+        return z * math.sqrt(sum(calibrated_terms)), "calibration", " and ".join(dict.fromkeys(calibrated))
     return math.sqrt(sum(measured_terms) + z**2 * sum(calibrated_terms)), "measured", "; ".join(names)
 
 
