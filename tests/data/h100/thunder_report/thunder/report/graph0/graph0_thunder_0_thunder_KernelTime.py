@@ -14,13 +14,13 @@ from thunder.dev_utils import nvtx_profile_transform
 
 class DynamoModule(torch.nn.Module):
     def forward(self, l_x_: "bf16[4096, 4096][4096, 1]cuda:0", l_r_: "bf16[4096, 4096][4096, 1]cuda:0", l_w_: "bf16[4096][1]cuda:0"):
-        # File: /work/main/repro/thunder_report/record.py:35 in block, code: h = x + r
+        # File: repro/thunder_report/record.py:35 in block, code: h = x + r
         h: "bf16[4096, 4096][4096, 1]cuda:0" = l_x_ + l_r_;  l_x_ = l_r_ = None
 
-        # File: /work/main/repro/thunder_report/record.py:36 in block, code: hf = h.float()
+        # File: repro/thunder_report/record.py:36 in block, code: hf = h.float()
         hf: "f32[4096, 4096][4096, 1]cuda:0" = h.float()
 
-        # File: /work/main/repro/thunder_report/record.py:37 in block, code: y = hf * torch.rsqrt(hf.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()
+        # File: repro/thunder_report/record.py:37 in block, code: y = hf * torch.rsqrt(hf.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()
         pow_1: "f32[4096, 4096][4096, 1]cuda:0" = hf.pow(2)
         mean: "f32[4096, 1][1, 1]cuda:0" = pow_1.mean(-1, keepdim = True);  pow_1 = None
         add_1: "f32[4096, 1][1, 1]cuda:0" = mean + 1e-06;  mean = None
@@ -29,7 +29,7 @@ class DynamoModule(torch.nn.Module):
         float_2: "f32[4096][1]cuda:0" = l_w_.float();  l_w_ = None
         y: "f32[4096, 4096][4096, 1]cuda:0" = mul * float_2;  mul = float_2 = None
 
-        # File: /work/main/repro/thunder_report/record.py:38 in block, code: return h, (y * torch.nn.functional.silu(hf)).to(x.dtype)
+        # File: repro/thunder_report/record.py:38 in block, code: return h, (y * torch.nn.functional.silu(hf)).to(x.dtype)
         silu: "f32[4096, 4096][4096, 1]cuda:0" = torch.nn.functional.silu(hf);  hf = None
         mul_2: "f32[4096, 4096][4096, 1]cuda:0" = y * silu;  y = silu = None
         to: "bf16[4096, 4096][4096, 1]cuda:0" = mul_2.to(torch.bfloat16);  mul_2 = None
