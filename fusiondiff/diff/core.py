@@ -6,6 +6,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 
+from fusiondiff.diff.clocks import TimedClock
 from fusiondiff.diff.compare import RecordComparer, compare_captures, definition_diff
 from fusiondiff.diff.context import RuleContext, median_or_none
 from fusiondiff.diff.devices import on_own_device_of
@@ -122,7 +123,9 @@ def _diff(
         unmatched=unmatched,
         changes=changes,
         findings=findings,
-        warnings=tuple(_warnings(a, b, changes, pairs, unmatched, replay_side if subset else None)),
+        warnings=tuple(
+            _warnings(a, b, changes, pairs, unmatched, replay_side if subset else None, context.timed_clocks)
+        ),
         b_replays_subset=subset,
         b_from_roundtrip=from_roundtrip(a if replay_side == "A" else b),
         replay_side=replay_side,
@@ -264,10 +267,11 @@ def _pair_labels(records: Sequence[tuple[FusionRecord, FusionRecord]], matches: 
     labels = []
     seen: Counter[str] = Counter()
     for (fa, fb), match in zip(records, matches):
-        if _name(fa) == _name(fb):
-            label = _name(fa)
+        name_a, name_b = _name(fa), _name(fb)
+        if name_a == name_b:
+            label = name_a
         else:
-            label = f"{_name(fa)}{', same definition as' if match.by_order else ' vs'} {_name(fb)}"
+            label = f"{name_a}{', same definition as' if match.by_order else ' vs'} {name_b}"
         seen[label] += 1
         labels.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
     return labels
@@ -350,8 +354,9 @@ def _warnings(
     pairs: Sequence[FusionPair],
     unmatched: Sequence[UnmatchedFusion],
     subset: Side | None,
+    clocks: tuple[TimedClock, TimedClock],
 ) -> list[str]:
-    warnings = capture_warnings(a, b, changes)
+    warnings = capture_warnings(a, b, changes, clocks)
     if not pairs:
         warnings.append(
             "nothing matched: no fusion of A pairs with a fusion of B by its definition or its inputs; "
