@@ -289,9 +289,7 @@ def _fusion_pair(
     host: TimingVerdict | None,
 ) -> FusionPair:
     records = [(fa.kernels[i], fb.kernels[j]) for i, j in kernel_match.pairs]
-    sides: tuple[tuple[Side, FusionRecord], ...] = (("A", fa), ("B", fb))
-    failed = tuple(side for side, f in sides if f.failure is not None)
-    failure_kinds = tuple(f.failure.kind for _, f in sides if f.failure is not None)
+    failed, failure_kinds = _failures(fa, fb)
     if failed:
         reason = f"{' and '.join(failed)}'s execution failed: no samples"
         timing = dataclasses.replace(timing, verdict="FAILED", reason=reason)
@@ -307,16 +305,7 @@ def _fusion_pair(
         )
         for (ka, kb), verdict in zip(records, kernel_timings)
     )
-    counts = f"A launches {len(fa.kernels)} kernel(s), B {len(fb.kernels)}"
-    only: tuple[tuple[Side, FusionRecord, Sequence[int]], ...] = (
-        ("A", fa, kernel_match.only_a),
-        ("B", fb, kernel_match.only_b),
-    )
-    unmatched = tuple(
-        UnmatchedKernel(side, k.name, k.normalized_name, k.order, k.timing.median_ns, f"only in {side}: {counts}")
-        for side, f, indices in only
-        for k in (f.kernels[i] for i in indices)
-    )
+    unmatched = _unmatched_kernels(fa, fb, kernel_match) if kernel_match.only_a or kernel_match.only_b else ()
     redefined = fa.structure_hash != fb.structure_hash
     changes = comparer.fusion(fa, fb)
     if failed:  # no segmentation was recorded for a failed execution: not a difference
@@ -338,6 +327,29 @@ def _fusion_pair(
         failed=failed,
         failure_kinds=failure_kinds,
         host=host,
+    )
+
+
+def _failures(fa: FusionRecord, fb: FusionRecord) -> tuple[tuple[Side, ...], tuple[str, ...]]:
+    """The sides whose execution failed, and each one's kind of failure (none, for nearly every pair)."""
+    if fa.failure is None and fb.failure is None:
+        return (), ()
+    sides: tuple[tuple[Side, FusionRecord], ...] = (("A", fa), ("B", fb))
+    failed = tuple(side for side, f in sides if f.failure is not None)
+    return failed, tuple(f.failure.kind for _, f in sides if f.failure is not None)
+
+
+def _unmatched_kernels(fa: FusionRecord, fb: FusionRecord, kernel_match: KernelMatch) -> tuple[UnmatchedKernel, ...]:
+    """The kernels of one side that the match left over, each with the two sides' kernel counts."""
+    counts = f"A launches {len(fa.kernels)} kernel(s), B {len(fb.kernels)}"
+    only: tuple[tuple[Side, FusionRecord, Sequence[int]], ...] = (
+        ("A", fa, kernel_match.only_a),
+        ("B", fb, kernel_match.only_b),
+    )
+    return tuple(
+        UnmatchedKernel(side, k.name, k.normalized_name, k.order, k.timing.median_ns, f"only in {side}: {counts}")
+        for side, f, indices in only
+        for k in (f.kernels[i] for i in indices)
     )
 
 
