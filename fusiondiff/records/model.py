@@ -231,9 +231,6 @@ class Segmentation:
 
     @property
     def schedulers(self) -> tuple[str, ...]:
-        """Each segment's scheduler, in the order of their group ids."""
-        if len(self.segments) == 1:  # most fusions: nothing to sort
-            return (self.segments[0].scheduler,)
         return tuple(s.scheduler for s in sorted(self.segments, key=lambda s: s.group_id))
 
 
