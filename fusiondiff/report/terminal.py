@@ -1,12 +1,12 @@
 """What ``fusiondiff diff`` prints: the summary (:mod:`fusiondiff.report.formats.diff_text`), then the
-block-level (:mod:`fusiondiff.report.views.blocks`) and conditions (:mod:`fusiondiff.report.views.environment_view`)
+block-level (:mod:`fusiondiff.report.views.block_view`) and conditions (:mod:`fusiondiff.report.views.environment_view`)
 tables, laid out for the terminal (issue #41)."""
 
 from __future__ import annotations
 
 from fusiondiff.report.formats.diff_text import render_diff_text
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.views.blocks import block_section
+from fusiondiff.report.views.block_view import block_section
 from fusiondiff.report.views.environment_view import conditions_text
 from fusiondiff.report.views.thunder_view import thunder_text
 
