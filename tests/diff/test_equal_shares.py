@@ -14,8 +14,8 @@ from fusiondiff.diff.ledger import recount
 from fusiondiff.diff.records import DiffResult
 from fusiondiff.io.store import load_capture
 from fusiondiff.records.gates import FIDELITY, KERNEL
-from fusiondiff.report.formats.diff_text import explains_text
 from fusiondiff.report.words.questions import fidelity_line
+from fusiondiff.report.words.report_words import explains_text
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "h100" / "offset_thunderfx_4096"
 
