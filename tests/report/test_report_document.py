@@ -163,3 +163,30 @@ def test_the_pair_check_can_fail():
         f"Ledger: {md_text.inline(host.ledger)}", "Ledger: -", 1
     )
     assert _marked(document, md_text.inline, drifted, terminal=False) == [first.explains, host.ledger]
+
+
+def test_the_terminal_lists_the_captures_warnings_up_to_its_limit_and_the_documents_all():
+    """The text listed the diff's warnings alone; now each capture's too, as Markdown and HTML do,
+    the terminal the first :data:`MAX_WARNINGS` of them. B is a recorded replay DERIVED here with
+    60 warnings of its own."""
+    import dataclasses
+
+    from fusiondiff.diff.core import diff
+    from fusiondiff.io.store import load_capture
+    from fusiondiff.report.views.document import MAX_WARNINGS
+
+    a = load_capture(DATA / "cli" / "live.json")
+    b = load_capture(DATA / "cli" / "replay_inputs.json")
+    assert b.warnings and not a.warnings
+    recorded = DiffReport(diff(a, b), a, b)
+    listed = build_document(recorded.result, recorded).warnings
+    assert listed[-1].startswith("B: inputs replaced by")  # its path cut to the file's name
+    assert f"  {listed[-1]}\n" in render("text", recorded).split("\nwarnings\n")[1]
+    many = dataclasses.replace(b, warnings=tuple(f"planted warning {i}" for i in range(60)))
+    report = DiffReport(diff(a, many), a, many)
+    document = build_document(report.result, report)
+    assert document.warnings_shown == MAX_WARNINGS < len(document.warnings)
+    text = render("text", report)
+    assert f"B: planted warning {MAX_WARNINGS - 1}\n" in text and f"planted warning {MAX_WARNINGS}\n" not in text
+    assert f"... {len(document.warnings) - MAX_WARNINGS} more warning(s)" in text
+    assert all(md_text.inline(w) in render("md", report) for w in document.warnings)

@@ -182,9 +182,19 @@ def render_document_text(document: Document, result: DiffResult, width: int | No
     lines += _unmatched_lines(result)
     for s in document.sections:
         lines += [] if s.quiet else _section_lines(s, result, width)
-    if document.warnings:
-        lines += ["warnings", *(f"  {w}" for w in document.warnings), ""]
+    lines += _warning_lines(document)
     return "\n".join(fit_all((printable(line) for line in lines), width)).rstrip("\n") + "\n"
+
+
+def _warning_lines(document: Document) -> list[str]:
+    """The warnings the terminal lists (:attr:`~fusiondiff.report.views.document.Document.warnings_shown`)
+    and how many more the Markdown and HTML reports list."""
+    if not document.warnings:
+        return []
+    shown = document.warnings_shown
+    more = len(document.warnings) - shown
+    rest = [f"  ... {more} more warning(s): `fusiondiff report A B --format md` lists them all"] if more else []
+    return ["warnings", *(f"  {w}" for w in document.warnings[:shown]), *rest, ""]
 
 
 def _unmatched_lines(result: DiffResult) -> list[str]:

@@ -33,6 +33,9 @@ from fusiondiff.report.words.report_words import NO_FINDING, explains_text, foot
 MAX_FINDINGS = 10
 """Findings the terminal shows with their evidence, over all sections; the other formats and the
 JSON record hold all of them."""
+MAX_WARNINGS = 40
+"""Warnings the terminal lists (a capture can carry one per fusion, thousands); the Markdown and
+HTML reports list all of them."""
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,11 @@ class Document:
     """The diff's warnings, then each capture's (``A: ...``), each once."""
     tables: Tables | None
     footer: str
+
+    @property
+    def warnings_shown(self) -> int:
+        """How many of :attr:`warnings` the terminal lists (:data:`MAX_WARNINGS`)."""
+        return min(len(self.warnings), MAX_WARNINGS)
 
 
 def build_document(
