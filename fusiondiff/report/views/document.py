@@ -27,7 +27,7 @@ from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.views import content as c
 from fusiondiff.report.words import wording
 from fusiondiff.report.words.paths import short_list
-from fusiondiff.report.words.questions import answer_lines, question_views
+from fusiondiff.report.words.questions import QuestionView, question_views
 from fusiondiff.report.words.report_words import NO_FINDING, explains_text, footer
 
 MAX_FINDINGS = 10
@@ -160,8 +160,10 @@ def build_document(
     captures' warnings and, with ``tables``, the tables too."""
     from fusiondiff.records.version import __version__
 
+    views = question_views(result)  # each question's words once: its verdict line is its answer
+    outcomes = {view.question: result.outcome(view.question) for view in views}
     return Document(
-        answers=tuple(Answer(q, line, outcome) for q, line, outcome in answer_lines(result)),
+        answers=tuple(Answer(view.question, view.verdict, outcomes[view.question]) for view in views),
         selection=selection,
         label_a=result.label_a,
         label_b=result.label_b,
@@ -171,7 +173,7 @@ def build_document(
         ),
         sides=tuple(c.sides(report)) if report is not None else (),
         gpus=_gpus(report) if report is not None else (),
-        sections=_sections(result),
+        sections=_sections(result, views, outcomes),
         no_finding="" if result.findings else NO_FINDING,
         warnings=_warnings(result, report),
         tables=_tables(report) if report is not None and tables else None,
@@ -198,14 +200,14 @@ def item_of(finding: Finding, rules_by_rank: dict[int, str]) -> Item:
     )
 
 
-def _sections(result: DiffResult) -> tuple[Section, ...]:
+def _sections(result: DiffResult, views: list[QuestionView], outcomes: dict[str, Outcome]) -> tuple[Section, ...]:
     """Each question's section, its findings ranked (failures first, then by the time they
     explain, each gap counted once) and the terminal's share of :data:`MAX_FINDINGS` counted."""
     rules_by_rank = {f.rank: f.rule for f in result.findings}
     sections = []
     budget = MAX_FINDINGS
-    for view in question_views(result):
-        outcome = result.outcome(view.question)
+    for view in views:
+        outcome = outcomes[view.question]
         quiet = (
             view.question != KERNEL
             and not view.findings
