@@ -10,7 +10,8 @@ always, and nothing depends on the order rules are listed in.
 
 The findings then read their share from the ledger (:func:`credit`) and are ranked by it
 (:func:`rank`): failures first, then the kernel question's findings by the time they explain, a
-finding before those that follow from it, then by name; then the host question's.
+finding before those that follow from it, a tie in the causal model's declared order, never by
+name; then the host question's.
 """
 
 from __future__ import annotations
@@ -70,7 +71,14 @@ def _roots(names: Iterable[str]) -> tuple[str, ...]:
     present = set(names)
     top = [n for n in present if not ancestors(n) & present]
     causes = [n for n in top if node(n).role in ("setup", "cause")]
-    return tuple(sorted(causes or top))
+    return declared_order(causes or top)
+
+
+def declared_order(names: Iterable[str]) -> tuple[str, ...]:
+    """``names`` in the causal model's declared order (:func:`~fusiondiff.diff.causes.declared_position`,
+    upstream first), as a tie is listed: several causes holding one gap jointly are an entry of the
+    ledger in this order, never their names' (names only order rules the model does not know)."""
+    return tuple(sorted(names, key=lambda n: (declared_position(n), n)))
 
 
 def _counts(f: Finding, question: str) -> bool:
@@ -156,7 +164,7 @@ def credit(findings: Sequence[Finding], pairs: Sequence[FusionPair], allocation:
                     explained += gap[label]
                     alone += gap[label] if causes == (f.rule,) else 0.0
                     joint.update(c for c in causes if c != f.rule)
-        out.append(dataclasses.replace(f, explained_ns=explained, alone_ns=alone, joint_with=tuple(sorted(joint))))
+        out.append(dataclasses.replace(f, explained_ns=explained, alone_ns=alone, joint_with=declared_order(joint)))
     return out
 
 

@@ -77,7 +77,7 @@ class CaptureView:
         pd = _pandas()
         rows: list[dict[str, Any]] = []
         if table == "ctas":  # one row per measured CTA: which SM ran it, and when
-            from fusiondiff.report.views.blocks import cta_rows
+            from fusiondiff.report.views.block_view import cta_rows
 
             return pd.DataFrame(list(cta_rows(None, self.capture, self.arrays)))
         if table == "traffic":
@@ -186,7 +186,7 @@ class DiffView:
         report, result = self.report, self.report.result
         rows: list[dict[str, Any]] = []
         if table == "ctas":
-            from fusiondiff.report.views.blocks import cta_rows
+            from fusiondiff.report.views.block_view import cta_rows
 
             rows = [*cta_rows("A", report.a, report.arrays_a), *cta_rows("B", report.b, report.arrays_b)]
         elif table == "traffic":

@@ -79,11 +79,11 @@ class DiffReport:
 
 
 def verdict_sentence(result: DiffResult) -> str:
-    """The one-sentence verdict every report opens with. The wording belongs to the diff summary
-    (:mod:`fusiondiff.report.formats.diff_text`); this is the one place reports take it from."""
-    from fusiondiff.report.formats.diff_text import verdict_line
+    """The kernel question's line (:func:`fusiondiff.report.words.questions.kernel_line`), the
+    one-sentence verdict a notebook's ``repr`` gives."""
+    from fusiondiff.report.words.questions import kernel_line
 
-    return verdict_line(result)
+    return kernel_line(result)
 
 
 class Renderer(ABC):

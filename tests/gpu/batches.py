@@ -19,9 +19,11 @@ BATCHES: dict[str, tuple[str, ...]] = {
         "tests/gpu/test_blocks.py",
         "tests/gpu/test_end_to_end.py",
     ),
-    # replays of scripts in fresh processes: the seed's legacy script, ~80 translated legacy scripts, the
-    # folders Thunder writes for a small program (recorded in the test)
-    "replay": ("tests/gpu/test_replay.py", "tests/gpu/test_legacy_scripts.py", "tests/gpu/test_thunder_report.py"),
+    # replays of scripts in fresh processes: the seed's legacy script, ~80 translated legacy scripts
+    "replay": ("tests/gpu/test_replay.py", "tests/gpu/test_legacy_scripts.py"),
+    # the folders Thunder writes for a small program (recorded in the test: Thunder's own benchmark
+    # report times every graph and region with several executors, minutes of its own)
+    "thunder": ("tests/gpu/test_thunder_report.py",),
     # three round trips of a 12-fusion step, each fusion in a process of its own
     "roundtrip": ("tests/gpu/test_roundtrip.py",),
     # processes that are killed, refused, pinned or kept busy: faults, the two timers, the environment

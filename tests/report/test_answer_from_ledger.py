@@ -17,8 +17,9 @@ from fusiondiff.diff.records import DiffResult, Finding
 from fusiondiff.diff.rules_host import steps_recorded
 from fusiondiff.io.store import load_capture
 from fusiondiff.records.model import Capture
-from fusiondiff.report.formats.diff_text import explains_text, render_diff_text
+from fusiondiff.report.formats.diff_text import render_diff_text
 from fusiondiff.report.words.questions import fidelity_line
+from fusiondiff.report.words.report_words import explains_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from inprocess import fusiondiff  # noqa: E402

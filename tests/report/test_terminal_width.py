@@ -121,8 +121,8 @@ def test_the_conditions_and_block_tables_fold_their_columns_losing_nothing(tmp_p
     """A table wider than the terminal is split into groups of columns, each repeating the fusion
     or kernel and the side: every header and every cell is still there."""
     from fusiondiff.front.api import open_report
-    from fusiondiff.report.views.blocks import HEADER as BLOCK_HEADER
-    from fusiondiff.report.views.blocks import block_rows, block_section, cells
+    from fusiondiff.report.views.block_view import HEADER as BLOCK_HEADER
+    from fusiondiff.report.views.block_view import block_rows, block_section, cells
     from fusiondiff.report.views.environment_view import HEADER, conditions_rows, conditions_text
 
     stream = open_report(

@@ -1,4 +1,4 @@
-"""The block level in the HTML report: the table of :mod:`fusiondiff.report.views.blocks`, and per kernel
+"""The block level in the HTML report: the table of :mod:`fusiondiff.report.views.block_view`, and per kernel
 measured on a side, two plots drawn from its CTA arrays (inline SVG, like :mod:`.plots`):
 
 - **SM occupancy over time**, one heat strip per side on one time axis: a row per SM, its colour
@@ -6,7 +6,7 @@ measured on a side, two plots drawn from its CTA arrays (inline SVG, like :mod:`
   covers), so waves, a tail and SMs that start late or stay idle show as shapes;
 - **CTA durations**, both sides' distributions as histograms on one axis (share of CTAs per bin).
 
-Each plot is of one run (:func:`fusiondiff.report.views.blocks.shown_run`: where the runs used different
+Each plot is of one run (:func:`fusiondiff.report.views.block_view.shown_run`: where the runs used different
 numbers of SMs, the one that used fewest; else the one with the median span). Hand-written SVG: no plotting package, nothing loaded.
 """
 
@@ -24,7 +24,7 @@ import numpy.typing as npt
 from fusiondiff.records.limits import BLOCK_BINS, BLOCK_CELLS
 from fusiondiff.report.formats.plots import COLOR_A, COLOR_B, nice_ticks
 from fusiondiff.report.interface import DiffReport
-from fusiondiff.report.views.blocks import HEADER, NOTE, block_rows, cells, shown_run
+from fusiondiff.report.views.block_view import HEADER, NOTE, block_rows, cells, shown_run
 
 BINS = BLOCK_BINS
 """Time bins of an occupancy strip."""

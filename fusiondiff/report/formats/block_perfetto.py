@@ -4,7 +4,7 @@ kernels where nothing was measured: :mod:`fusiondiff.report.formats.perfetto`).
 
 An SM runs several CTAs at once, and a trace track shows one slice at a time, so each SM's track
 has as many lanes as it needed (``SM 7``, ``SM 7 #2``...): each CTA goes to the SM's first lane
-free at its start. Of each kernel's instrumented runs one is shown (:func:`fusiondiff.report.views.blocks.shown_run`), its
+free at its start. Of each kernel's instrumented runs one is shown (:func:`fusiondiff.report.views.block_view.shown_run`), its
 first CTA start placed where the kernel starts on the kernels track; slices last their measured
 duration (the instrumented kernel's, a few percent longer than the plain one's, which the kernel's
 args say).
@@ -20,7 +20,7 @@ import numpy as np
 
 from fusiondiff.records.blocks import KernelTimeline
 from fusiondiff.records.limits import CTAS_PER_KERNEL, CTAS_SHOWN
-from fusiondiff.report.views.blocks import shown_run
+from fusiondiff.report.views.block_view import shown_run
 
 PID = {"A": 5, "B": 6}
 LANES = 64

@@ -4,31 +4,27 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from fusiondiff.diff.causes import node
-from fusiondiff.diff.ledger import fidelity_findings, status_of
-from fusiondiff.diff.records import DiffResult, Finding, FusionPair, Status, TimingVerdict
+from fusiondiff.diff.records import DiffResult, FusionPair, TimingVerdict
 from fusiondiff.records.codec import to_jsonable
 from fusiondiff.records.escape import printable
-from fusiondiff.records.gates import FIDELITY, KERNEL
 from fusiondiff.records.model import traced_name
 from fusiondiff.records.units import Column, duration, floor_cell, ratio
 from fusiondiff.report.layout import fit_all
 from fusiondiff.report.text import NAME_WIDTH
+from fusiondiff.report.views.document import Document, Item, Section, build_document
 from fusiondiff.report.views.speed_of_light_view import peaks_text
 from fusiondiff.report.words import wording
-from fusiondiff.report.words.paths import short_list
-from fusiondiff.report.words.questions import answer_lines, kernel_line, question_views
+from fusiondiff.report.words.questions import kernel_line, questions_json
+from fusiondiff.report.words.report_words import LEGEND, P_VALUE_DASH  # noqa: F401 - read from here too
 
 verdict_line = kernel_line
 """The kernel question's verdict line, by its older name (:func:`fusiondiff.report.words.questions.kernel_line`)."""
 
 MAX_FUSION_ROWS = 20
 """Beyond this many fusions, SAME ones are counted instead of listed."""
-MAX_FINDINGS = 10
-"""Findings shown with their evidence; the JSON record holds all of them."""
 MAX_UNMATCHED = 40
 """Unmatched (or not replayed) fusions named; a step's round trip leaves hundreds unreplayed,
 every record that shares its distinct fusion's replay, and the JSON record names them all."""
@@ -88,15 +84,6 @@ def listed_pairs(pairs: Sequence[FusionPair], limit: int = MAX_FUSION_ROWS) -> l
     return [p for i, p in enumerate(pairs) if i in kept]
 
 
-P_VALUE_DASH = "- where nothing was measured"
-"""What a ``-`` in the floor column means, in every report."""
-LEGEND = (
-    "B/A: B's median over A's (above 1: B is slower); floor: the smallest gap (log ratio) these data can show "
-    f"between two processes, SAME within it, {P_VALUE_DASH}"
-)
-"""What the columns of the fusion table mean; the Markdown and HTML reports say it too."""
-
-
 NUMBERS_WIDTH = 2 + NARROW[0] + 2 + NARROW[1] + 2 + 7 + 2 + NARROW[2] + 2 + len("verdict (B vs A)")
 """The fusion table's columns after the name, laid out for a terminal."""
 
@@ -137,51 +124,12 @@ def _fusion_section(result: DiffResult, line_width: int | None = None) -> list[s
     return lines
 
 
-def explains_text(f: Finding) -> str:
-    """What a finding explains, in words, as its status (:func:`~fusiondiff.diff.ledger.status_of`)
-    says: its share of the gap (the part alone and the part joint, with whom), the finding it is
-    evidence for, the gap nothing took, or nothing."""
-    status = status_of(f)
-    if status == "unexplained":
-        if f.explained_ns > 0:
-            return f"{duration(f.explained_ns)} unexplained"
-        kernels = [e for e in f.data if e.field == "kernel_median_ns"]
-        gap = sum(abs((e.on("B") or 0.0) - (e.on("A") or 0.0)) for e in kernels)
-        return f"kernels {duration(gap)} apart inside a fusion of the same speed, counted in no gap"
-    return _STATUS_WORDS[status](f)
-
-
-def _joint_text(f: Finding) -> str:
-    """``explains 194.6 us alone and 5.50 us jointly with index_value_range``: its own part and
-    the part it shares, each said once."""
-    shared = f.explained_ns - f.alone_ns
-    with_whom = f"jointly with {', '.join(f.joint_with)}"
-    if f.alone_ns > 0 and shared > 0:
-        return f"explains {duration(f.alone_ns)} alone and {duration(shared)} {with_whom}"
-    return f"explains {duration(f.explained_ns)} {with_whom}"
-
-
-_STATUS_WORDS: dict[Status, Callable[[Finding], str]] = {
-    "cause": lambda f: f"explains {duration(f.explained_ns)}",
-    "joint": _joint_text,
-    "evidence": lambda f: "evidence for " + ", ".join(f"#{r}" for r in f.caused_by),
-    "failure": lambda f: "no timing on the failed side",
-    "reported": lambda f: "reported, not counted in a gap",
-    "not_seen": lambda f: "not seen acting: counted in no gap",
-    "not_measured": lambda f: "its fusions' times not measured: counted in no gap",
-    "no_time": lambda f: "explains no measurable time",
-    "unexplained": lambda f: f"{duration(f.explained_ns)} unexplained",
-}
-"""Each status in words (the unexplained one is worded above, with its kernels' gap)."""
-
-
-def _finding_lines(f: Finding, rules_by_rank: dict[int, str]) -> list[str]:
-    lines = [f"  {f.rank}. [{f.rule}, {f.role}] {wording.title(f)}  ({explains_text(f)})"]
-    lines += [f"       {line}" for line in wording.evidence_lines(f)]
-    for heading, ranks in (("supported by", f.supported_by), ("follows from", f.caused_by)):
-        if ranks:
-            named = ", ".join(f"#{r} {rules_by_rank.get(r, '?')}" for r in ranks)
-            lines.append(f"       {heading}: {named}")
+def _finding_lines(item: Item) -> list[str]:
+    lines = [f"  {item.rank}. [{item.rule}, {item.role}] {item.title}  ({item.explains})"]
+    lines += [f"       {line}" for line in item.evidence]
+    for link in item.links:
+        named = ", ".join(f"#{rank} {rule}" for rank, rule in link.targets)
+        lines.append(f"       {link.heading}: {named}")
     return lines
 
 
@@ -208,83 +156,78 @@ def _more_line(count: int, hint: str = "") -> list[str]:
 
 
 def render_diff_text(result: DiffResult, width: int | None = None, selection: str = "") -> str:
+    """The terminal summary of ``result`` alone (no captures: the diff's warnings only), laid out
+    as :func:`render_document_text` lays it out."""
+    return render_document_text(build_document(result, selection=selection), result, width)
+
+
+def render_document_text(document: Document, result: DiffResult, width: int | None = None) -> str:
     """A short terminal summary: first the answer (each question's line, labelled ``kernel:``,
-    ``host:``, ``fidelity:``), then how it was narrowed (``selection``, :mod:`fusiondiff.report.views.filters`)
+    ``host:``, ``fidelity:``), then how it was narrowed (:mod:`fusiondiff.report.views.filters`)
     and where it came from (each side's path); per fusion the medians (us), ratio and verdict of B
     relative to A; unmatched fusions; each question's ledger and ranked findings with their
-    evidence; warnings. Plain text, every line escaped (:func:`~fusiondiff.records.escape.printable`),
-    since names and sources come from captures; no line wider than ``width``
-    (:mod:`fusiondiff.report.layout`; None: as long as they are)."""
+    evidence (the document's, :mod:`fusiondiff.report.views.document`); warnings. Plain text,
+    every line escaped (:func:`~fusiondiff.records.escape.printable`), since names and sources
+    come from captures; no line wider than ``width`` (:mod:`fusiondiff.report.layout`; None: as
+    long as they are)."""
     lines = [
-        *(f"{question}: {line}" for question, line, _ in answer_lines(result)),
-        *([f"({selection})"] if selection else []),
-        f"{result.label_a}: {short_list(result.source_a or '?')}",
-        f"{result.label_b}: {short_list(result.source_b or '?')}",
+        *(f"{a.question}: {a.line}" for a in document.answers),
+        *([f"({document.selection})"] if document.selection else []),
+        *(f"{label}: {source}" for label, source in document.origins),
         "",
     ]
     section = _fusion_section(result, width)
     if section:
         lines += [*section, ""]
-    if result.b_replays_subset:
-        names = [traced_name(u.name, u.trace) for u in result.not_replayed[:MAX_UNMATCHED]]
-        lines += [
-            f"not replayed by {result.replay_side} ({len(result.not_replayed)} fusion(s) of {result.live_side})",
-            *_wrap(names, "  "),
-        ]
-        lines += [*_more_line(len(result.not_replayed), _ROUNDTRIP_HINT if result.b_from_roundtrip else ""), ""]
-    elif result.unmatched:
-        lines.append("unmatched fusions")
-        for u in result.unmatched[:MAX_UNMATCHED]:
-            lines.append(f"  {u.side}: {traced_name(u.name, u.trace)} ({duration(u.median_ns)} median): {u.reason}")
-        lines += [*_more_line(len(result.unmatched)), ""]
-    lines += _question_sections(result, width)
-    if result.warnings:
-        lines.append("warnings")
-        lines += [f"  {w}" for w in result.warnings]
-        lines.append("")
+    lines += _unmatched_lines(result)
+    for s in document.sections:
+        lines += [] if s.quiet else _section_lines(s, result, width)
+    lines += _warning_lines(document)
     return "\n".join(fit_all((printable(line) for line in lines), width)).rstrip("\n") + "\n"
 
 
-def questions_json(result: DiffResult) -> dict[str, Any]:
-    """Each question's verdict line, ledger line, whether it could be judged and whether it passes,
-    ``exit_code`` with its gate added, and the ranks of its findings (fidelity: the kernel findings
-    of what B runs differently)."""
-    return {
-        view.question: {
-            "verdict": view.verdict,
-            "ledger": view.ledger,
-            "judged": result.judged(view.question),
-            "passes": result.passes(view.question),
-            "exit_code": result.exit_code(gates=(view.question,)),
-            "findings": [f.rank for f in (fidelity_findings(result) if view.question == FIDELITY else view.findings)],
-        }
-        for view in question_views(result)
-    }
+def _warning_lines(document: Document) -> list[str]:
+    """The warnings the terminal lists (:attr:`~fusiondiff.report.views.document.Document.warnings_shown`)
+    and how many more the Markdown and HTML reports list."""
+    if not document.warnings:
+        return []
+    shown = document.warnings_shown
+    more = len(document.warnings) - shown
+    rest = [f"  ... {more} more warning(s): `fusiondiff report A B --format md` lists them all"] if more else []
+    return ["warnings", *(f"  {w}" for w in document.warnings[:shown]), *rest, ""]
 
 
-def _question_sections(result: DiffResult, width: int | None = None) -> list[str]:
-    """Each question's section: its gate and ledger, then its findings, ranked (failures first, then
-    by the time they explain, each gap counted once), :data:`MAX_FINDINGS` in all, the GPU's with
-    each kernel against the two GPUs' peaks under it. The host and fidelity sections are left out
-    where they pass with nothing to say."""
-    rules_by_rank = {f.rank: f.rule for f in result.findings}
-    lines: list[str] = []
-    budget = MAX_FINDINGS
-    for view in question_views(result):
-        # a question that passes, or was not measured (its line at the top says so), needs no section
-        quiet = view.question != KERNEL and not view.findings and result.outcome(view.question) != "fails"
-        if quiet and not result.ledger(view.question).gap_ns > 0:
-            continue
-        lines.append(f"{view.title} ({view.gate}): {view.ledger}")
-        for f in view.findings[:budget]:
-            lines += _finding_lines(f, rules_by_rank)
-            if node(f.rule).peaks:
-                lines += peaks_text(result, width)
-        if len(view.findings) > budget:
-            lines.append(f"  ... {len(view.findings) - budget} more finding(s) in the JSON record (--json)")
-        budget = max(budget - len(view.findings), 0)
-        lines.append("")
-    return lines
+def _unmatched_lines(result: DiffResult) -> list[str]:
+    """The fusions the replay left out, or those matched on neither side, named up to
+    :data:`MAX_UNMATCHED`."""
+    if result.b_replays_subset:
+        names = [traced_name(u.name, u.trace) for u in result.not_replayed[:MAX_UNMATCHED]]
+        return [
+            f"not replayed by {result.replay_side} ({len(result.not_replayed)} fusion(s) of {result.live_side})",
+            *_wrap(names, "  "),
+            *_more_line(len(result.not_replayed), _ROUNDTRIP_HINT if result.b_from_roundtrip else ""),
+            "",
+        ]
+    if not result.unmatched:
+        return []
+    lines = ["unmatched fusions"]
+    for u in result.unmatched[:MAX_UNMATCHED]:
+        lines.append(f"  {u.side}: {traced_name(u.name, u.trace)} ({duration(u.median_ns)} median): {u.reason}")
+    return [*lines, *_more_line(len(result.unmatched)), ""]
+
+
+def _section_lines(section: Section, result: DiffResult, width: int | None) -> list[str]:
+    """A question's section: its gate and ledger, then the findings the terminal shows of it
+    (:attr:`~fusiondiff.report.views.document.Section.shown`), the GPU's with each kernel against
+    the two GPUs' peaks under it."""
+    lines = [f"{section.title} ({section.gate}): {section.ledger}"]
+    for item in section.items[: section.shown]:
+        lines += _finding_lines(item)
+        if item.peaks:
+            lines += peaks_text(result, width)
+    if section.left_out:
+        lines.append(f"  ... {section.left_out} more finding(s) in the JSON record (--json)")
+    return [*lines, ""]
 
 
 def json_safe(value: Any) -> Any:

@@ -11,13 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from fusiondiff.diff.causes import node
 from fusiondiff.diff.records import DiffResult
 from fusiondiff.records.escape import printable_lines
-from fusiondiff.records.limits import TIMING_ROWS
 from fusiondiff.records.model import Capture, traced_name
 from fusiondiff.report.formats.block_html import block_html
-from fusiondiff.report.formats.diff_text import explains_text
 from fusiondiff.report.formats.html_parts import escaped as _e
 from fusiondiff.report.formats.plots import COLOR_A, COLOR_B, strip_plot_svg
 from fusiondiff.report.formats.traffic_markup import CSS as TRAFFIC_CSS
@@ -25,10 +22,10 @@ from fusiondiff.report.formats.traffic_markup import HTML_HEADER, html_cells, ht
 from fusiondiff.report.interface import DiffReport, Renderer
 from fusiondiff.report.views import content as c
 from fusiondiff.report.views import speed_of_light_view
+from fusiondiff.report.views.document import Document, Item, Tables, build_document
 from fusiondiff.report.views.environment_view import conditions_html
 from fusiondiff.report.views.thunder_view import thunder_html
 from fusiondiff.report.views.traffic_view import capture_view
-from fusiondiff.report.words import questions, wording
 
 CSS = (
     f"""
@@ -101,48 +98,46 @@ def _table(header: Sequence[str], rows: Iterable[str], cls: str = "") -> str:
     return f'<div class="tw"><table class="fdt {cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
-def _sides(report: DiffReport) -> str:
+def _sides(document: Document) -> str:
     cards = []
-    for cls, label, capture, rows in (
-        ("a", report.result.label_a, report.a, [(r.name, r.a) for r in c.sides(report)]),
-        ("b", report.result.label_b, report.b, [(r.name, r.b) for r in c.sides(report)]),
-    ):
-        env = capture.environment
-        rows.append(("GPU", f"{env.gpu_name or '?'} ({env.sm_count or '?'} SMs), nvFuser {env.nvfuser_version or '?'}"))
+    for i, (cls, label) in enumerate((("a", document.label_a), ("b", document.label_b))):
+        rows = [(r.name, r.a if i == 0 else r.b) for r in document.sides] + [("GPU", document.gpus[i])]
         items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows)
         cards.append(f'<div class="side {cls}"><h3>{_e(label)}</h3><dl>{items}</dl></div>')
     return f'<div class="sides">{"".join(cards)}</div>'
 
 
-def _findings(report: DiffReport) -> str:
+def _item(item: Item, result: DiffResult) -> str:
+    """One finding: rank, title, role, rule, what it explains and its links, then its evidence (and
+    the kernels against the two GPUs' peaks under the GPU's)."""
+    links = "; ".join(
+        f"{link.heading} " + ", ".join(f"#{rank} <code>{_e(rule)}</code>" for rank, rule in link.targets)
+        for link in item.links
+    )
+    evidence = "".join(f"<li>{_e(line)}</li>" for line in item.evidence)
+    peaks = speed_of_light_view.peaks_html(result) if item.peaks else ""
+    return (
+        f'<li><div><span class="rank">{item.rank}</span><strong>{_e(item.title)}</strong>'
+        f'<span class="role {_e(item.role)}">{_e(item.role)}</span></div>'
+        f'<div class="meta"><code>{_e(item.rule)}</code> · {_e(item.explains)}'
+        f"{' · ' + links if links else ''}</div>"
+        f'<ul class="evidence">{evidence}</ul>{peaks}</li>'
+    )
+
+
+def _findings(document: Document, result: DiffResult) -> str:
     """The three questions, each with its gate, ledger and ranked findings (its line is the answer's,
     at the top: written once)."""
-    found = report.result.findings
-    rules = {f.rank: f.rule for f in found}
     sections = []
-    for view in questions.question_views(report.result):
-        items = []
-        for f in view.findings:
-            links = "; ".join(
-                f"{name} " + ", ".join(f"#{r} <code>{_e(rules.get(r, '?'))}</code>" for r in ranks)
-                for name, ranks in c.finding_links(f)
-            )
-            evidence = "".join(f"<li>{_e(line)}</li>" for line in wording.evidence_lines(f))
-            peaks = speed_of_light_view.peaks_html(report.result) if node(f.rule).peaks else ""
-            items.append(
-                f'<li><div><span class="rank">{f.rank}</span><strong>{_e(wording.title(f))}</strong>'
-                f'<span class="role {_e(f.role)}">{_e(f.role)}</span></div>'
-                f'<div class="meta"><code>{_e(f.rule)}</code> · {_e(explains_text(f))}'
-                f"{' · ' + links if links else ''}</div>"
-                f'<ul class="evidence">{evidence}</ul>{peaks}</li>'
-            )
+    for section in document.sections:
+        items = [_item(item, result) for item in section.items]
         sections.append(
-            f"<h2>{_e(view.title[0].upper() + view.title[1:])} <small>({_e(view.gate)})</small></h2>"
-            f'<p class="meta">Ledger: {_e(view.ledger)}</p>'
+            f"<h2>{_e(section.heading)} <small>({_e(section.gate)})</small></h2>"
+            f'<p class="meta">Ledger: {_e(section.ledger)}</p>'
             + (f'<ol class="findings">{"".join(items)}</ol>' if items else "")
         )
-    if not found:
-        sections.append("<p>No finding: no recorded property differs in a way a rule explains.</p>")
+    if document.no_finding:
+        sections.append(f"<p>{_e(document.no_finding)}</p>")
     return "".join(sections)
 
 
@@ -173,8 +168,8 @@ def _launch(row: c.TimingRow) -> str:
     return f'<span class="launch">{"".join(lines)}</span>'
 
 
-def _timing_table(report: DiffReport) -> str:
-    rows = c.timing_rows(report, TIMING_ROWS)
+def _timing_table(tables: Tables, report: DiffReport) -> str:
+    rows = tables.timing
     if not rows:
         return ""
     shown = {(r.fusion, r.kernel) for r in rows}
@@ -184,7 +179,7 @@ def _timing_table(report: DiffReport) -> str:
         if (fusion, kernel) in shown
     }
     body = []
-    column = c.timing_column(rows)
+    column = c.timing_column(list(rows))
     kernel_rows: dict[str, int] = {}  # counted once: a count per row was quadratic in the fusions
     for x in rows:
         if x.kernel is not None:
@@ -221,8 +216,7 @@ def _timing_table(report: DiffReport) -> str:
         "samples (us)",
         "launch, what else differs",
     ]
-    left_out = c.timing_rows_left_out(report, len(rows))
-    note = f'<p class="meta">{_e(left_out)}</p>' if left_out else ""
+    note = f'<p class="meta">{_e(tables.timing_left_out)}</p>' if tables.timing_left_out else ""
     return "<h2>Fusions and kernels</h2>" + legend + _table(header, body, "timings") + note
 
 
@@ -245,15 +239,15 @@ def _unmatched(report: DiffReport) -> str:
     return "<h2>Unmatched fusions</h2>" + _table(header, rows)
 
 
-def _environments(report: DiffReport) -> str:
-    rows = c.environment_rows(report)
+def _environments(document: Document, tables: Tables) -> str:
+    rows = tables.environments
     body = [
         f'<tr class="{"differs" if r.differs else ""}"><td>{_e(r.name)}</td><td>{_e(r.a)}</td><td>{_e(r.b)}</td>'
         f"<td>{'≠' if r.differs else ''}</td></tr>"
         for r in rows
     ]
     differing = [r.name for r in rows if r.differs]
-    header = ["", report.result.label_a, report.result.label_b, "differs"]
+    header = ["", document.label_a, document.label_b, "differs"]
     table = _table(header, body, "env")
     if not differing:  # nothing to look at: folded, one click away
         return (
@@ -263,8 +257,8 @@ def _environments(report: DiffReport) -> str:
     return f"<h2>Environments and timing protocols</h2><p>Differ: {_e(', '.join(differing))}.</p>{table}"
 
 
-def _properties(report: DiffReport) -> str:
-    rows = c.property_rows(report)
+def _properties(tables: Tables) -> str:
+    rows = tables.properties
     if not rows:
         return ""
     shown = rows[: c.MAX_PROPERTY_ROWS]
@@ -315,61 +309,59 @@ def _text_diffs(title: str, diffs: Sequence[c.TextDiff], what: str, missing: Seq
     return "".join(parts)
 
 
-def _warnings(report: DiffReport) -> str:
-    warnings = [*report.result.warnings]
-    for side, capture in (("A", report.a), ("B", report.b)):
-        warnings += [f"{side}: {w}" for w in c.capture_warnings(capture)]
-    if not warnings:
+def _warnings(document: Document) -> str:
+    if not document.warnings:
         return ""
-    return "<h2>Warnings</h2><ul>" + "".join(f"<li>{_e(w)}</li>" for w in warnings) + "</ul>"
+    return "<h2>Warnings</h2><ul>" + "".join(f"<li>{_e(w)}</li>" for w in document.warnings) + "</ul>"
 
 
 _OUTCOME_CLASS = {"passes": "ok", "fails": "bad", "not measured": "unknown"}
 
 
-def _answers(result: DiffResult) -> str:
+def _answers(document: Document) -> str:
     """The answer, first on the page: each question's line, labelled and coloured by its outcome."""
     return (
         '<div class="answers">'
         + "".join(
-            f'<div class="verdict {_OUTCOME_CLASS[outcome]}" data-question="{_e(question)}">'
-            f"<strong>{_e(question)}:</strong> {_e(line)}</div>"
-            for question, line, outcome in questions.answer_lines(result)
+            f'<div class="verdict {_OUTCOME_CLASS[a.outcome]}" data-question="{_e(a.question)}">'
+            f"<strong>{_e(a.question)}:</strong> {_e(a.line)}</div>"
+            for a in document.answers
         )
         + "</div>"
     )
 
 
 def diff_html_fragment(report: DiffReport) -> str:
-    """The report's body as an HTML fragment with its own ``<style>`` (what a notebook shows)."""
-    from fusiondiff.records.version import __version__
-
+    """The report's body as an HTML fragment with its own ``<style>`` (what a notebook shows): the
+    report document (:mod:`fusiondiff.report.views.document`) marked up, with the sections drawn
+    from the captures (plots, block level, traffic, conditions, Thunder's figures, diffs)."""
     report = c.clean_report(report)
     result = report.result
+    document = build_document(result, report, report.selection, tables=True)
+    tables = document.tables
+    assert tables is not None  # built with its tables
     sources, missing = c.source_diffs(report)
     return "".join(
         [
             f"<style>{CSS}</style>",
             '<div class="fd">',
-            _answers(result),
-            f'<p class="meta">{_e(report.selection)}</p>' if report.selection else "",
-            f"<h1>fusiondiff: {_e(result.label_a)} vs {_e(result.label_b)}</h1>",
-            _sides(report),
-            _findings(report),
-            _timing_table(report),
+            _answers(document),
+            f'<p class="meta">{_e(document.selection)}</p>' if document.selection else "",
+            f"<h1>fusiondiff: {_e(document.label_a)} vs {_e(document.label_b)}</h1>",
+            _sides(document),
+            _findings(document, result),
+            _timing_table(tables, report),
             block_html(report),
             traffic_html(report),
             conditions_html(report),
             thunder_html(report),
             _unmatched(report),
-            _environments(report),
-            _properties(report),
+            _environments(document, tables),
+            _properties(tables),
             _text_diffs("Definitions", c.definition_diffs(report), "definition"),
             _text_diffs("CUDA source", sources, "CUDA source", missing),
-            _warnings(report),
-            f"<footer>fusiondiff {_e(__version__)}: medians of per-sample device durations, in the unit each column "
-            "names; floor: the smallest gap these data can show between two processes, SAME within it "
-            f"({_e(c.P_VALUE_DASH)}); B/A above 1 means B is slower. This page loads nothing from the network.</footer>",
+            _warnings(document),
+            f"<footer>{_e(document.footer)} This page loads nothing from the network.</footer>",
             "</div>",
         ]
     )

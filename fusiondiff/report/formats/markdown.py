@@ -10,21 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fusiondiff.diff.causes import node
-from fusiondiff.records.limits import TIMING_ROWS
 from fusiondiff.records.model import traced_name
 from fusiondiff.report.formats import md_text
-from fusiondiff.report.formats.diff_text import explains_text
 from fusiondiff.report.formats.md_text import table
 from fusiondiff.report.formats.traffic_markup import traffic_markdown
 from fusiondiff.report.interface import DiffReport, Renderer
 from fusiondiff.report.views import content as c
 from fusiondiff.report.views import speed_of_light_view
-from fusiondiff.report.views.blocks import block_markdown
+from fusiondiff.report.views.block_view import block_markdown
+from fusiondiff.report.views.document import Document, Item, Tables, build_document
 from fusiondiff.report.views.environment_view import conditions_markdown
 from fusiondiff.report.views.thunder_view import thunder_markdown
-from fusiondiff.report.words import wording
-from fusiondiff.report.words.questions import answer_lines, question_views
 
 FOLD_ROWS = 12
 """Tables longer than this fold into ``<details>``."""
@@ -48,57 +44,53 @@ text = md_text.inline
 """Running text that may quote a capture (names, sentences of findings, warnings)."""
 
 
-def _title(report: DiffReport) -> list[str]:
-    result = report.result
+def _title(document: Document) -> list[str]:
     return [
-        *(f"**{question}:** {text(line)}  " for question, line, _ in answer_lines(result)),
+        *(f"**{a.question}:** {text(a.line)}  " for a in document.answers),
         "",
-        *([f"> {text(report.selection)}", ""] if report.selection else []),
-        f"## fusiondiff: {text(result.label_a)} vs {text(result.label_b)}",
+        *([f"> {text(document.selection)}", ""] if document.selection else []),
+        f"## fusiondiff: {text(document.label_a)} vs {text(document.label_b)}",
         "",
-        *table(["", result.label_a, result.label_b], [(r.name, r.a, r.b) for r in c.sides(report)]),
+        *table(["", document.label_a, document.label_b], [(r.name, r.a, r.b) for r in document.sides]),
         "",
     ]
 
 
-def _findings(report: DiffReport) -> list[str]:
+def _item(item: Item) -> list[str]:
+    """One finding: rank, title, rule, role, what it explains and its links, then its evidence."""
+    links = "; ".join(
+        f"{link.heading} " + ", ".join(f"#{rank} {code(rule)}" for rank, rule in link.targets) for link in item.links
+    )
+    return [
+        f"{item.rank}. **{text(item.title)}**  \n   {code(item.rule)}, {text(item.role)}, {text(item.explains)}"
+        + (f"; {links}" if links else ""),
+        *(f"   - {text(line)}" for line in item.evidence),
+    ]
+
+
+def _findings(document: Document, report: DiffReport) -> list[str]:
     """The three questions, each with its gate, ledger and ranked findings (its line is the answer's,
     at the top: written once)."""
-    found = report.result.findings
-    rules = {f.rank: f.rule for f in found}
     lines = []
-    for view in question_views(report.result):
-        lines += [
-            f"### {text(view.title[0].upper() + view.title[1:])} ({text(view.gate)})",
-            "",
-            f"Ledger: {text(view.ledger)}",
-            "",
-        ]
-        for f in view.findings:
-            links = "; ".join(
-                f"{name} " + ", ".join(f"#{r} {code(rules.get(r, '?'))}" for r in ranks)
-                for name, ranks in c.finding_links(f)
-            )
-            lines.append(
-                f"{f.rank}. **{text(wording.title(f))}**  \n   {code(f.rule)}, {text(f.role)}, {text(explains_text(f))}"
-                + (f"; {links}" if links else "")
-            )
-            lines += [f"   - {text(line)}" for line in wording.evidence_lines(f)]
-            if node(f.rule).peaks:
+    for section in document.sections:
+        lines += [f"### {text(section.heading)} ({text(section.gate)})", "", f"Ledger: {text(section.ledger)}", ""]
+        for item in section.items:
+            lines += _item(item)
+            if item.peaks:
                 lines += speed_of_light_view.peaks_markdown(report.result)
-        if view.findings:
+        if section.items:
             lines.append("")
-    if not found:
-        lines += ["No finding: no recorded property differs in a way a rule explains.", ""]
+    if document.no_finding:
+        lines += [document.no_finding, ""]
     return lines
 
 
-def _timing_table(report: DiffReport) -> list[str]:
-    rows = c.timing_rows(report, TIMING_ROWS)
+def _timing_table(tables: Tables, report: DiffReport) -> list[str]:
+    rows = tables.timing
     if not rows:
         return []
     body = []
-    column = c.timing_column(rows)
+    column = c.timing_column(list(rows))
     for r in rows:
         name = r.fusion if r.kernel is None else f"↳ {r.kernel}"
         t = r.timing
@@ -129,9 +121,8 @@ def _timing_table(report: DiffReport) -> list[str]:
         body,
         "lrrrrlll",
     )
-    left_out = c.timing_rows_left_out(report, len(rows))
-    if left_out:
-        lines += ["", text(left_out)]
+    if tables.timing_left_out:
+        lines += ["", text(tables.timing_left_out)]
     head = ["### Fusions and kernels", ""]
     if len(rows) > FOLD_ROWS:
         moved = sum(1 for r in rows if r.kernel is None and r.timing and r.timing.verdict != "SAME")
@@ -155,11 +146,11 @@ def _unmatched(report: DiffReport) -> list[str]:
     return ["### Unmatched fusions", "", *table(header, rows, "lllrl"), ""]
 
 
-def _environments(report: DiffReport) -> list[str]:
-    rows = c.environment_rows(report)
+def _environments(document: Document, tables: Tables) -> list[str]:
+    rows = tables.environments
     differing = [r.name for r in rows if r.differs]
     body = table(
-        ["", report.result.label_a, report.result.label_b, "differs"],
+        ["", document.label_a, document.label_b, "differs"],
         [(r.name, r.a, r.b, "≠" if r.differs else "") for r in rows],
     )
     summary = f"environments and timing protocols side by side ({len(differing)} of {len(rows)} differ)"
@@ -172,8 +163,8 @@ def _environments(report: DiffReport) -> list[str]:
     return lines + details(summary, body)
 
 
-def _properties(report: DiffReport) -> list[str]:
-    rows = c.property_rows(report)
+def _properties(tables: Tables) -> list[str]:
+    rows = tables.properties
     if not rows:
         return []
     shown = rows[: c.MAX_PROPERTY_ROWS]
@@ -205,38 +196,36 @@ def _text_diffs(title: str, diffs: Sequence[c.TextDiff], what: str, missing: Seq
     return lines
 
 
-def _warnings(report: DiffReport) -> list[str]:
-    warnings = [*report.result.warnings]
-    for side, capture in (("A", report.a), ("B", report.b)):
-        warnings += [f"{side}: {w}" for w in c.capture_warnings(capture)]
-    if not warnings:
+def _warnings(document: Document) -> list[str]:
+    if not document.warnings:
         return []
-    return ["### Warnings", "", *[f"- {text(w)}" for w in warnings], ""]
+    return ["### Warnings", "", *[f"- {text(w)}" for w in document.warnings], ""]
 
 
 def render_markdown(report: DiffReport) -> str:
-    """The whole Markdown report."""
-    from fusiondiff.records.version import __version__
-
+    """The whole Markdown report: the report document (:mod:`fusiondiff.report.views.document`)
+    marked up, with the sections drawn from the captures (block level, traffic, conditions,
+    Thunder's figures, the diffs of definitions and CUDA sources)."""
     report = c.clean_report(report)
+    document = build_document(report.result, report, report.selection, tables=True)
+    tables = document.tables
+    assert tables is not None  # built with its tables
     sources, missing = c.source_diffs(report)
     lines = [
-        *_title(report),
-        *_findings(report),
-        *_timing_table(report),
+        *_title(document),
+        *_findings(document, report),
+        *_timing_table(tables, report),
         *block_markdown(report),
         *traffic_markdown(report),
         *conditions_markdown(report),
         *thunder_markdown(report),
         *_unmatched(report),
-        *_environments(report),
-        *_properties(report),
+        *_environments(document, tables),
+        *_properties(tables),
         *_text_diffs("Definitions", c.definition_diffs(report), "definition"),
         *_text_diffs("CUDA source", sources, "CUDA source", missing),
-        *_warnings(report),
-        f"<sub>fusiondiff {__version__}: medians of per-sample device durations, in the unit each column names; "
-        "floor: the smallest gap these data can show between two processes, SAME within it "
-        f"({c.P_VALUE_DASH}); B/A above 1 means B is slower.</sub>",
+        *_warnings(document),
+        f"<sub>{document.footer}</sub>",
     ]
     return "\n".join(lines).rstrip("\n") + "\n"
 

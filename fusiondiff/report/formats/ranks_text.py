@@ -7,18 +7,17 @@ from fusiondiff.diff.ranks import RankComparison, RanksResult
 from fusiondiff.diff.records import Finding
 from fusiondiff.records.escape import printable
 from fusiondiff.records.units import Column, duration, durations
-from fusiondiff.report.formats.diff_text import explains_text, verdict_line
-from fusiondiff.report.words import wording
+from fusiondiff.report.formats.diff_text import verdict_line
+from fusiondiff.report.views.document import item_of
 
 
 def _top_finding(comparison: RankComparison) -> str:
     findings: tuple[Finding, ...] = comparison.result.findings
     if not findings:
         return "no recorded property differs (unexplained)"
-    f = findings[0]
-    lines = wording.evidence_lines(f)
-    evidence = f"; {lines[0]}" if lines else ""
-    return f"[{f.rule}, {f.role}] {wording.title(f)} ({explains_text(f)}){evidence}"
+    item = item_of(findings[0], {})
+    evidence = f"; {item.evidence[0]}" if item.evidence else ""
+    return f"[{item.rule}, {item.role}] {item.title} ({item.explains}){evidence}"
 
 
 def _communication_lines(result: RanksResult) -> list[str]:

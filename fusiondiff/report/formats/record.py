@@ -73,9 +73,10 @@ from fusiondiff.records.errors import CaptureFormatError, ReportError
 from fusiondiff.records.model import Capture, FusionRecord
 from fusiondiff.records.notes import from_roundtrip
 from fusiondiff.records.streamed import batched, encode_chunks, shell
-from fusiondiff.report.formats.diff_text import json_safe, questions_json, verdict_line
+from fusiondiff.report.formats.diff_text import json_safe, verdict_line
 from fusiondiff.report.formats.record_delta import apply, delta
 from fusiondiff.report.interface import DiffReport
+from fusiondiff.report.words.questions import questions_json
 from fusiondiff.report.words.wording import worded
 
 DIFF_RECORD_VERSION = 4

@@ -22,7 +22,6 @@ from fusiondiff.records import limits
 from fusiondiff.records.environment import PeakBandwidth
 from fusiondiff.records.model import Capture, KernelRecord, LaunchConfig, TensorMeta
 from fusiondiff.records.units import Column, duration, floor_cell, p_value, ratio  # noqa: F401 - renderers read them from here
-from fusiondiff.report.formats.diff_text import P_VALUE_DASH  # noqa: F401 - renderers read it from here
 from fusiondiff.report.interface import DiffReport
 from fusiondiff.report.layout import cut
 from fusiondiff.report.views.text_diffs import (  # noqa: F401 - renderers read them from here
@@ -33,6 +32,7 @@ from fusiondiff.report.views.text_diffs import (  # noqa: F401 - renderers read 
     unified,
 )
 from fusiondiff.report.words.paths import scrub_paths, scrubbed_evidence, short_list  # noqa: F401 - renderers read it from here, scrubbed_evidence
+from fusiondiff.report.words.report_words import P_VALUE_DASH  # noqa: F401 - renderers read it from here
 
 MAX_PROPERTY_ROWS = limits.PROPERTY_ROWS
 """Recorded differences listed in a document; the diff record holds all of them."""

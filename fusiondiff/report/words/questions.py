@@ -11,6 +11,7 @@ for each and its ledger, read by every renderer (terminal, Markdown, HTML, noteb
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from fusiondiff.diff.host_stats import HOST_FLOOR_RATIO, HOST_MIN_SAMPLES
 from fusiondiff.diff.ledger import fidelity_findings
@@ -328,3 +329,20 @@ def answer_lines(result: DiffResult) -> list[tuple[str, str, Outcome]]:
     ``fidelity``), its line and its outcome (``passes``, ``fails``, ``not measured``)."""
     lines = question_lines(result)
     return [(q, lines[q], result.outcome(q)) for q in QUESTIONS]
+
+
+def questions_json(result: DiffResult) -> dict[str, Any]:
+    """Each question's verdict line, ledger line, whether it could be judged and whether it passes,
+    ``exit_code`` with its gate added, and the ranks of its findings (fidelity: the kernel findings
+    of what B runs differently): the diff record's ``questions``."""
+    return {
+        view.question: {
+            "verdict": view.verdict,
+            "ledger": view.ledger,
+            "judged": result.judged(view.question),
+            "passes": result.passes(view.question),
+            "exit_code": result.exit_code(gates=(view.question,)),
+            "findings": [f.rank for f in (fidelity_findings(result) if view.question == FIDELITY else view.findings)],
+        }
+        for view in question_views(result)
+    }
