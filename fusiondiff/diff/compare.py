@@ -161,6 +161,20 @@ def _fusion_properties(f: FusionRecord) -> Record:
     )
 
 
+def _same_properties(a: FusionRecord, b: FusionRecord) -> bool:
+    """The recorded fields :func:`_fusion_properties` reads are equal on both sides, so its views
+    are (the common case, decided without sorting options or segments); where they are not, the
+    views may still be (options in another order)."""
+    return (
+        a.structure_hash == b.structure_hash
+        and a.exact_constants == b.exact_constants
+        and a.enable_options == b.enable_options
+        and a.disable_options == b.disable_options
+        and a.device_index == b.device_index
+        and a.segmentation.schedulers == b.segmentation.schedulers
+    )
+
+
 def _is_text(value: Any) -> bool:
     """Text, or a list or tuple of texts only."""
     if isinstance(value, str):
@@ -239,9 +253,10 @@ class RecordComparer:
         device. An input's field is reported as a whole (``inputs[0].stride``); an input present
         on one side only as ``inputs[2]`` with ``None`` on the other side."""
         changes: list[PropertyChange] = []
-        props_a, props_b = _fusion_properties(fa), _fusion_properties(fb)
-        if props_a != props_b:
-            changes += self._changes("", props_a, props_b, _FUSION_CATEGORIES)
+        if not _same_properties(fa, fb):
+            props_a, props_b = _fusion_properties(fa), _fusion_properties(fb)
+            if props_a != props_b:
+                changes += self._changes("", props_a, props_b, _FUSION_CATEGORIES)
         for index in range(max(len(fa.inputs), len(fb.inputs))):
             both = index < len(fa.inputs) and index < len(fb.inputs)
             if both and _input_values(fa.inputs[index]) == _input_values(fb.inputs[index]):

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from fusiondiff.diff.causes import node
+from fusiondiff.diff.clocks import TimedClock, max_clock_mhz, timed_clock
 from fusiondiff.diff.records import (
     Category,
     Evidence,
@@ -23,6 +24,7 @@ from fusiondiff.diff.records import (
     TimingVerdict,
 )
 from fusiondiff.diff.speed_of_light import against_peaks
+from fusiondiff.records.blocks import FusionTimeline
 from fusiondiff.records.model import Capture, FusionRecord
 
 
@@ -41,6 +43,24 @@ class RuleContext:
         """Each pair's records, A's and B's, in the order of :attr:`pairs`: looked up once, since
         many rules walk every pair's records."""
         return tuple((self.a.fusions[p.index_a], self.b.fusions[p.index_b]) for p in self.pairs)
+
+    @functools.cached_property
+    def timelines(self) -> tuple[tuple[FusionPair, FusionTimeline, FusionTimeline], ...]:
+        """The pairs that ran on both sides with an SM timeline recorded on both, with A's and B's
+        timeline: what the block rules read, found in one walk of the pairs for all of them."""
+        return tuple(
+            (pair, fa.sm_timeline, fb.sm_timeline)
+            for pair, (fa, fb) in zip(self.pairs, self.records)
+            if fa.sm_timeline is not None and fb.sm_timeline is not None and not pair.failed
+        )
+
+    @functools.cached_property
+    def timed_clocks(self) -> tuple[TimedClock, TimedClock]:
+        """The SM clock each capture's samples ran at (:func:`~fusiondiff.diff.clocks.timed_clock`),
+        idle readings told apart by the two GPUs' highest clock: read by a rule and by the diff's
+        warnings, each reading of every fusion walked once."""
+        limit = max_clock_mhz(self.a, self.b)
+        return timed_clock(self.a, limit), timed_clock(self.b, limit)
 
     @functools.cached_property
     def against_peaks(self) -> tuple[KernelAgainstPeaks, ...]:

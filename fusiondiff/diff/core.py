@@ -6,6 +6,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 
+from fusiondiff.diff.clocks import TimedClock
 from fusiondiff.diff.compare import RecordComparer, compare_captures, definition_diff
 from fusiondiff.diff.context import RuleContext, median_or_none
 from fusiondiff.diff.devices import on_own_device_of
@@ -122,7 +123,9 @@ def _diff(
         unmatched=unmatched,
         changes=changes,
         findings=findings,
-        warnings=tuple(_warnings(a, b, changes, pairs, unmatched, replay_side if subset else None)),
+        warnings=tuple(
+            _warnings(a, b, changes, pairs, unmatched, replay_side if subset else None, context.timed_clocks)
+        ),
         b_replays_subset=subset,
         b_from_roundtrip=from_roundtrip(a if replay_side == "A" else b),
         replay_side=replay_side,
@@ -264,10 +267,11 @@ def _pair_labels(records: Sequence[tuple[FusionRecord, FusionRecord]], matches: 
     labels = []
     seen: Counter[str] = Counter()
     for (fa, fb), match in zip(records, matches):
-        if _name(fa) == _name(fb):
-            label = _name(fa)
+        name_a, name_b = _name(fa), _name(fb)
+        if name_a == name_b:
+            label = name_a
         else:
-            label = f"{_name(fa)}{', same definition as' if match.by_order else ' vs'} {_name(fb)}"
+            label = f"{name_a}{', same definition as' if match.by_order else ' vs'} {name_b}"
         seen[label] += 1
         labels.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
     return labels
@@ -285,9 +289,7 @@ def _fusion_pair(
     host: TimingVerdict | None,
 ) -> FusionPair:
     records = [(fa.kernels[i], fb.kernels[j]) for i, j in kernel_match.pairs]
-    sides: tuple[tuple[Side, FusionRecord], ...] = (("A", fa), ("B", fb))
-    failed = tuple(side for side, f in sides if f.failure is not None)
-    failure_kinds = tuple(f.failure.kind for _, f in sides if f.failure is not None)
+    failed, failure_kinds = _failures(fa, fb)
     if failed:
         reason = f"{' and '.join(failed)}'s execution failed: no samples"
         timing = dataclasses.replace(timing, verdict="FAILED", reason=reason)
@@ -303,16 +305,7 @@ def _fusion_pair(
         )
         for (ka, kb), verdict in zip(records, kernel_timings)
     )
-    counts = f"A launches {len(fa.kernels)} kernel(s), B {len(fb.kernels)}"
-    only: tuple[tuple[Side, FusionRecord, Sequence[int]], ...] = (
-        ("A", fa, kernel_match.only_a),
-        ("B", fb, kernel_match.only_b),
-    )
-    unmatched = tuple(
-        UnmatchedKernel(side, k.name, k.normalized_name, k.order, k.timing.median_ns, f"only in {side}: {counts}")
-        for side, f, indices in only
-        for k in (f.kernels[i] for i in indices)
-    )
+    unmatched = _unmatched_kernels(fa, fb, kernel_match) if kernel_match.only_a or kernel_match.only_b else ()
     redefined = fa.structure_hash != fb.structure_hash
     changes = comparer.fusion(fa, fb)
     if failed:  # no segmentation was recorded for a failed execution: not a difference
@@ -337,6 +330,29 @@ def _fusion_pair(
     )
 
 
+def _failures(fa: FusionRecord, fb: FusionRecord) -> tuple[tuple[Side, ...], tuple[str, ...]]:
+    """The sides whose execution failed, and each one's kind of failure (none, for nearly every pair)."""
+    if fa.failure is None and fb.failure is None:
+        return (), ()
+    sides: tuple[tuple[Side, FusionRecord], ...] = (("A", fa), ("B", fb))
+    failed = tuple(side for side, f in sides if f.failure is not None)
+    return failed, tuple(f.failure.kind for _, f in sides if f.failure is not None)
+
+
+def _unmatched_kernels(fa: FusionRecord, fb: FusionRecord, kernel_match: KernelMatch) -> tuple[UnmatchedKernel, ...]:
+    """The kernels of one side that the match left over, each with the two sides' kernel counts."""
+    counts = f"A launches {len(fa.kernels)} kernel(s), B {len(fb.kernels)}"
+    only: tuple[tuple[Side, FusionRecord, Sequence[int]], ...] = (
+        ("A", fa, kernel_match.only_a),
+        ("B", fb, kernel_match.only_b),
+    )
+    return tuple(
+        UnmatchedKernel(side, k.name, k.normalized_name, k.order, k.timing.median_ns, f"only in {side}: {counts}")
+        for side, f, indices in only
+        for k in (f.kernels[i] for i in indices)
+    )
+
+
 def _unmatched_fusion(side: Side, f: FusionRecord, reason: str) -> UnmatchedFusion:
     return UnmatchedFusion(
         side=side, key=f.key, name=f.name, trace=f.trace, median_ns=f.timing.median_ns, reason=reason
@@ -350,8 +366,9 @@ def _warnings(
     pairs: Sequence[FusionPair],
     unmatched: Sequence[UnmatchedFusion],
     subset: Side | None,
+    clocks: tuple[TimedClock, TimedClock],
 ) -> list[str]:
-    warnings = capture_warnings(a, b, changes)
+    warnings = capture_warnings(a, b, changes, clocks)
     if not pairs:
         warnings.append(
             "nothing matched: no fusion of A pairs with a fusion of B by its definition or its inputs; "

@@ -274,8 +274,14 @@ def _unmatched_reasons(
     return left_overs
 
 
+_ONE_PAIR = KernelMatch(((0, 0),), (), ())
+"""The match of two fusions of one kernel each, of one name."""
+
+
 def match_kernels(a: Sequence[KernelRecord], b: Sequence[KernelRecord]) -> KernelMatch:
     """Match two fusions' kernels by normalized name in launch order; align when they differ."""
+    if len(a) == 1 and len(b) == 1 and a[0].normalized_name == b[0].normalized_name:
+        return _ONE_PAIR  # most fusions launch one kernel: nothing to order
     order_a = sorted(range(len(a)), key=lambda i: (a[i].order, i))
     order_b = sorted(range(len(b)), key=lambda j: (b[j].order, j))
     names_a = [a[i].normalized_name for i in order_a]

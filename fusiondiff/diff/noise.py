@@ -242,11 +242,11 @@ def compare_timings(
         floors.tolist(), at_a.tolist(), at_b.tolist(),
     )  # fmt: skip
     return [
-        _judged(
-            _Side(ca, ma, qa, int(ca >= FEW_SAMPLES and ma > 0)),
-            _Side(cb, mb, qb, int(cb >= FEW_SAMPLES and mb > 0)),
-            floor, "calibration", names[(ia, ib)],
-        )
+        _judged_measured(ma, mb, qa, qb, ca, cb, floor, names[(ia, ib)])
+        if ca >= FEW_SAMPLES and ma > 0 and cb >= FEW_SAMPLES and mb > 0  # both measured: nearly every pair
+        else _judged(_Side(ca, ma, qa, int(ca >= FEW_SAMPLES and ma > 0)),
+                     _Side(cb, mb, qb, int(cb >= FEW_SAMPLES and mb > 0)),
+                     floor, "calibration", names[(ia, ib)])
         for ma, mb, qa, qb, ca, cb, floor, ia, ib in columns
     ]  # fmt: skip
 
@@ -350,6 +350,41 @@ def _judged(a: _Side, b: _Side, floor: float, spread: Spread, spread_of: str) ->
         spread_of=spread_of,
         processes_a=max(a.processes, 1),
         processes_b=max(b.processes, 1),
+    )
+
+
+def _judged_measured(
+    ma: float, mb: float, qa: float, qb: float, ca: int, cb: int, floor: float, spread_of: str
+) -> TimingVerdict:
+    """:func:`_judged` of two sides of one process each, both measured, against a calibrated
+    floor: the same verdict, from the numbers as :func:`compare_timings` has them (its tens of
+    thousands of pairs, without two reduced sides and their checks made for each)."""
+    noisy_a, noisy_b = qa > NOISY_IQR_FRACTION * ma, qb > NOISY_IQR_FRACTION * mb
+    warnings: tuple[str, ...] = ()
+    if noisy_a or noisy_b:
+        warnings = _warnings("A", _Side(ca, ma, qa, 1)) + _warnings("B", _Side(cb, mb, qb, 1))
+    gap = _log_ratio(mb, ma)
+    verdict: Verdict = "SAME" if abs(gap) <= floor else ("SLOWER" if gap > 0 else "FASTER")
+    shown = f"median gap {duration(mb - ma, signed=True)} ({100 * gap:+.1f} %)"
+    word = "within" if verdict == "SAME" else "beyond"
+    return TimingVerdict(
+        median_a_ns=ma,
+        median_b_ns=mb,
+        iqr_a_ns=qa,
+        iqr_b_ns=qb,
+        count_a=ca,
+        count_b=cb,
+        ratio=mb / ma,
+        p_value=None,
+        verdict=verdict,
+        reason=f"{shown} is {word} +-{100 * floor:.1f} %, the smallest gap these data can show "
+        f"(calibrated spread: {spread_of})",
+        warnings=warnings,
+        floor=floor,
+        spread="calibration",
+        spread_of=spread_of,
+        processes_a=1,
+        processes_b=1,
     )
 
 

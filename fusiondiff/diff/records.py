@@ -8,6 +8,7 @@ so a diff of 10,000 kernels stays small; the captures themselves stay the source
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -274,7 +275,9 @@ class Ledger:
 
 @dataclass(frozen=True)
 class DiffResult:
-    """Everything :func:`fusiondiff.diff.diff` found about two captures."""
+    """Everything :func:`fusiondiff.diff.diff` found about two captures. What it answers from its
+    pairs (which differ, which were not measured, the questions' gates) is worked out once: the
+    record is frozen, and a report asks the gates many times over thousands of pairs."""
 
     label_a: str
     """How reports name side A (``A (live)``)."""
@@ -343,7 +346,7 @@ class DiffResult:
         """The live side's fusions that a partial replay (the other side) did not run."""
         return self.unmatched if self.b_replays_subset else ()
 
-    @property
+    @functools.cached_property
     def failed(self) -> tuple[FusionPair, ...]:
         """Pairs where a side's execution failed (a crashed replay)."""
         return tuple(p for p in self.pairs if p.failed)
@@ -360,7 +363,7 @@ class DiffResult:
         (verdict SAME), or failed alike on both, and none is missing."""
         return self.outcome(KERNEL) == "passes"
 
-    @property
+    @functools.cached_property
     def differing(self) -> tuple[FusionPair, ...]:
         """Pairs that differ in kernel time or in whether they ran: FASTER, SLOWER, or a failure
         on one side only (or of another kind on each)."""
@@ -368,18 +371,18 @@ class DiffResult:
             p for p in self.pairs if p.timing.verdict in ("FASTER", "SLOWER") or (p.failed and not p.failed_alike)
         )
 
-    @property
+    @functools.cached_property
     def not_measured(self) -> tuple[FusionPair, ...]:
         """Pairs whose kernel time could not be judged (no samples, a median of 0 ns)."""
         return tuple(p for p in self.pairs if not p.failed and p.timing.verdict in ("NOT MEASURED", "AMBIGUOUS"))
 
-    @property
+    @functools.cached_property
     def properties_identical(self) -> bool:
         """No finding of the kernel question: every recorded property compared is the same on both
         sides (what a side's host was like, the host question's, is no property of the fusion)."""
         return not self.findings_of(KERNEL) and not any(p.unmatched_kernels for p in self.pairs)
 
-    @property
+    @functools.cached_property
     def runs_alike(self) -> bool:
         """B runs what A ran, as far as was recorded: no kernel finding names a property that
         differs (a gap nothing recorded explains is a timing, not a property) and every kernel
@@ -393,7 +396,7 @@ class DiffResult:
         """Same speed and identical recorded properties: the two runs may be treated as the same."""
         return self.same_speed and self.properties_identical
 
-    @property
+    @functools.cached_property
     def host_same(self) -> bool:
         """The host time per call (``fd.execute`` against ``fd.execute``) is not confirmed to
         differ in any pair, and no side's host keeps its GPU waiting (``host_bound``). What is
@@ -408,7 +411,7 @@ class DiffResult:
         """Some pair's ``fd.execute`` host time was measured on both sides."""
         return any(p.host is not None and not p.failed for p in self.pairs)
 
-    @property
+    @functools.cached_property
     def host_judged(self) -> bool:
         """The host question could be judged: some timed pair has enough host samples on both
         sides (its host verdict is not ``NOT MEASURED``), or a side's host was found keeping its

@@ -85,10 +85,7 @@ class _Kernel:
 
 def measured_kernels(ctx: RuleContext) -> Iterator[_Kernel]:
     """Every matched kernel measured on both sides, with its slower side."""
-    for pair, (fa, fb) in zip(ctx.pairs, ctx.records):
-        ta, tb = fa.sm_timeline, fb.sm_timeline
-        if ta is None or tb is None or pair.failed:
-            continue
+    for pair, ta, tb in ctx.timelines:
         for kernel in pair.kernels:
             a, b = ta.kernel(kernel.order_a), tb.kernel(kernel.order_b)
             if a is None or b is None or not (a.measured and b.measured):

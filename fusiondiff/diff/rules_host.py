@@ -140,8 +140,10 @@ def host_bound(ctx: RuleContext) -> Iterator[Finding]:
     candidates: list[_Candidate] = []
     for pair, (ra, rb) in zip(ctx.pairs, ctx.records):  # both sides in one walk
         ha, hb = _host(ra), _host(rb)
+        if pair.failed or ha is None or hb is None:
+            continue
         between = _between_sides(ra, rb)
-        if pair.failed or ha is None or hb is None or between is None:
+        if between is None:
             continue
         wa = gpu_wait_ns(ra, ha, pair.timing.median_a_ns)
         wb = gpu_wait_ns(rb, hb, pair.timing.median_b_ns)

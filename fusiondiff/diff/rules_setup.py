@@ -251,7 +251,7 @@ def clocks(ctx: RuleContext) -> Iterator[Finding]:
     """The clocks differ: between the captures (the SM clock the samples ran at, the boost limit,
     the memory clock: :func:`_clock_evidence`; it concerns every fusion), or during a fusion's
     samples (``sm_clock_moved_mhz``, its label as ``subject``)."""
-    capture_data = _clock_evidence(_timed_clocks(ctx.a, ctx.b), ctx.changes)
+    capture_data = _clock_evidence(ctx.timed_clocks, ctx.changes)
     limit = max_clock_mhz(ctx.a, ctx.b)
     moved: list[Evidence] = []
     affected: list[str] = []
@@ -327,9 +327,15 @@ def _text(value: object) -> str:
     return "unset" if value is None else number(value)
 
 
-def capture_warnings(a: Capture, b: Capture, changes: Sequence[PropertyChange]) -> list[str]:
+def capture_warnings(
+    a: Capture,
+    b: Capture,
+    changes: Sequence[PropertyChange],
+    clocks: tuple[TimedClock, TimedClock] | None = None,
+) -> list[str]:
     """One-line notices about comparing these two captures at all (for ``DiffResult.warnings``);
-    ``changes`` are the captures' differences (:func:`~fusiondiff.diff.compare.compare_captures`)."""
+    ``changes`` are the captures' differences (:func:`~fusiondiff.diff.compare.compare_captures`),
+    ``clocks`` their :func:`_timed_clocks` where already known."""
     warnings = []
     protocol = protocol_changes(changes)
     differing = [
@@ -342,6 +348,7 @@ def capture_warnings(a: Capture, b: Capture, changes: Sequence[PropertyChange]) 
     ea, eb = a.environment, b.environment
     if ea.gpu_name and eb.gpu_name and ea.gpu_name != eb.gpu_name:
         warnings.append(f"recorded on different GPUs: {ea.gpu_name} vs {eb.gpu_name}")
-    clocks = _timed_clocks(a, b)  # a walk over every fusion's readings: once for both kinds of line
+    if clocks is None:  # a walk over every fusion's readings: once for both kinds of line
+        clocks = _timed_clocks(a, b)
     warnings += [f"clocks differ: {line}" for line in _clock_lines(clocks, changes)]
     return warnings + idle_clock_notes(clocks)

@@ -118,7 +118,7 @@ class SampleArrays:
         self.rows = np.zeros(len(timings), dtype=np.intp)
         """Each timing's row in its count's matrix."""
         self.matrices: dict[int, np.ndarray] = {}
-        for count in np.unique(self.counts).tolist():
+        for count in sorted(set(self.counts.tolist())):  # np.unique's, without its import of numpy.ma
             if count == 0:
                 continue
             indices = np.flatnonzero(self.counts == count)

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from fusiondiff.front.blas import one_blas_thread
 from fusiondiff.front.cli_options import add_capture_options, gates, narrowed
 from fusiondiff.front.cli_parser import build_parser
 from fusiondiff.front.stdio import ReportStream, StdoutError, emit, guard_closed_streams, output_width, silence_stdout
@@ -401,7 +402,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             return EXIT_ERROR
         _check_arguments(args)
-        code = _HANDLERS[command](args)
+        with one_blas_thread(command):
+            code = _HANDLERS[command](args)
         try:
             sys.stdout.flush()
         except OSError as exc:

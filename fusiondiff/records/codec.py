@@ -31,11 +31,6 @@ from fusiondiff.records.model import SCHEMA_VERSION, Capture, Timing
 T = TypeVar("T")
 
 
-class _Versioned(msgspec.Struct):
-    schema_version: int
-    """Required here: the record's default must not stand in for a file that has none."""
-
-
 def _hook(kind: type, value: Any) -> Any:
     if kind is NaNFloat:
         return read_nan_float(value)
@@ -48,14 +43,16 @@ def _json_decoder(kind: Any) -> msgspec.json.Decoder[Any]:
 
 
 def decode_capture_bytes(raw: bytes) -> Capture | None:
-    """The capture in a file's bytes, or None where msgspec refuses them: the caller then finds
-    out what is wrong, beginning with the JSON itself (see :func:`fusiondiff.io.store.load_capture`)."""
+    """The capture in a file's bytes, or None where msgspec refuses them or the file holds no
+    ``schema_version`` of one this fusiondiff reads: the caller then finds out what is wrong,
+    beginning with the JSON itself (see :func:`fusiondiff.io.store.load_capture`)."""
     try:
-        version = _json_decoder(_Versioned).decode(raw).schema_version
-        if not 1 <= version <= SCHEMA_VERSION:
-            return None
         capture: Capture = _json_decoder(Capture).decode(raw)
     except (msgspec.MsgspecError, RecursionError):
+        return None
+    # Read in the same pass as the rest: msgspec sets on the record the fields the text holds and
+    # leaves a default to the class, so the record's default does not stand in for a file that has none.
+    if "schema_version" not in vars(capture) or not 1 <= capture.schema_version <= SCHEMA_VERSION:
         return None
     return capture
 

@@ -43,9 +43,13 @@ def _records(value: Any) -> bool:
     return (
         isinstance(value, (tuple, list))
         and len(value) > 0
-        and dataclasses.is_dataclass(value[0])
+        and hasattr(type(value[0]), _FIELDS)
         and not isinstance(value[0], type)
     )
+
+
+_FIELDS = "__dataclass_fields__"
+"""What marks a dataclass (as :func:`dataclasses.is_dataclass` reads it, without its two calls)."""
 
 
 _LIST_FIELDS: dict[type, tuple[str, ...]] = {}
@@ -55,10 +59,13 @@ _SCALARS = (str, int, float, bool, bytes, type(None))
 
 def _list_fields(kind: type) -> tuple[str, ...]:
     """The fields of the dataclass ``kind`` that may hold a list of records, by their annotations;
-    every field where the annotations cannot be read. Computed once per type: a session's record
-    is tens of thousands of records of a dozen types."""
+    every field where the annotations cannot be read; none for a type that is no dataclass.
+    Computed once per type: a session's record is tens of thousands of records of a dozen types."""
     found = _LIST_FIELDS.get(kind)
     if found is None:
+        if not hasattr(kind, _FIELDS):
+            _LIST_FIELDS[kind] = ()
+            return ()
         names = [f.name for f in dataclasses.fields(kind)]
         try:
             hints = typing.get_type_hints(kind)
@@ -102,7 +109,7 @@ def _held(value: Any, budget: int) -> int:
         items = getattr(value, name)
         if _records(items):
             count += len(items)
-            if not any(_list_fields(kind) for kind in {type(item) for item in items}):
+            if not any(map(_list_fields, set(map(type, items)))):
                 continue  # records that hold no lists (a fusion's inputs, its kernels): counted
             for item in items:
                 if count > budget:
@@ -111,15 +118,18 @@ def _held(value: Any, budget: int) -> int:
     return count
 
 
+def _whole(value: Any) -> bool:
+    """Whether ``value`` is encoded in one piece: its lists hold at most :data:`WHOLE_RECORDS`
+    records, or it holds no list of records (or is no record)."""
+    return not _list_fields(type(value)) or _held(value, WHOLE_RECORDS) <= WHOLE_RECORDS
+
+
 def encode_chunks(value: Any) -> Iterator[bytes]:
     """``msgspec.json.encode(value)``'s bytes, in pieces that join to exactly them."""
-    if not (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+    if _whole(value):
         yield msgspec.json.encode(value)
         return
     spliced = [name for name in _list_fields(type(value)) if _records(getattr(value, name))]
-    if not spliced or _held(value, WHOLE_RECORDS) <= WHOLE_RECORDS:
-        yield msgspec.json.encode(value)
-        return
     text = msgspec.json.encode(shell(value, **{name: _MARK.format(i) for i, name in enumerate(spliced)}))
     for i, name in enumerate(spliced):
         head, text = text.split(msgspec.json.encode(_MARK.format(i)), 1)
@@ -127,7 +137,10 @@ def encode_chunks(value: Any) -> Iterator[bytes]:
         for j, item in enumerate(getattr(value, name)):
             if j:
                 yield b","
-            yield from encode_chunks(item)
+            if _whole(item):  # the common case, without a generator per item
+                yield msgspec.json.encode(item)
+            else:
+                yield from encode_chunks(item)
         yield b"]"
     yield text
 

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import t as student
 
+from fusiondiff.diff import noise
 from fusiondiff.diff.noise import (
     ABSOLUTE_FLOOR_NS,
     calibrated_spread,
@@ -189,3 +190,20 @@ def test_a_subnormal_median_is_judged_without_a_math_error():
     not (within the absolute floor: SAME)."""
     (v,) = compare_timings([(Timing((0.0, 2.0, 2.0)), Timing((0.0, 1.0, 5e-324)))], (H200, None))
     assert v.verdict == "SAME" and v.ratio == 0.0 and "median gap" in v.reason
+
+
+positive = st.floats(min_value=5e-324, max_value=1e9, allow_nan=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    positive, positive, st.floats(0, 1e9), st.floats(0, 1e9), st.integers(3, 100), st.integers(3, 100), st.floats(0, 2)
+)
+def test_a_pair_measured_on_both_sides_is_judged_as_two_reduced_sides_are(ma, mb, qa, qb, ca, cb, floor):
+    """The array path judges a pair of one process a side, both measured, from its numbers: the
+    same verdict record, field for field, as from the two reduced sides (noisy sides included)."""
+    fast = noise._judged_measured(ma, mb, qa, qb, ca, cb, floor, "H200 10-50 us")
+    general = noise._judged(
+        noise._Side(ca, ma, qa, 1), noise._Side(cb, mb, qb, 1), floor, "calibration", "H200 10-50 us"
+    )
+    assert fast == general

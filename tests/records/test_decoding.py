@@ -185,3 +185,31 @@ def test_any_one_value_replaced_is_read_or_refused_in_one_line_naming_its_place(
                 refused += 1
                 assert str(exc).startswith("c.json") and "\n" not in str(exc), (path, value, str(exc))
     assert refused > 1000
+
+
+def _with_version(data: dict[str, Any], *members: str) -> bytes:
+    """``data`` as JSON text with ``members`` (``"schema_version": 1``...) at its end, in order."""
+    return (json.dumps(data)[:-1] + "".join(f", {m}" for m in members) + "}").encode()
+
+
+@pytest.mark.parametrize(
+    ("members", "accepted"),
+    [
+        (['"schema_version": 1'], True),
+        ([], False),  # none: the record's default does not stand in for it
+        (['"schema_version": 2'], False),  # newer than this fusiondiff reads
+        (['"schema_version": 0'], False),
+        (['"schema_version": 2', '"schema_version": 1'], True),  # twice: the last one counts, as in json.loads
+        (['"schema_version": 1', '"schema_version": 2'], False),
+        (['"z": "\\"schema_version\\": 1"'], False),  # only inside a string
+        (['"schema_version": true'], False),
+    ],
+)
+def test_the_schema_version_is_the_files_own_read_in_the_same_pass(members: list[str], accepted: bool) -> None:
+    """The version is read with the rest of the capture, and accepted as the file's top-level
+    ``schema_version`` says (a field the text holds, not the record's default)."""
+    data = json.loads(PYTHIA.read_text())
+    del data["schema_version"]
+    raw = _with_version(data, *members)
+    assert json.loads(raw).get("schema_version") in ((1,) if accepted else (None, 0, 2, True))
+    assert (codec.decode_capture_bytes(raw) is not None) is accepted

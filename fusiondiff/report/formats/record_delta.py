@@ -27,12 +27,21 @@ MAX_DEPTH = 64
 """Deepest delta read back: a capture's values nest about ten levels; deeper is no record's."""
 
 
+_ABSENT = object()
+"""A key that object A lacks."""
+
+
 def delta(a: Any, b: Any) -> dict[str, Any]:
     """``b`` as its differences from ``a`` (module docstring); ``{"~": {}}`` where they are equal
     objects, ``{"=": b}`` where the kinds differ. A tuple is a list (as JSON writes it)."""
     if isinstance(a, dict) and isinstance(b, dict):
-        changed = {k: delta(a[k], v) if k in a else {"=": v} for k, v in b.items() if k not in a or a[k] != v}
-        removed = [k for k in a if k not in b]
+        get = a.get  # each key looked up once: a session's delta walks millions of them
+        changed = {
+            k: {"=": v} if x is _ABSENT else delta(x, v)
+            for k, v in b.items()
+            if (x := get(k, _ABSENT)) is _ABSENT or x != v
+        }
+        removed = [] if a.keys() == b.keys() else [k for k in a if k not in b]
         return {"~": changed, "-": removed} if removed else {"~": changed}
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and b and isinstance(b[0], (dict, list, tuple)):
         items = {
