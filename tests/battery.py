@@ -427,20 +427,36 @@ def run_case(case: Case, tmp_path: Path) -> None:
         returncode, out, err = _run_fresh(case, argv, tmp_path, cap)
     assert "Traceback" not in out + err, err
     assert returncode == case.code, err
-    lines = [line for line in err.splitlines() if not (case.progress and line.startswith(case.progress))]
+    notes = _notes_without_progress(err, case.progress)
     if case.stderr is None:
-        assert lines == [], err
+        assert notes == [], err
     else:
-        assert len(lines) == 1 and err.endswith("\n"), err
-        assert re.search(case.stderr, lines[0]), lines[0]
-        if case.code == 2:
-            assert re.match(rf"fusiondiff {argv[0]}: error: ", lines[0]), lines[0]
+        assert len(notes) == 1 and err.endswith("\n"), err
+        if case.code == 2:  # an error is one line, never wrapped
+            assert len(notes[0]) == 1, err
+            assert re.match(rf"fusiondiff {argv[0]}: error: ", notes[0][0]), notes[0][0]
+        said = " ".join(line.strip() for line in notes[0])  # a note read with its continuation lines
+        assert re.search(case.stderr, said), said
     assert all(line.isprintable() for line in out.splitlines() + err.splitlines())
     assert _snapshot(tmp_path).items() >= before.items(), "a file that existed before the command changed"
     assert not list(tmp_path.rglob("*.tmp")), "a temporary file was left behind"
     if case.check:
         # a check asserts; one that returns a value (a lambda's bool) would check nothing
         assert case.check(Run(tmp_path, out, err)) is None, "a check must assert, not return"
+
+
+def _notes_without_progress(err: str, prefix: str | None) -> list[list[str]]:
+    """stderr as notes, each a line and the lines indented 4 spaces under it that fitting it to the
+    terminal's width made, less the progress notes: those that begin with ``prefix`` (read with
+    their continuation joined, so a prefix longer than the width still matches). An error is never
+    wrapped: the caller checks that its note is one line."""
+    notes: list[list[str]] = []
+    for line in err.splitlines():
+        if notes and line.startswith("    "):
+            notes[-1].append(line)
+        else:
+            notes.append([line])
+    return [note for note in notes if not (prefix and " ".join(" ".join(note).split()).startswith(prefix))]
 
 
 def _run_fresh(case: Case, argv: list[str], tmp_path: Path, cap: Path) -> tuple[int, str, str]:

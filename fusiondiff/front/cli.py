@@ -1,7 +1,8 @@
 """Command-line front end. It parses arguments, calls the library, and prints: reports to stdout,
-progress and errors to stderr. Every expected failure is one line on stderr and exit code 2: also
-an output that cannot be written (stdout included), Ctrl-C (exit 130) and SIGTERM (exit 143, after
-removing any half-written file). Text from a capture reaches the terminal escaped.
+notes (fitted to its width) and errors to stderr. Every expected failure is one line on stderr and
+exit code 2, never wrapped: also an output that cannot be written (stdout included), Ctrl-C (exit
+130) and SIGTERM (exit 143, after removing any half-written file). Text from a capture reaches the
+terminal escaped.
 
 Top-level imports stay light (no records, no numpy): Ctrl-C while they load is handled by the
 console script's entry (:mod:`fusiondiff.console`), and the commands import what they need. A
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 from fusiondiff.front.blas import one_blas_thread
 from fusiondiff.front.cli_options import add_capture_options, gates, narrowed
 from fusiondiff.front.cli_parser import build_parser
-from fusiondiff.front.stdio import ReportStream, StdoutError, emit, guard_closed_streams, output_width, silence_stdout
+from fusiondiff.front.stdio import StdoutError, emit, guard_closed_streams, note, output_width, silence_stdout
 from fusiondiff.records import termination
 from fusiondiff.records.errors import FusionDiffError, OutputError, ReportError
 from fusiondiff.records.escape import printable, printable_lines
@@ -115,12 +116,12 @@ def _cmd_capture(args: argparse.Namespace) -> int:
         args.args,
         output=args.output,
         options=_recording_options(args),
-        progress=_progress,
+        progress=note,
     )
     info = rank_from_env()
     # every rank prints its own line: one "wrote live.json" per rank hid that only one file was left
     where = "" if info is None else f" (rank {info.rank} of {info.world_size}; each rank writes its own file)"
-    print(f"wrote {printable(str(path))}{where}", file=sys.stderr)
+    note(f"wrote {path}{where}")
     return EXIT_OK
 
 
@@ -143,11 +144,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             inputs_capture=args.inputs,
             in_process=args.in_process,
             timeout_s=args.timeout,
-            progress=_progress,
+            progress=note,
             device=args.device,
             thunder_stream=args.thunder_stream,
         )
-        print(f"wrote {printable(str(path))}", file=sys.stderr)
+        note(f"wrote {path}")
         return EXIT_OK
     if args.in_process:
         raise FusionDiffError("--timer both runs one child process per timer: it cannot run --in-process")
@@ -155,7 +156,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     check_not_input(outputs[NVFUSER], [*args.scripts, args.inputs])
     paths = []
     for timer in TIMERS:
-        _progress(f"fusiondiff: replaying with --timer {timer} in its own process")
+        note(f"fusiondiff: replaying with --timer {timer} in its own process")
         paths.append(
             replay_scripts(
                 args.scripts,
@@ -163,12 +164,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                 options=options.with_timer(timer),
                 inputs_capture=args.inputs,
                 timeout_s=args.timeout,
-                progress=_progress,
+                progress=note,
                 device=args.device,
                 thunder_stream=args.thunder_stream,
             )
         )
-        print(f"wrote {printable(str(paths[-1]))}", file=sys.stderr)
+        note(f"wrote {paths[-1]}")
     return _print_timers(str(paths[0]), str(paths[1]), 5.0)
 
 
@@ -189,14 +190,14 @@ def _print_timers(a: str, b: str, tolerance_pct: float) -> int:
 def _cmd_repro(args: argparse.Namespace) -> int:
     from fusiondiff.replay.repro import write_repros
 
-    def note(message: str) -> None:
-        print(f"fusiondiff repro: warning: {printable(message)}", file=sys.stderr)
+    def warn(message: str) -> None:
+        note(f"fusiondiff repro: warning: {message}")
 
     written = write_repros(
-        args.capture, args.output, fusion=args.fusion, on_note=note, every_record=args.every_record, progress=_progress
+        args.capture, args.output, fusion=args.fusion, on_note=warn, every_record=args.every_record, progress=note
     )
     for path in written:
-        print(f"wrote {printable(str(path))}", file=sys.stderr)
+        note(f"wrote {path}")
     return EXIT_OK
 
 
@@ -211,7 +212,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     if args.also_a or args.also_b:
         from fusiondiff.io.captures import pooled
 
-        a, b = pooled("A", a, args.also_a, _progress), pooled("B", b, args.also_b, _progress)
+        a, b = pooled("A", a, args.also_a, note), pooled("B", b, args.also_b, note)
     from fusiondiff.diff.core import diff
     from fusiondiff.report.interface import DiffReport
     from fusiondiff.report.terminal import render_diff_terminal
@@ -266,7 +267,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     chunks = (renderer if args.output else renderer.laid_out(output_width())).chunks(report)
     if args.output:  # written as it is made: a report of a whole session is never held whole
         write_chunks(args.output, (chunk.encode("utf-8") for chunk in chunks))
-        print(f"wrote {printable(args.output)} ({name})", file=sys.stderr)
+        note(f"wrote {args.output} ({name})")
     else:
         emit(printable_lines(chunk) for chunk in chunks)  # names from the captures reach the terminal escaped
     # written is done: `report A B -o r.html && xdg-open r.html` opens the page; scripts that want the
@@ -286,7 +287,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     capture = load_capture(args.capture)
     shown = capture_positions(capture.fusions, args.fusion, args.top, args.capture)
     if len(shown) < len(capture.fusions):
-        print(f"fusiondiff show: {len(shown)} of {len(capture.fusions)} fusion(s) shown", file=sys.stderr)
+        note(f"fusiondiff show: {len(shown)} of {len(capture.fusions)} fusion(s) shown")
     if args.format == "json":
         emit(dumps_capture(dataclasses.replace(capture, fusions=tuple(capture.fusions[i] for i in shown))))
     else:
@@ -305,7 +306,7 @@ def _cmd_roundtrip(args: argparse.Namespace) -> int:
         batch=args.batch,
         options=_recording_options(args),
         timeout_s=args.timeout,
-        progress=_progress,
+        progress=note,
         prestart=not (args.no_prestart or args.isolation == "fusion"),
         ahead=args.ahead,
         prepare=args.prepare_ahead,
@@ -336,22 +337,19 @@ def _cmd_sm_timeline(args: argparse.Namespace) -> int:
         args.sm_timeline_runs,
         args.sm_timeline_max_overhead / 100,
         timeout_s=args.timeout,
-        progress=_progress,
+        progress=note,
         device=args.device,
     )
-    print(f"wrote {printable(str(path))}", file=sys.stderr)
+    note(f"wrote {path}")
     return 0
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from fusiondiff.front.demo import run_demo
+    from fusiondiff.front.stdio import ReportStream
 
     out, width = ReportStream(), output_width()
-    return run_demo(offline=args.offline, workdir=args.workdir, progress=_progress, out=out, width=width)
-
-
-def _progress(message: str) -> None:
-    print(printable(message), file=sys.stderr, flush=True)
+    return run_demo(offline=args.offline, workdir=args.workdir, progress=note, out=out, width=width)
 
 
 class Terminated(BaseException):
@@ -364,7 +362,7 @@ def _raise_terminated(signum: int, frame: object) -> None:
 
 
 def _say(command: str | None, message: str) -> None:
-    """One line on stderr, ``fusiondiff <command>: <message>``, escaped: messages quote captures."""
+    """One line on stderr, never wrapped, ``fusiondiff <command>: <message>``, escaped: messages quote captures."""
     try:
         print(f"fusiondiff{' ' + command if command else ''}: {printable(message)}", file=sys.stderr, flush=True)
     except (OSError, ValueError):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import sys
 from collections.abc import Iterable
 
@@ -107,14 +106,41 @@ def fitted(text: str) -> str:
 def output_width() -> int:
     """The columns a report on stdout is laid out for: ``COLUMNS`` where it is set to a number,
     else the terminal's, 100 when stdout is not a terminal (a pipe, a file); at least 40."""
+    return _width(sys.stdout)
+
+
+def stderr_width() -> int:
+    """The columns a note on stderr is fitted to, decided as :func:`output_width` decides stdout's
+    from stderr's own terminal: ``2>log`` gets 100 even when stdout is a terminal."""
+    return _width(sys.stderr)
+
+
+def _width(stream: object) -> int:
+    """``COLUMNS`` where it is set to a number, else the width of the terminal ``stream`` is (100
+    when it is none, or closed, or an object without ``isatty``); at least 40."""
     from fusiondiff.report.layout import DEFAULT_WIDTH, MIN_WIDTH
 
     columns = os.environ.get("COLUMNS", "").strip()
     if columns.isdigit() and int(columns) > 0:
         return max(MIN_WIDTH, int(columns))
     try:
-        if not sys.stdout.isatty():
+        if not stream.isatty():  # type: ignore[attr-defined]
             return DEFAULT_WIDTH
-    except (AttributeError, ValueError):  # closed, or replaced by an object without isatty
+        size = os.get_terminal_size(stream.fileno()).columns  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):  # closed, or replaced by an object without isatty
         return DEFAULT_WIDTH
-    return max(MIN_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
+    return max(MIN_WIDTH, size or DEFAULT_WIDTH)
+
+
+def note(line: str) -> None:
+    """Write one note to stderr (progress, a warning, ``wrote PATH``, a line relayed from a replay
+    process): escaped, as it quotes captures, and fitted to :func:`stderr_width`, its continuation
+    lines indented under it, so a narrow terminal reads it whole; a word (a path) longer than a line
+    is left whole, to be copied. In one write, so notes from
+    several threads do not interleave within one. An error is no note: it stays one line, which
+    scripts and tests read whole."""
+    from fusiondiff.records.escape import printable
+    from fusiondiff.report.layout import fit
+
+    sys.stderr.write("".join(part + "\n" for part in fit(printable(line), stderr_width(), break_words=False)))
+    sys.stderr.flush()

@@ -374,6 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def progress(message: str) -> None:
         phases.event(message[:200])  # a fusion's timing line says when its samples ended
+        # whole, one a line: the parent reads these lines and fits them to its own terminal
         print(message, file=sys.stderr, flush=True)
 
     gate = params.get("gate") or (GATE_IMPORTS if params.get("gated") else None)

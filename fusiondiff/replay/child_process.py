@@ -6,6 +6,7 @@ group. :mod:`fusiondiff.replay.runner` runs replays through it; the child's side
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -67,12 +68,10 @@ def _reaped(proc: Any, timeout_s: float = KILL_WAIT_S) -> str | None:
     return None
 
 
-def _stderr_write(line: str) -> None:
-    try:
-        sys.stderr.write(line)
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
+def stderr_line(line: str) -> None:
+    """Write one of the child's progress lines to stderr as it came: where no ``relay`` was given."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def _forward(
@@ -80,10 +79,13 @@ def _forward(
     log: IO[bytes],
     seen: Callable[[str], None] | None = None,
     failures: list[OSError] | None = None,
+    relay: Progress = stderr_line,
 ) -> None:
-    """Copy the child's output into the log; show fusiondiff's own progress lines on stderr.
+    """Copy the child's output into the log; hand fusiondiff's own progress lines to ``relay``
+    (the child writes them whole, one a line, and the parent fits them to its terminal).
     The script's output and nvFuser's C++ stacks stay in the log. ``seen`` gets every line (a
-    gated child's stages are read from them).
+    gated child's stages are read from them). A ``relay`` that cannot write (stderr gone) is
+    passed over: the child's output is still read.
 
     A log that cannot be written (a full disk) is written no more, its error kept in ``failures``
     for the waiting thread to say, and the child's output is still read to its end: its stages
@@ -103,7 +105,8 @@ def _forward(
             if seen is not None:
                 seen(line)
             if line.startswith("fusiondiff"):
-                _stderr_write(line)
+                with contextlib.suppress(OSError, ValueError):
+                    relay(line.rstrip("\r\n"))
     except (OSError, ValueError):  # the pipe closed under the reader (the child given up on)
         return
 
@@ -136,6 +139,9 @@ class ChildReplay:
     With ``fork_server``, the process is forked from that server (torch and nvFuser already
     imported, no CUDA touched) instead of started as a fresh interpreter.
 
+    The child's own progress lines (those that begin ``fusiondiff``) go to ``relay``, to stderr
+    as they come where none is given; the rest of its output only to its log.
+
     :meth:`stage` says where it is, from the lines it prints and from what it was told.
     :meth:`wait` (after :meth:`go` when gated) gives its :class:`ReplayOutcome`; :meth:`cancel`
     stops a child that will not be used. With ``phases``, the child writes its phases' wall-clock
@@ -152,6 +158,7 @@ class ChildReplay:
         gate: str | None = None,
         phases: bool = False,
         fork_server: ForkServer | None = None,
+        relay: Progress | None = None,
     ) -> None:
         gate = gate or (GATE_IMPORTS if gated else None)
         if gate is not None and gate not in GATES:
@@ -198,7 +205,9 @@ class ChildReplay:
             raise
         assert self._proc.stdout is not None
         self._reader = threading.Thread(
-            target=_forward, args=(self._proc.stdout, self._log, self._seen, self._log_failures), daemon=True
+            target=_forward,
+            args=(self._proc.stdout, self._log, self._seen, self._log_failures, relay or stderr_line),
+            daemon=True,
         )
         self._reader.start()
 

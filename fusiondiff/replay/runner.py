@@ -64,9 +64,10 @@ def _run_child(
     command: Callable[[dict[str, Any]], list[str]] = child_command,
     child_env: Mapping[str, str] | None = None,
     phases: bool = False,
+    relay: Progress | None = None,
 ) -> ReplayOutcome:
-    """Run one replay child now and wait for its outcome."""
-    child = ChildReplay(params, log_file, command=command, child_env=child_env, phases=phases)
+    """Run one replay child now and wait for its outcome (its own progress lines to ``relay``)."""
+    child = ChildReplay(params, log_file, command=command, child_env=child_env, phases=phases, relay=relay)
     return child.wait(timeout_s, progress)
 
 
@@ -117,6 +118,7 @@ def start_replay(
     gate: str = "imports",
     phases: bool = False,
     fork_server: ForkServer | None = None,
+    relay: Progress | None = None,
 ) -> PendingReplay:
     """Start the fresh process of a replay of ``scripts`` now; it prepares as far as ``gate`` says
     (``"imports"``: imports torch and nvFuser, then waits for :meth:`PendingReplay.run` before it
@@ -125,12 +127,19 @@ def start_replay(
     and compiles its scripts in the preparation, then waits to time). The
     same checks as :func:`replay_scripts` run first and raise :class:`ReplayError`. With
     ``fork_server``, the process is forked from it where the scripts' ``NVFUSER_*`` settings allow
-    (:meth:`ForkServer.can_serve`), else started fresh."""
+    (:meth:`ForkServer.can_serve`), else started fresh. The child's own progress lines go to
+    ``relay``, else to ``progress`` where one is given, else to stderr as they come."""
     params, sources = _child_params(scripts, output, options or RecordingOptions(), None, None)
     if fork_server is not None and not _forkable(sources, fork_server):
         fork_server = None
     child = ChildReplay(
-        params, log_path_for(output), child_env=child_env, gate=gate, phases=phases, fork_server=fork_server
+        params,
+        log_path_for(output),
+        child_env=child_env,
+        gate=gate,
+        phases=phases,
+        fork_server=fork_server,
+        relay=relay or progress,
     )
     return PendingReplay(child, timeout_s, progress or silent)
 
@@ -194,6 +203,7 @@ def replay_scripts(
     device: int | None = None,
     phases: bool = False,
     thunder_stream: str | None = None,
+    relay: Progress | None = None,
 ) -> Path:
     """Replay ``scripts`` (one after the other, in one fresh process) and write one capture to
     ``output``; the process's whole output goes to :func:`log_path_for` ``(output)``. Raises
@@ -209,7 +219,9 @@ def replay_scripts(
     stands for one nvFuser script per nvFusion region (:mod:`fusiondiff.replay.thunder_folder`),
     each replay named after its region, every other script said skipped in one progress line, and
     the medians Thunder printed (in its benchmark scripts, and in ``thunder_stream``) kept in the
-    capture (``Capture.thunder_figures``)."""
+    capture (``Capture.thunder_figures``). The child's own progress lines go to ``relay``, else to
+    ``progress`` where one is given, else to stderr as they come."""
+    relay = relay or progress
     progress = progress or silent
     check_output_outside(output, scripts)
     scripts, figures = _thunder_scripts(scripts, thunder_stream, progress)
@@ -233,7 +245,9 @@ def replay_scripts(
             thunder_figures=figures,
         )
     else:
-        outcome = _run_child(params, timeout_s, progress, log_path_for(output), child_env=child_env, phases=phases)
+        outcome = _run_child(
+            params, timeout_s, progress, log_path_for(output), child_env=child_env, phases=phases, relay=relay
+        )
     return _written(outcome)
 
 

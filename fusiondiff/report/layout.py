@@ -22,9 +22,11 @@ _BRACKETED = re.compile(r"\[[^\[\]]*\]|\([^()]{0,24}\)")
 """A shape, a list or a short parenthesis (``(iqr 0.13 us)``) stays on one line; a longer one may break."""
 
 
-def fit(line: str, width: int | None = DEFAULT_WIDTH, hang: int = 4) -> list[str]:
+def fit(line: str, width: int | None = DEFAULT_WIDTH, hang: int = 4, break_words: bool = True) -> list[str]:
     """``line`` as lines of at most ``width`` columns: as it is when it fits (or ``width`` is None),
     else wrapped at spaces outside brackets, each continuation indented ``hang`` more than the line.
+    A word longer than a line is broken across lines, or with ``break_words`` False left whole on
+    a line of its own (a path in a note on stderr, which is copied as it is).
     A line longer than :data:`~fusiondiff.records.limits.LINE_CHARS` (a name someone made a
     megabyte long) is cut there first, and says how much was left out."""
     line = cut(line)
@@ -37,7 +39,7 @@ def fit(line: str, width: int | None = DEFAULT_WIDTH, hang: int = 4) -> list[str
         width=width,
         initial_indent=" " * indent,
         subsequent_indent=" " * min(indent + hang, width // 2),
-        break_long_words=True,
+        break_long_words=break_words,
         break_on_hyphens=False,
     )
     return [w.replace(_KEEP, " ") for w in wrapped] or [line[:width]]

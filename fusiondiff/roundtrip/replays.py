@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from fusiondiff.recording.device_watch import TOKEN_ENV
 from fusiondiff.records.options import RecordingOptions
+from fusiondiff.records.progress import Progress
 from fusiondiff.replay.stages import DEFAULT_PREPARE
 
 if TYPE_CHECKING:
@@ -85,9 +86,13 @@ class ChildReplays:
         token: str | None = None,
         gate: str = DEFAULT_PREPARE,
         forked: bool = False,
+        relay: Progress | None = None,
     ) -> None:
         self.options, self.timeout_s, self.token, self.gate = options, timeout_s, token, gate
         self.forked = forked
+        self.relay = relay
+        """Where the processes' own progress lines and this class's warnings go (stderr, as they
+        are, where None; a Slurm task writes them to its log, as they are)."""
         """Processes started ahead are forked from one server that imported torch and nvFuser once
         (:mod:`fusiondiff.replay.fork_server`), made at the first :meth:`start`."""
         self._server: ForkServer | None = None
@@ -96,7 +101,7 @@ class ChildReplays:
     def __getstate__(self) -> dict[str, Any]:
         # sent to a Slurm task without this machine's server: the task's node makes its own
         state = dict(self.__dict__)
-        state["_server"], state["_server_lock"] = None, None
+        state["_server"], state["_server_lock"], state["relay"] = None, None, None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -129,13 +134,18 @@ class ChildReplays:
                 if problem is not None:
                     # the replays still run, each in a fresh process: say once why they are not forked
                     self.forked = False
-                    print(
+                    self._say(
                         f"fusiondiff roundtrip: warning: no forked replay processes ({problem}); "
-                        f"each starts as a fresh one (the server's log: {logs / FORK_SERVER_LOG})",
-                        file=sys.stderr,
-                        flush=True,
+                        f"each starts as a fresh one (the server's log: {logs / FORK_SERVER_LOG})"
                     )
             return self._server
+
+    def _say(self, line: str) -> None:
+        """One warning line: to :attr:`relay`, else to stderr as it is."""
+        if self.relay is not None:
+            self.relay(line)
+        else:
+            print(line, file=sys.stderr, flush=True)
 
     def close(self) -> None:
         """Stop the fork server, if one was made (the replays it forked are each stopped by their
@@ -163,6 +173,7 @@ class ChildReplays:
             timeout_s=self.timeout_s,
             child_env=self._env(device),
             phases=True,
+            relay=self.relay,
         )
 
     def start(self, scripts: Sequence[str], output: Path, device: str | None) -> StartedReplay:
@@ -177,6 +188,7 @@ class ChildReplays:
             gate=self.gate,
             phases=True,
             fork_server=self._fork_server(output.parent),
+            relay=self.relay,
         )
 
 
@@ -186,14 +198,15 @@ def replay_in_child(
     token: str | None = None,
     gate: str = DEFAULT_PREPARE,
     forked: bool = False,
+    relay: Progress | None = None,
 ) -> ReplayFunction:
-    """The real replay: :class:`ChildReplays`. Raises
+    """The real replay: :class:`ChildReplays` (its processes' own progress lines to ``relay``). Raises
     :class:`~fusiondiff.records.errors.MissingPackageError` when torch or nvFuser, which its processes
     import, is not installed."""
     from fusiondiff.recording import live_side
 
     live_side.require("the round trip's replay")
-    return ChildReplays(options, timeout_s, token, gate, forked)
+    return ChildReplays(options, timeout_s, token, gate, forked, relay)
 
 
 @contextlib.contextmanager

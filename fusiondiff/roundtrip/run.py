@@ -96,6 +96,7 @@ def roundtrip(
     if prepare not in PREPARE_CHOICES:
         raise FusionDiffError(f"--prepare-ahead is one of {', '.join(PREPARE_CHOICES)}, not {prepare!r}")
     directory = Path(directory)
+    relay = progress  # the replay processes' own lines: to stderr as they come where none is given
     progress = progress or silent
     sources = load_live_sources(live)
     capture = combine_ranks(sources)
@@ -118,7 +119,7 @@ def roundtrip(
     # replays are all kept from an earlier run needs neither (it only merges and diffs)
     real_replays = replay is None and bool(pending)
     replay = replay or (
-        replay_in_child(options, timeout_s, token, gate=child_gate(prepare), forked=forked)
+        replay_in_child(options, timeout_s, token, gate=child_gate(prepare), forked=forked, relay=relay)
         if pending
         else nothing_to_replay
     )

@@ -180,7 +180,7 @@ def problems(
         one_last = len(errors) == 1 and errors[0] == lines[-1]
         if not (one_last or (summary and not errors)):
             found.append(f"not one error line, last: {outcome.stderr[-600:]!r}")
-    strays = [line for line in lines if not line.startswith(("fusiondiff", "wrote "))]
+    strays = _strays(lines)
     if strays and "Traceback" not in outcome.stderr:
         found.append(f"a line on stderr not from fusiondiff: {strays[0][:300]!r}")
     if not all(line.isprintable() for line in outcome.stderr.splitlines()):
@@ -201,6 +201,19 @@ def problems(
     if leftovers:
         found.append(f"left temporary files: {leftovers[:3]}")
     return found
+
+
+def _strays(lines: Sequence[str]) -> list[str]:
+    """Lines on stderr that fusiondiff did not write: neither its own (``fusiondiff...``,
+    ``wrote ...``) nor a continuation (4 spaces in) of one of those that fitting a note to the
+    terminal's width made."""
+    strays, ours = [], False
+    for line in lines:
+        head = line.startswith(("fusiondiff", "wrote ")) or line == "wrote"  # a path too long for its line follows
+        ours = head or (ours and line.startswith("    "))
+        if not ours:
+            strays.append(line)
+    return strays
 
 
 def _owned(path: str, own: Sequence[str]) -> bool:

@@ -130,7 +130,7 @@ def test_the_device_reaches_the_child_and_a_negative_one_is_refused(tmp_path, mo
     script.write_text("x = 1\n")
     seen = {}
 
-    def fake_run_child(params, timeout_s, progress, log_file, command=None, child_env=None, phases=False):  # noqa: ANN001
+    def fake_run_child(params, timeout_s, progress, log_file, command=None, child_env=None, phases=False, relay=None):  # noqa: ANN001
         seen.update(params)
         return child.ReplayOutcome(status="ok", written=str(tmp_path / "out.json"))
 

@@ -271,22 +271,35 @@ def test_output_inside_the_thunder_folder_is_refused(tmp_path: Path, thunder_dir
     assert tree(thunder_dir / "report") == before
 
 
-def test_the_command_lists_regions_and_skipped_scripts_one_line_each(tmp_path: Path, thunder_dir: Path) -> None:
+def test_the_command_lists_regions_and_skipped_scripts_one_note_each(tmp_path: Path, thunder_dir: Path) -> None:
     """On this machine (no torch) the replay stops at its check for torch, after the folder is read
-    and listed: one line for the folder, one per skipped script, then the missing torch."""
+    and listed: one note for the folder, one per skipped script (each a line and the lines indented
+    under it that fitting it to the width made), then the missing torch in one line."""
     report = thunder_dir / "report"
     out = tmp_path / "out"
     out.mkdir()
     result = _replay(
         [str(report), "-o", str(out / "replay.json"), "--thunder-stream", str(thunder_dir / "report.txt")], tmp_path
     )
-    lines = result.stderr.splitlines()
+    lines = _notes(result.stderr)
     assert lines[0] == f"fusiondiff: {report}: Thunder's folder, 2 nvFusion region(s) to replay"
     skipped = [line for line in lines if line.startswith("fusiondiff: skipped ")]
     assert len(skipped) == len(_all_scripts(report)) - 2
     if result.returncode != 0:  # no torch or nvFuser here: said in one more line, nothing written
         assert len(lines) == len(skipped) + 2 and "Traceback" not in result.stderr
+        assert result.stderr.splitlines()[-1] == lines[-1]  # the error: one line, never wrapped
         assert list(out.iterdir()) == []
+
+
+def _notes(stderr: str) -> list[str]:
+    """stderr's lines, each with the lines indented 4 spaces under it (its continuation) joined to it."""
+    notes: list[str] = []
+    for line in stderr.splitlines():
+        if notes and line.startswith("    "):
+            notes[-1] += " " + line.strip()
+        else:
+            notes.append(line)
+    return notes
 
 
 def test_thunder_stream_without_a_thunder_folder(tmp_path: Path) -> None:

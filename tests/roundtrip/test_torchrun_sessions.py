@@ -133,7 +133,7 @@ def test_a_rank_file_alone_is_compared_on_its_own_device(session: Path, tmp_path
 def test_the_command_line_takes_rank_files_or_their_folder(session: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     made: list[RecordedReplay] = []
 
-    def fake_child(options=None, timeout_s=900.0, token=None, gate="gpu", forked=False):  # noqa: ANN001, ANN202
+    def fake_child(options=None, timeout_s=900.0, token=None, gate="gpu", forked=False, relay=None):  # noqa: ANN001, ANN202
         made.append(RecordedReplay(_combined(session)))
         return made[-1]
 
