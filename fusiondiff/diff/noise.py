@@ -327,12 +327,8 @@ def _judged(a: _Side, b: _Side, floor: float, spread: Spread, spread_of: str) ->
         reason = _not_measured(*(("A", a) if not _measured(a) else ("B", b)))
         floor, spread, spread_of = math.nan, "", ""
     else:
-        gap = _log_ratio(b.median, a.median)
-        verdict = "SAME" if abs(gap) <= floor else ("SLOWER" if gap > 0 else "FASTER")
-        shown = f"median gap {duration(b.median - a.median, signed=True)} ({100 * gap:+.1f} %)"
         where = f"between-process spread {spread_of}" if spread == "measured" else f"calibrated spread: {spread_of}"
-        word = "within" if verdict == "SAME" else "beyond"
-        reason = f"{shown} is {word} +-{100 * floor:.1f} %, the smallest gap these data can show ({where})"
+        verdict, reason = _against_floor(a.median, b.median, floor, where)
     return TimingVerdict(
         median_a_ns=a.median,
         median_b_ns=b.median,
@@ -363,10 +359,7 @@ def _judged_measured(
     warnings: tuple[str, ...] = ()
     if noisy_a or noisy_b:
         warnings = _warnings("A", _Side(ca, ma, qa, 1)) + _warnings("B", _Side(cb, mb, qb, 1))
-    gap = _log_ratio(mb, ma)
-    verdict: Verdict = "SAME" if abs(gap) <= floor else ("SLOWER" if gap > 0 else "FASTER")
-    shown = f"median gap {duration(mb - ma, signed=True)} ({100 * gap:+.1f} %)"
-    word = "within" if verdict == "SAME" else "beyond"
+    verdict, reason = _against_floor(ma, mb, floor, f"calibrated spread: {spread_of}")
     return TimingVerdict(
         median_a_ns=ma,
         median_b_ns=mb,
@@ -377,8 +370,7 @@ def _judged_measured(
         ratio=mb / ma,
         p_value=None,
         verdict=verdict,
-        reason=f"{shown} is {word} +-{100 * floor:.1f} %, the smallest gap these data can show "
-        f"(calibrated spread: {spread_of})",
+        reason=reason,
         warnings=warnings,
         floor=floor,
         spread="calibration",
@@ -386,6 +378,16 @@ def _judged_measured(
         processes_a=1,
         processes_b=1,
     )
+
+
+def _against_floor(ma: float, mb: float, floor: float, where: str) -> tuple[Verdict, str]:
+    """The verdict of two measured medians whose gap's floor is ``floor``, and its reason, which
+    says where the floor's spread came from (``where``)."""
+    gap = _log_ratio(mb, ma)
+    verdict: Verdict = "SAME" if abs(gap) <= floor else ("SLOWER" if gap > 0 else "FASTER")
+    shown = f"median gap {duration(mb - ma, signed=True)} ({100 * gap:+.1f} %)"
+    word = "within" if verdict == "SAME" else "beyond"
+    return verdict, f"{shown} is {word} +-{100 * floor:.1f} %, the smallest gap these data can show ({where})"
 
 
 def _log_ratio(high: float, low: float) -> float:

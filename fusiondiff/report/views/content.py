@@ -345,10 +345,6 @@ def property_rows(report: DiffReport) -> list[PropertyRow]:
     return rows
 
 
-def findings(report: DiffReport) -> tuple[Finding, ...]:
-    return report.result.findings
-
-
 def finding_links(finding: Finding) -> list[tuple[str, tuple[int, ...]]]:
     """``supported by`` and ``follows from`` with the ranks they name, where there are any."""
     return [
