@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -29,11 +30,27 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ([4096, 4096]). On the H100 the whole ``record.sh`` at that size ran in about 75 s on a machine
     that had run no Thunder before; at [1024, 1024] this fixture passed on a machine where
     ``record.sh`` had just run, and ran past 200 s on two fresh ones, for a reason not found.
-    Stopped at 240 s, so the batch reports it inside its limit."""
+    Stopped at 240 s, so the batch reports it inside its limit, with the recording's stacks."""
     pytest.importorskip("thunder")
     out = tmp_path_factory.mktemp("thunder_report")
-    result = _run("repro/thunder_report/record.py", str(out), timeout=240)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    with subprocess.Popen(
+        [sys.executable, "repro/thunder_report/record.py", str(out)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            # SIGABRT with PYTHONFAULTHANDLER set: the child writes every thread's stack to stderr
+            proc.send_signal(signal.SIGABRT)
+            stdout, stderr = proc.communicate(timeout=60)
+            pytest.fail(f"record.py still running at 240 s; its stacks:\n{stderr[-6000:]}\n{stdout[-2000:]}")
+    assert proc.returncode == 0, stdout[-3000:] + stderr[-3000:]
     return out
 
 
