@@ -27,9 +27,9 @@ def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The program's live capture and Thunder's two folders, at the committed recording's size
-    ([4096, 4096]). On the H100 the whole ``record.sh`` at that size ran in about 75 s on a machine
-    that had run no Thunder before; at [1024, 1024] this fixture passed on a machine where
-    ``record.sh`` had just run, and ran past 200 s on two fresh ones, for a reason not found.
+    ([4096, 4096]). On a fresh H100 machine it took 141 s at that size (2026-12-08). At
+    [1024, 1024] it passed on a machine where ``record.sh`` had just run, and ran past 200 s on two
+    fresh ones, for a reason not found.
     Stopped at 240 s, so the batch reports it inside its limit, with the recording's stacks."""
     pytest.importorskip("thunder")
     out = tmp_path_factory.mktemp("thunder_report")
