@@ -46,6 +46,8 @@ class ZooResult:
     """``fusiondiff diff``'s exit code under its default gate (kernel time)."""
     questions: tuple[tuple[str, bool], ...] = ()
     """Each question and whether it passes its gate."""
+    findings_of: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Each question and the rules of its findings, in rank order."""
 
     @property
     def correct(self) -> bool:
@@ -55,8 +57,9 @@ class ZooResult:
             return False
         if self.planted:
             return self.top_finding == self.planted
-        passes = dict(self.questions)
-        return self.exit_code == 0 and passes.get("kernel", False) and passes.get("fidelity", False)
+        passes, found = dict(self.questions), dict(self.findings_of)
+        quiet = not found.get("kernel") and not found.get("fidelity")
+        return self.exit_code == 0 and passes.get("kernel", False) and passes.get("fidelity", False) and quiet
 
 
 def planted_cause(scenario: str) -> str | None:
@@ -81,6 +84,7 @@ def diagnose(scenario: str, directory: Path) -> ZooResult:
         replay_us=replay.fusions[0].timing.median_ns / 1000,
         exit_code=result.exit_code(),
         questions=tuple((q, result.passes(q)) for q in QUESTIONS),
+        findings_of=tuple((q, tuple(f.rule for f in result.findings_of(q))) for q in QUESTIONS),
     )
 
 

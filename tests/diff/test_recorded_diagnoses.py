@@ -16,7 +16,7 @@ from fusiondiff.recording.nvfuser_adapter import canonical_source
 from fusiondiff.replay.repro import render_repro
 from fusiondiff.report.formats.diff_text import render_diff_text
 from fusiondiff.report.words.questions import kernel_line
-from repro.zoo.run_zoo import SCENARIOS, planted_cause
+from repro.zoo.run_zoo import SCENARIOS, ZooResult, planted_cause, run_all
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -148,3 +148,38 @@ def test_zoo_pair_is_diagnosed(scenario, folder):
         assert result.findings_of("kernel") == () and result.exit_code() == 0, rules
     else:
         assert rules and rules[0] == PLANTED[scenario], rules
+
+
+@pytest.mark.parametrize("folder", ["zoo", "h100/zoo"])
+def test_the_zoo_runner_judges_each_recorded_pair_as_the_gpu_test_does(folder):
+    """``tests/gpu/test_zoo.py`` passes when every :class:`ZooResult` is ``correct``: on the recorded
+    pairs, each is, the control among them with no finding of kernel time or fidelity."""
+    results = run_all(None, recorded=DATA / folder)
+    assert [r.scenario for r in results] == list(SCENARIOS)
+    assert [r.scenario for r in results if not r.correct] == []
+    (control,) = [r for r in results if r.planted is None]
+    assert dict(control.findings_of)["kernel"] == () and dict(control.findings_of)["fidelity"] == ()
+
+
+def test_a_control_with_a_finding_of_kernel_time_is_not_diagnosed_correctly():
+    """A setup finding on the control's kernel question (another process on a side's GPU) still
+    passes the gate, yet the control is to show nothing: the runner says it is wrong."""
+    quiet = ZooResult(
+        "control",
+        None,
+        None,
+        (),
+        25.6,
+        25.5,
+        exit_code=0,
+        questions=(("kernel", True), ("host", True), ("fidelity", True)),
+        findings_of=(("kernel", ()), ("host", ()), ("fidelity", ())),
+    )
+    assert quiet.correct
+    noisy = dataclasses.replace(
+        quiet,
+        top_finding="other_processes",
+        findings=("other_processes",),
+        findings_of=(("kernel", ("other_processes",)), ("host", ()), ("fidelity", ())),
+    )
+    assert not noisy.correct

@@ -216,6 +216,8 @@ def test_repro_with_exact_inputs_runs_without_fusiondiff_and_replays_like_live(l
     assert diff.returncode == 0
     host = fusiondiff("diff", str(work / "live.json"), str(work / "replay_ours.json"), "--gate", "host")
     assert host.returncode == {"passes": 0, "fails": 1, "not measured": 3}[result.outcome("host")]
+    if "host_bound" in rules:  # a side keeping its GPU waiting fails the host question's gate
+        assert host.returncode == 1, host.stdout
 
 
 def test_fusion_writing_into_its_input_is_timed_on_copies_and_saved_as_it_was_read(tmp_path):
@@ -337,6 +339,6 @@ def test_demo_runs_live_on_the_gpu(tmp_path):
     diff = diff_files(live, replay)
     assert [p.timing.verdict for p in diff.pairs] == ["SAME"] and diff.b_replays_subset, diff.pairs
     # this pytest process may hold a CUDA context of its own (earlier tests of the batch): a side may
-    # name it as another process on its GPU, and nothing else may be a cause of kernel time
-    causes = [f.rule for f in diff.findings_of("kernel") if f.role == "cause"]
-    assert causes in ([], ["other_processes"]), diff.findings_of("kernel")
+    # name it as another process on its GPU (a setup finding), and kernel time has no other finding
+    kernel = [f.rule for f in diff.findings_of("kernel")]
+    assert kernel in ([], ["other_processes"]), diff.findings_of("kernel")
