@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("gpu"):
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_terminal_width_from_the_shell() -> Iterator[None]:
+    """The suite runs as CI runs it: no ``COLUMNS`` from the shell that started pytest, so a command's
+    text is laid out for a pipe's 100 columns. A test of the width sets ``COLUMNS`` itself."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("COLUMNS", raising=False)
+        yield
 
 
 @pytest.fixture
