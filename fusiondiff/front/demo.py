@@ -131,9 +131,9 @@ def run_live(workdir: Path, out: Writer, progress: Progress, width: int | None =
 
 def run_demo(*, offline: bool, workdir: str, progress: Progress, out: Writer, width: int | None = None) -> int:
     """Run the live demo where the stack allows it, the bundled one otherwise; 0 once it ran. What
-    its diffs find is what it shows (``fusiondiff diff`` on the same files exits 1 on a gap or a
-    cause that explains time: on the H200 the live demo's replay was host-bound, its fresh process
-    spending 29 to 31 us per ``fd.execute`` on a 23 us kernel), not a failure of the demo."""
+    its diffs find is what it shows (``fusiondiff diff`` on the same files exits 1 where a gated
+    question fails, and ``--gate host`` where a side's host keeps its GPU waiting), not a failure
+    of the demo."""
     missing = None if not offline else "--offline"
     if missing is None:
         missing = live_stack_missing()

@@ -66,7 +66,7 @@ def test_capture_leaves_outputs_bitwise_identical_and_memory_released(seed_model
     del captured
     after = torch.cuda.memory_allocated()
     print(f"allocated before {before} B, after {after} B")
-    # input copies and the 120 MiB L2 flush buffer are released
+    # input copies and the L2 flush buffer (twice the GPU's L2) are released
     assert after - before < 2**20, (before, after)
     assert not torch.autograd.profiler._is_profiler_enabled
 
