@@ -186,11 +186,7 @@ def _timing_table(tables: Tables, report: DiffReport) -> str:
             kernel_rows[x.fusion] = kernel_rows.get(x.fusion, 0) + 1
     for r in rows:
         t = r.timing
-        cells = (
-            [column.cell(t.median_a_ns), column.cell(t.median_b_ns), c.ratio(t.ratio), c.floor_cell(t.floor, t.p_value)]
-            if t
-            else ["", "", "", ""]
-        )
+        cells = c.timing_cells(column, t)
         name = r.fusion if r.kernel is None else r.kernel
         note = f'<div class="meta">differs: {_e(r.note)}</div>' if r.note else ""
         # a fusion of one kernel has that kernel's samples: one plot is enough
@@ -206,16 +202,7 @@ def _timing_table(tables: Tables, report: DiffReport) -> str:
         f'<span class="b">B</span> = {_e(report.result.label_b)}; each dot a sample, the box its interquartile '
         "range, the bar its median; each row has its own axis (hover a plot for its numbers, a verdict for its reason).</p>"
     )
-    header = [
-        "fusion / kernel",
-        column.header("A median", brackets=True),
-        column.header("B median", brackets=True),
-        "B/A",
-        "floor",
-        "verdict (B vs A)",
-        "samples (us)",
-        "launch, what else differs",
-    ]
+    header = [*c.timing_header(column), "samples (us)", "launch, what else differs"]
     note = f'<p class="meta">{_e(tables.timing_left_out)}</p>' if tables.timing_left_out else ""
     return "<h2>Fusions and kernels</h2>" + legend + _table(header, body, "timings") + note
 

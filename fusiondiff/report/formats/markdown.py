@@ -94,30 +94,10 @@ def _timing_table(tables: Tables, report: DiffReport) -> list[str]:
     for r in rows:
         name = r.fusion if r.kernel is None else f"↳ {r.kernel}"
         t = r.timing
-        timing = (
-            (
-                column.cell(t.median_a_ns),
-                column.cell(t.median_b_ns),
-                c.ratio(t.ratio),
-                c.floor_cell(t.floor, t.p_value),
-                t.verdict,
-            )
-            if t
-            else ("", "", "", "", "")
-        )
         launch = c.launch_change(r)
-        body.append((name, *timing, launch, r.note))
+        body.append((name, *c.timing_cells(column, t), t.verdict if t else "", launch, r.note))
     lines = table(
-        [
-            "fusion / kernel",
-            column.header("A median", brackets=True),
-            column.header("B median", brackets=True),
-            "B/A",
-            "floor",
-            "verdict (B vs A)",
-            "launch (A → B)",
-            "also differs",
-        ],
+        [*c.timing_header(column), "launch (A → B)", "also differs"],
         body,
         "lrrrrlll",
     )

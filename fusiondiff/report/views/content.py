@@ -305,6 +305,25 @@ def timing_column(rows: list[TimingRow]) -> Column:
     return Column.of(t for r in rows if r.timing for t in (r.timing.median_a_ns, r.timing.median_b_ns))
 
 
+def timing_header(column: Column) -> list[str]:
+    """The timing table's first columns, which every format's table opens with."""
+    return [
+        "fusion / kernel",
+        column.header("A median", brackets=True),
+        column.header("B median", brackets=True),
+        "B/A",
+        "floor",
+        "verdict (B vs A)",
+    ]
+
+
+def timing_cells(column: Column, t: TimingVerdict | None) -> tuple[str, str, str, str]:
+    """A row's medians, ratio and floor (``column``'s unit), blank where the row has no timing."""
+    if t is None:
+        return ("", "", "", "")
+    return (column.cell(t.median_a_ns), column.cell(t.median_b_ns), ratio(t.ratio), floor_cell(t.floor, t.p_value))
+
+
 def launch_change(row: TimingRow) -> str:
     """A's launch, and of B's only what differs: ``grid 4096x1x1, block 512x1x1, 31 regs → block
     128x1x1, 40 regs`` (the whole of B's where the two are not known field for field)."""
