@@ -19,9 +19,15 @@ pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).parent.parent.parent
 
 
+def _env() -> dict[str, str]:
+    """This environment with the checkout first on ``PYTHONPATH``."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
 def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.fixture(scope="module")
@@ -33,12 +39,10 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Stopped at 240 s, so the batch reports it inside its limit, with the recording's stacks."""
     pytest.importorskip("thunder")
     out = tmp_path_factory.mktemp("thunder_report")
-    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     with subprocess.Popen(
         [sys.executable, "repro/thunder_report/record.py", str(out)],
         cwd=ROOT,
-        env=env,
+        env={**_env(), "PYTHONFAULTHANDLER": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
