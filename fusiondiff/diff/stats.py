@@ -230,7 +230,8 @@ def _medians_and_iqrs(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ordered = np.sort(samples, axis=1)  # NaN sorts last
     half = count // 2
     medians = ordered[:, half] if count % 2 else (ordered[:, half - 1] + ordered[:, half]) / 2
-    iqrs = _quantile(ordered, 0.75) - _quantile(ordered, 0.25) if count >= 2 else np.zeros(len(samples))
+    with np.errstate(invalid="ignore"):  # an infinite sample's row: NaN, as numpy gives it, unwarned
+        iqrs = _quantile(ordered, 0.75) - _quantile(ordered, 0.25) if count >= 2 else np.zeros(len(samples))
     unknown = np.isnan(ordered[:, -1])
     if unknown.any():
         medians = np.where(unknown, math.nan, medians)
