@@ -14,9 +14,7 @@ no file it opens takes the number; a report that then has nowhere to go is one e
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -24,6 +22,7 @@ from fusiondiff.front.blas import one_blas_thread
 from fusiondiff.front.cli_options import add_capture_options, gates, narrowed
 from fusiondiff.front.cli_parser import build_parser
 from fusiondiff.front.stdio import StdoutError, emit, guard_closed_streams, note, output_width, silence_stdout
+from fusiondiff.front.stops import on_sigterm, raise_terminated, stop_behind
 from fusiondiff.records import termination
 from fusiondiff.records.errors import FusionDiffError, OutputError, ReportError
 from fusiondiff.records.escape import printable, printable_lines
@@ -352,15 +351,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(offline=args.offline, workdir=args.workdir, progress=note, out=out, width=width)
 
 
-class Terminated(BaseException):
-    """SIGTERM, raised where the program is so that ``finally`` blocks run (an atomic write removes
-    its temporary file) before the command exits with :data:`EXIT_TERMINATED`."""
-
-
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise Terminated
-
-
 def _say(command: str | None, message: str) -> None:
     """One line on stderr, never wrapped, ``fusiondiff <command>: <message>``, escaped: messages quote captures."""
     try:
@@ -388,7 +378,7 @@ _HANDLERS = {
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     command = None
-    previous = _on_sigterm(_raise_terminated)
+    previous = on_sigterm(raise_terminated)
     # a stop request seen at once even while the main thread waits in C++ (a capture's backward)
     termination.watch()
     try:
@@ -425,22 +415,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             silence_stdout()
         _say(command, f"error: {exc.strerror or exc}{where}")
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        _say(command, "interrupted")
-        return EXIT_INTERRUPTED
-    except Terminated:
-        _say(command, "terminated")
-        return EXIT_TERMINATED
+    except BaseException as exc:
+        stop = stop_behind(exc)  # Ctrl-C or SIGTERM, also where Python wrapped it
+        if stop is None:
+            raise
+        _say(command, stop)
+        return EXIT_INTERRUPTED if stop == "interrupted" else EXIT_TERMINATED
     finally:
-        _on_sigterm(previous)
-
-
-def _on_sigterm(handler: object) -> object:
-    """Install ``handler`` for SIGTERM; returns the one it replaces. Only the main thread may set
-    handlers: elsewhere (main() called from a thread) SIGTERM keeps its handler."""
-    if handler is None or threading.current_thread() is not threading.main_thread():
-        return None
-    try:
-        return signal.signal(signal.SIGTERM, handler)  # type: ignore[arg-type]
-    except (ValueError, OSError):
-        return None
+        on_sigterm(previous)

@@ -103,3 +103,54 @@ def test_a_ctrl_c_while_fusiondiff_starts_never_shows_a_traceback_of_fusiondiff(
             assert err.strip() in ("fusiondiff: interrupted", "fusiondiff show: interrupted"), err
         outcomes.append(p.returncode)
     assert 130 in outcomes  # the handler's window was reached
+
+
+class _StopsWhileMade:
+    """A descriptor whose ``__set_name__`` raises ``stop``: a Ctrl-C or SIGTERM landing while a
+    module imported under the command line makes its classes (``platform``'s ``uname_result``)."""
+
+    def __init__(self, stop: BaseException) -> None:
+        self.stop = stop
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        raise self.stop
+
+
+def _stopping_parser(stop: BaseException):
+    def build_parser():
+        class Made:  # Python 3.11 wraps what __set_name__ raises in a RuntimeError raised from it
+            attribute = _StopsWhileMade(stop)
+
+    return build_parser
+
+
+@pytest.mark.parametrize(
+    "stop, code, said",
+    [(KeyboardInterrupt(), 130, "interrupted"), ("terminated", 143, "terminated")],
+)
+def test_a_stop_landing_while_a_class_is_made_is_a_stop_not_a_traceback(monkeypatch, capsys, stop, code, said):
+    """The CI run of issue #53's stop: a Ctrl-C inside ``build_parser``'s imports reached the user
+    as ``RuntimeError: Error calling __set_name__`` with fusiondiff's traceback."""
+    from fusiondiff.front import cli
+    from fusiondiff.front.stops import Terminated
+
+    stop = Terminated() if stop == "terminated" else stop
+    monkeypatch.setattr(cli, "build_parser", _stopping_parser(stop))
+    assert cli.main(["show", "x"]) == code
+    assert capsys.readouterr().err == f"fusiondiff: {said}\n"
+
+
+def test_a_fault_raised_while_a_stop_was_handled_keeps_its_traceback(monkeypatch):
+    """Only an error raised *from* a stop is the stop: one raised while a Ctrl-C was handled (its
+    ``__context__``) is a fault of its own, and the command line does not hide it."""
+    from fusiondiff.front import cli
+
+    def build_parser():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("a cleanup that failed")  # noqa: B904 (the context is the point)
+
+    monkeypatch.setattr(cli, "build_parser", build_parser)
+    with pytest.raises(RuntimeError, match="a cleanup that failed"):
+        cli.main(["show", "x"])
