@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,6 +45,22 @@ def _no_terminal_width_from_the_shell() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("COLUMNS", raising=False)
         yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _ctrl_c_reaches_the_children() -> Iterator[None]:
+    """The commands the tests start and then interrupt get Python's own Ctrl-C handling, as from a
+    terminal: a shell that starts pytest in the background (``&`` without job control) starts it
+    with SIGINT ignored, and the children would inherit that and never see the Ctrl-C the tests
+    send. A Python handler here is reset to the default in each child that is started."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @pytest.fixture
