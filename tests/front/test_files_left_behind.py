@@ -67,7 +67,10 @@ SLOW_WRITE = textwrap.dedent(
         def slow(self, *args, **kwargs):  # the write is under way when SIGTERM comes
             write(self, *args, **kwargs)
             print(f"writing {self}", file=sys.stderr, flush=True)
-            time.sleep(60)
+            # short sleeps: a SIGTERM landing after print() returned and before one sleep began
+            # wakes no sleep, and its handler waits for the sleep to end (seen: one 60 s sleep)
+            for _ in range(600):
+                time.sleep(0.1)
 
         return slow
 
