@@ -70,7 +70,8 @@ def test_a_ctrl_c_while_fusiondiff_starts_never_shows_a_traceback_of_fusiondiff(
     ``runpy`` import before the package is theirs, so a traceback counts only where a frame is
     fusiondiff's. Every outcome is one of: exit 130 with one line, killed by the signal before
     Python installed its handler, Python's own "Could not import runpy module", or done before the
-    signal came."""
+    signal came. Python's start-up failing while it makes ``sys.stdout`` ("Fatal Python error:
+    init_sys_streams", once in 80 runs with the CPU busy) exits 1 too, as the runpy case does."""
     import signal as signals
     import subprocess
     import time
@@ -93,8 +94,15 @@ def test_a_ctrl_c_while_fusiondiff_starts_never_shows_a_traceback_of_fusiondiff(
         _, err = p.communicate(timeout=60)
         ours = [line for line in err.splitlines() if line.strip().startswith("File") and "fusiondiff" in line]
         assert not ours, err
-        if p.returncode == 1:  # Python's own: the signal landed while it imported runpy, before fusiondiff
-            assert err.startswith("Could not import runpy module"), err
+        if p.returncode == 1:  # Python's own, before fusiondiff: the signal landed while it imported
+            # runpy, or while it made sys.stdout (its frozen io and abc modules the only frames)
+            frames = [line.strip() for line in err.splitlines() if line.strip().startswith("File")]
+            in_init = err.startswith("Fatal Python error: init_sys_streams") and err.rstrip().endswith(
+                "KeyboardInterrupt"
+            )
+            assert err.startswith("Could not import runpy module") or (
+                in_init and all(f.startswith('File "<frozen ') for f in frames)
+            ), err
         if p.returncode == -signals.SIGSEGV:  # the interpreter's own crash in its start-up, no output:
             assert err == "", err  # seen on the checkout before this change too; not investigated
             continue
