@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from inprocess import notes
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDED = ROOT / "tests" / "data" / "seed" / "live_backward.json"
@@ -450,13 +451,7 @@ def _notes_without_progress(err: str, prefix: str | None) -> list[list[str]]:
     terminal's width made, less the progress notes: those that begin with ``prefix`` (read with
     their continuation joined, so a prefix longer than the width still matches). An error is never
     wrapped: the caller checks that its note is one line."""
-    notes: list[list[str]] = []
-    for line in err.splitlines():
-        if notes and line.startswith("    "):
-            notes[-1].append(line)
-        else:
-            notes.append([line])
-    return [note for note in notes if not (prefix and " ".join(" ".join(note).split()).startswith(prefix))]
+    return [note for note in notes(err) if not (prefix and " ".join(" ".join(note).split()).startswith(prefix))]
 
 
 def _run_fresh(case: Case, argv: list[str], tmp_path: Path, cap: Path) -> tuple[int, str, str]:

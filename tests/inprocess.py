@@ -33,3 +33,15 @@ def fusiondiff(*args: str | Path, cwd: Path | None = None) -> subprocess.Complet
     finally:
         os.chdir(here)
     return subprocess.CompletedProcess(["fusiondiff", *argv], code, out.getvalue(), err.getvalue())
+
+
+def notes(stderr: str) -> list[list[str]]:
+    """``stderr`` as the notes a command wrote: each a line, with the lines indented 4 spaces under
+    it that fitting it to the terminal's width made (:func:`fusiondiff.front.stdio.note`)."""
+    said: list[list[str]] = []
+    for line in stderr.splitlines():
+        if said and line.startswith("    "):
+            said[-1].append(line)
+        else:
+            said.append([line])
+    return said

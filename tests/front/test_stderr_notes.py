@@ -19,24 +19,13 @@ from fusiondiff.front.stdio import note, stderr_width
 from fusiondiff.replay.child_process import _forward
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from inprocess import fusiondiff  # noqa: E402
+from inprocess import fusiondiff, notes  # noqa: E402
 from thunder_folders import build_report_folder  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
 LONG = "fusiondiff: " + " ".join(f"word{i}" for i in range(40))
 """A note of 12 + 40 words: 250 columns."""
-
-
-def _notes(stderr: str) -> list[list[str]]:
-    """stderr as notes: each line with the lines indented 4 spaces under it."""
-    notes: list[list[str]] = []
-    for line in stderr.splitlines():
-        if notes and line.startswith("    "):
-            notes[-1].append(line)
-        else:
-            notes.append([line])
-    return notes
 
 
 def _said(monkeypatch: pytest.MonkeyPatch, columns: str | None, line: str) -> str:
@@ -106,16 +95,16 @@ def test_the_command_s_notes_wrap_and_its_error_stays_one_line(tmp_path: Path):
     if narrow.returncode == 0:
         pytest.skip("torch and nvFuser are installed: the replay ran, and this test wants its error")
     assert narrow.returncode == wide.returncode == 2 and "Traceback" not in narrow.stderr, narrow.stderr
-    notes, error = _notes(narrow.stderr)[:-1], _notes(narrow.stderr)[-1]
+    *said, error = notes(narrow.stderr)
     assert len(error) == 1 and error[0].startswith("fusiondiff replay: error: ") and len(error[0]) > 60, error
-    lines = [line for note_lines in notes for line in note_lines]
+    lines = [line for note_lines in said for line in note_lines]
     # a line over 60 columns is a word (a path) longer than the width, alone on its line, whole
-    assert notes and all(len(line) <= 60 or len(line.split()) == 1 for line in lines), notes
+    assert said and all(len(line) <= 60 or len(line.split()) == 1 for line in lines), said
     assert any(len(line.split()) > 1 for line in lines[1:])  # the width was used, not only for paths
-    assert any(len(note_lines) > 1 for note_lines in notes)  # the folder's note did wrap
-    assert notes[0][0].startswith("fusiondiff:") and all(line.startswith("    ") for line in notes[0][1:])
+    assert any(len(note_lines) > 1 for note_lines in said)  # the folder's note did wrap
+    assert said[0][0].startswith("fusiondiff:") and all(line.startswith("    ") for line in said[0][1:])
     # the same notes, each on one line, at 300 columns; the same words either way
-    assert len(wide.stderr.splitlines()) == len(notes) + 1
+    assert len(wide.stderr.splitlines()) == len(said) + 1
     assert wide.stderr.splitlines()[-1] == error[0]
     assert " ".join(wide.stderr.split()) == " ".join(narrow.stderr.split())
 

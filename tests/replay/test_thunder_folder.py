@@ -27,6 +27,7 @@ from fusiondiff.replay.thunder_folder import (
 )
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
+from inprocess import notes  # noqa: E402
 from thunder_folders import (  # noqa: E402
     FIGURES_US,
     REGIONS,
@@ -292,14 +293,8 @@ def test_the_command_lists_regions_and_skipped_scripts_one_note_each(tmp_path: P
 
 
 def _notes(stderr: str) -> list[str]:
-    """stderr's lines, each with the lines indented 4 spaces under it (its continuation) joined to it."""
-    notes: list[str] = []
-    for line in stderr.splitlines():
-        if notes and line.startswith("    "):
-            notes[-1] += " " + line.strip()
-        else:
-            notes.append(line)
-    return notes
+    """stderr's notes, each with the lines indented 4 spaces under it (its continuation) joined to it."""
+    return [" ".join([first, *(line.strip() for line in rest)]) for first, *rest in notes(stderr)]
 
 
 def test_thunder_stream_without_a_thunder_folder(tmp_path: Path) -> None:
